@@ -1,0 +1,94 @@
+"""The data model (SPEC §1) as Spark schemas.
+
+Canonical tables, produced by every reader after validation:
+
+``summaries``  (task, topic, summarizer, role, text)
+    one row per summary; ``role`` is ``model`` (human reference) or ``peer``
+    (automatic); ``(task, topic, summarizer)`` is unique; ``text`` is
+    non-empty. Newlines in ``text`` separate sentences.
+``judgments``  (task, topic, summarizer, criterion, score)
+    human judgments in long form; ``(task, topic, summarizer, criterion)`` is
+    unique, ``score`` finite, and every row names a known summary.
+``sources``    (task, topic, documents)
+    the documents of a topic (optional; used by TVM).
+
+All string columns are non-null in canonical tables.
+
+The parsers produce a single *raw record* table (:data:`RAW_SCHEMA`): one
+row per parsed record or per problem, with the file and line it came from,
+so that validation can name the place of every error.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+ROLES = ("model", "peer")
+
+SUMMARY_SCHEMA = StructType([
+    StructField("task", StringType(), False),
+    StructField("topic", StringType(), False),
+    StructField("summarizer", StringType(), False),
+    StructField("role", StringType(), False),
+    StructField("text", StringType(), False),
+])
+
+JUDGMENT_SCHEMA = StructType([
+    StructField("task", StringType(), False),
+    StructField("topic", StringType(), False),
+    StructField("summarizer", StringType(), False),
+    StructField("criterion", StringType(), False),
+    StructField("score", DoubleType(), False),
+])
+
+SOURCE_SCHEMA = StructType([
+    StructField("task", StringType(), False),
+    StructField("topic", StringType(), False),
+    StructField("documents", ArrayType(StringType(), False), False),
+])
+
+#: kinds of raw records
+SUMMARY, JUDGMENT, SOURCE, PROBLEM = "summary", "judgment", "source", "problem"
+
+RAW_FIELDS = (
+    "kind", "file", "line", "unit", "task", "topic", "summarizer", "role", "text",
+    "criterion", "score", "documents", "embedded", "severity", "field", "message",
+)
+
+RAW_SCHEMA = StructType([
+    StructField("kind", StringType(), False),        # summary|judgment|source|problem
+    StructField("file", StringType(), True),
+    StructField("line", LongType(), True),           # 1-based line or row
+    StructField("unit", StringType(), True),         # "line" or "row"
+    StructField("task", StringType(), True),
+    StructField("topic", StringType(), True),
+    StructField("summarizer", StringType(), True),
+    StructField("role", StringType(), True),
+    StructField("text", StringType(), True),
+    StructField("criterion", StringType(), True),
+    StructField("score", DoubleType(), True),
+    StructField("documents", ArrayType(StringType(), True), True),
+    # a reference repeated inside another record (SacreROUGE "references"):
+    # identical repeats are merged, different texts are duplicates.
+    StructField("embedded", BooleanType(), True),
+    StructField("severity", StringType(), True),     # problems: error|warning
+    StructField("field", StringType(), True),
+    StructField("message", StringType(), True),
+])
+
+PROBLEM_SCHEMA = StructType([
+    StructField("severity", StringType(), False),
+    StructField("file", StringType(), True),
+    StructField("line", LongType(), True),
+    StructField("unit", StringType(), True),
+    StructField("field", StringType(), True),
+    StructField("message", StringType(), False),
+])

@@ -1,0 +1,294 @@
+"""Validate raw records and build the canonical testbed tables.
+
+Checks (each problem names its file, line/row and field):
+
+errors
+    everything the parsers report (malformed JSON/CSV/Parquet, missing or
+    empty fields, unknown roles, empty texts, non-UTF-8 bytes, non-numeric
+    scores, unreadable files); duplicate ``(task, topic, summarizer)``;
+    judgments for unknown summaries; duplicate ``(task, topic, summarizer,
+    criterion)`` judgments; duplicate sources of a topic.
+warnings
+    topics with fewer than 3 models (QUEEN needs 3: the measures skip them),
+    with exactly 3 (KING holds one out and needs 4), without peers; a
+    summarizer that is a model in some topics and a peer in others; sources
+    for a topic without summaries.
+
+Identical copies of a reference embedded in several SacreROUGE records are
+one summary; any other repeat is a duplicate.
+
+All checks are Spark aggregations; the driver receives only counts, the
+per-task description and at most ``limit`` problems of each severity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from qarla_spark.errors import InputError, Problem
+from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+
+#: QUEEN needs 3 models in a topic, KING 4 (one held out).
+MIN_MODELS_QUEEN = 3
+MIN_MODELS_KING = 4
+
+_PROBLEM_COLS = ("severity", "file", "line", "unit", "field", "message")
+
+
+@dataclass(frozen=True)
+class TaskStats:
+    """What a task holds (the ``testbed/`` table has one row per task)."""
+
+    task: str
+    n_topics: int
+    models_min: int
+    models_median: float
+    models_max: int
+    n_model_summarizers: int
+    n_peer_systems: int
+    n_summaries: int
+    n_model_summaries: int
+    n_peer_summaries: int
+    n_topics_with_sources: int
+    judgments: Dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        median = (int(self.models_median) if float(self.models_median).is_integer()
+                  else self.models_median)
+        lines = [
+            f"task {self.task}:",
+            f"  topics: {self.n_topics:,}",
+            f"  models per topic: min {self.models_min}, median {median}, max {self.models_max} "
+            f"({self.n_model_summarizers:,} distinct model summarizers)",
+            f"  peer systems: {self.n_peer_systems:,}",
+            f"  summaries: {self.n_summaries:,} ({self.n_model_summaries:,} model, "
+            f"{self.n_peer_summaries:,} peer)",
+            f"  topics with source documents: {self.n_topics_with_sources:,}",
+        ]
+        if self.judgments:
+            crit = ", ".join(f"{c} ({n:,})" for c, n in sorted(self.judgments.items()))
+            lines.append(f"  judgments by criterion (judged summaries): {crit}")
+        else:
+            lines.append("  judgments: none")
+        return "\n".join(lines)
+
+
+@dataclass
+class ValidationReport:
+    tasks: List[TaskStats]
+    problems: List[Problem]
+    n_errors: int
+    n_warnings: int
+
+    @property
+    def ok(self) -> bool:
+        return self.n_errors == 0
+
+    def format(self) -> str:
+        out = [t.describe() for t in self.tasks]
+        if not self.tasks:
+            out.append("no valid summaries")
+        if self.problems:
+            shown_e = sum(p.severity == "error" for p in self.problems)
+            shown_w = len(self.problems) - shown_e
+            out.append(f"problems: {self.n_errors:,} error(s), {self.n_warnings:,} warning(s)"
+                       + ("" if (shown_e, shown_w) == (self.n_errors, self.n_warnings)
+                          else f" (showing {shown_e} and {shown_w})"))
+            out += ["  " + p.format() for p in self.problems]
+        else:
+            out.append("problems: none")
+        return "\n".join(out)
+
+    def raise_for_errors(self) -> None:
+        if not self.ok:
+            raise InputError([p for p in self.problems if p.severity == "error"],
+                             n_errors=self.n_errors)
+
+
+@dataclass
+class Testbed:
+    """The canonical tables (schemas in :mod:`qarla_spark.io.schemas`) and
+    every problem found (``PROBLEM_SCHEMA``)."""
+
+    summaries: object
+    judgments: object
+    sources: object
+    problems: object
+
+
+def _problem_frame(df, severity: str, field_name: Optional[str], message,
+                   file=None, line=None, unit=None):
+    from pyspark.sql import functions as F
+    return df.select(
+        F.lit(severity).alias("severity"),
+        (file if file is not None else F.lit(None).cast("string")).alias("file"),
+        (line if line is not None else F.lit(None).cast("long")).alias("line"),
+        (unit if unit is not None else F.lit(None).cast("string")).alias("unit"),
+        F.lit(field_name).cast("string").alias("field"),
+        message.alias("message"),
+    )
+
+
+def _merge_embedded(df, keys):
+    """Drop repeats of an embedded record identical to an earlier one."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    w = Window.partitionBy(*keys).orderBy(F.col("embedded").asc(), "file", "line")
+    return (df.withColumn("_rn", F.row_number().over(w))
+              .filter(~F.col("embedded") | (F.col("_rn") == 1)).drop("_rn"))
+
+
+def _duplicates(df, keys, what: str, field_name: str):
+    """One error per repeated key, placed at its first occurrence and naming
+    another one."""
+    from pyspark.sql import functions as F
+    places = F.sort_array(F.collect_list(F.struct("file", "line", "unit")))
+    grouped = (df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), places.alias("places"))
+                 .filter("n > 1"))
+    first, second = F.col("places")[0], F.col("places")[1]
+    other = F.concat_ws(", ", second["file"],
+                        F.concat(second["unit"], F.lit(" "), second["line"].cast("string")))
+    ident = F.concat_ws(", ", *[F.format_string(f"{k} '%s'", F.col(k)) for k in keys])
+    message = F.format_string(f"duplicate {what} (%s): %d records, another at %s",
+                              ident, F.col("n"), other)
+    return grouped, _problem_frame(grouped, "error", field_name, message,
+                                   first["file"], first["line"], first["unit"])
+
+
+def build_testbed(raw) -> Testbed:
+    """Split raw records into canonical tables plus a table of problems
+    (lazy: nothing is computed here)."""
+    from pyspark.sql import functions as F
+
+    parse_problems = raw.filter(F.col("kind") == PROBLEM).select(*_PROBLEM_COLS)
+
+    # summaries are read by every check below and by every later stage
+    summ = _merge_embedded(raw.filter(F.col("kind") == SUMMARY),
+                           ["task", "topic", "summarizer", "role", "text"]).persist()
+    skeys = ["task", "topic", "summarizer"]
+    dup_summ, dup_summ_problems = _duplicates(summ, skeys, "summary", "summarizer")
+
+    judg = raw.filter(F.col("kind") == JUDGMENT)
+    unknown = judg.join(summ.select(*skeys).distinct(), skeys, "left_anti")
+    unknown_problems = _problem_frame(
+        unknown, "error", "summarizer",
+        F.format_string("judgment for an unknown summary: task '%s', topic '%s' has no "
+                        "summary by '%s' in the input", "task", "topic", "summarizer"),
+        F.col("file"), F.col("line"), F.col("unit"))
+    judg_single = judg.join(dup_summ.select(*skeys), skeys, "left_anti")
+    _, dup_judg_problems = _duplicates(judg_single, skeys + ["criterion"], "judgment",
+                                       "criterion")
+
+    src = _merge_embedded(raw.filter(F.col("kind") == SOURCE), ["task", "topic", "documents"])
+    _, dup_src_problems = _duplicates(src, ["task", "topic"], "sources of a topic", "topic")
+    topics = summ.select("task", "topic").distinct()
+    orphan = src.join(topics, ["task", "topic"], "left_anti")
+    orphan_problems = _problem_frame(
+        orphan, "warning", "topic",
+        F.format_string("sources for topic '%s' of task '%s', which has no summaries",
+                        "topic", "task"), F.col("file"), F.col("line"), F.col("unit"))
+
+    per_topic = summ.groupBy("task", "topic").agg(
+        F.sum((F.col("role") == "model").cast("int")).alias("n_models"),
+        F.sum((F.col("role") == "peer").cast("int")).alias("n_peers"))
+    few = per_topic.filter(F.col("n_models") < MIN_MODELS_QUEEN)
+    few_problems = _problem_frame(few, "warning", None, F.format_string(
+        "topic '%s' of task '%s' has %d model(s): QUEEN needs %d and KING %d, so the "
+        "measures will skip this topic", "topic", "task", "n_models",
+        F.lit(MIN_MODELS_QUEEN), F.lit(MIN_MODELS_KING)))
+    three = per_topic.filter(F.col("n_models") == MIN_MODELS_QUEEN)
+    three_problems = _problem_frame(three, "warning", None, F.format_string(
+        "topic '%s' of task '%s' has %d models: KING holds one out and needs %d, so KING "
+        "will skip this topic", "topic", "task", "n_models", F.lit(MIN_MODELS_KING)))
+    no_peer = per_topic.filter(F.col("n_peers") == 0)
+    no_peer_problems = _problem_frame(no_peer, "warning", None, F.format_string(
+        "topic '%s' of task '%s' has no peer summaries", "topic", "task"))
+    both = (summ.groupBy("task", "summarizer").agg(F.countDistinct("role").alias("roles"))
+                .filter("roles > 1"))
+    both_problems = _problem_frame(both, "warning", None, F.format_string(
+        "summarizer '%s' of task '%s' is a model in some topics and a peer in others",
+        "summarizer", "task"))
+
+    problems = parse_problems
+    for frame in (dup_summ_problems, unknown_problems, dup_judg_problems, dup_src_problems,
+                  orphan_problems, few_problems, three_problems, no_peer_problems,
+                  both_problems):
+        problems = problems.unionByName(frame)
+
+    return Testbed(
+        summaries=summ.select("task", "topic", "summarizer", "role", "text"),
+        judgments=judg.select("task", "topic", "summarizer", "criterion", "score"),
+        sources=src.select("task", "topic", "documents"),
+        problems=problems,
+    )
+
+
+def task_stats(testbed: Testbed) -> List[TaskStats]:
+    """Per-task description (small: one row per task, one per criterion)."""
+    from pyspark.sql import functions as F
+
+    summ = testbed.summaries
+    per_topic = summ.groupBy("task", "topic").agg(
+        F.sum((F.col("role") == "model").cast("int")).alias("n_models"))
+    topic_rows = per_topic.groupBy("task").agg(
+        F.count(F.lit(1)).alias("n_topics"),
+        F.min("n_models").alias("models_min"),
+        F.expr("percentile(n_models, 0.5)").alias("models_median"),
+        F.max("n_models").alias("models_max")).collect()
+    count_rows = summ.groupBy("task").agg(
+        F.count(F.lit(1)).alias("n_summaries"),
+        F.sum((F.col("role") == "model").cast("int")).alias("n_model_summaries"),
+        F.sum((F.col("role") == "peer").cast("int")).alias("n_peer_summaries"),
+        F.countDistinct(F.when(F.col("role") == "model", F.col("summarizer")))
+         .alias("n_model_summarizers"),
+        F.countDistinct(F.when(F.col("role") == "peer", F.col("summarizer")))
+         .alias("n_peer_systems")).collect()
+    src_rows = (testbed.sources.join(summ.select("task", "topic").distinct(), ["task", "topic"])
+                .groupBy("task").agg(F.countDistinct("topic").alias("n"))).collect()
+    judg_rows = (testbed.judgments.groupBy("task", "criterion").agg(F.count(F.lit(1)).alias("n"))
+                 .collect())
+
+    counts = {r["task"]: r for r in count_rows}
+    sources = {r["task"]: r["n"] for r in src_rows}
+    judgments: Dict[str, Dict[str, int]] = {}
+    for r in judg_rows:
+        judgments.setdefault(r["task"], {})[r["criterion"]] = r["n"]
+    stats = []
+    for r in sorted(topic_rows, key=lambda r: r["task"]):
+        c = counts[r["task"]]
+        stats.append(TaskStats(
+            task=r["task"], n_topics=r["n_topics"], models_min=r["models_min"],
+            models_median=float(r["models_median"]), models_max=r["models_max"],
+            n_model_summarizers=c["n_model_summarizers"], n_peer_systems=c["n_peer_systems"],
+            n_summaries=c["n_summaries"], n_model_summaries=c["n_model_summaries"],
+            n_peer_summaries=c["n_peer_summaries"],
+            n_topics_with_sources=sources.get(r["task"], 0),
+            judgments=judgments.get(r["task"], {})))
+    return stats
+
+
+def collect_problems(problems, limit: int = 50):
+    """(problems shown, number of errors, number of warnings): at most
+    ``limit`` of each severity, errors first, in file/line order."""
+    from pyspark.sql import functions as F
+
+    counts = {r["severity"]: r["n"] for r in
+              problems.groupBy("severity").agg(F.count(F.lit(1)).alias("n")).collect()}
+    shown: List[Problem] = []
+    for severity in ("error", "warning"):
+        if not counts.get(severity):
+            continue
+        rows = (problems.filter(F.col("severity") == severity)
+                .orderBy(F.col("file").asc_nulls_last(), F.col("line").asc_nulls_first(),
+                         "field", "message")
+                .limit(limit).collect())
+        shown += [Problem(r["severity"], r["file"], r["line"], r["field"], r["message"],
+                          r["unit"] or "line") for r in rows]
+    return shown, counts.get("error", 0), counts.get("warning", 0)
+
+
+def validate(testbed: Testbed, limit: int = 50) -> ValidationReport:
+    """Compute the report (runs Spark jobs; the driver gets small results)."""
+    shown, n_errors, n_warnings = collect_problems(testbed.problems, limit)
+    return ValidationReport(task_stats(testbed), shown, n_errors, n_warnings)

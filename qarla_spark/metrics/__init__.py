@@ -1,0 +1,1 @@
+"""metrics: see issue 3 (the similarity battery); filled in by the next commits."""

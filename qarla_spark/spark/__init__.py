@@ -1,0 +1,1 @@
+"""Spark runtime: the session, Java checks, partitioning, run directories."""

@@ -1,0 +1,199 @@
+"""Validation on Spark: relational checks, warnings, the testbed description."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import make_testbed, write_jsonl
+from qarla_spark.errors import InputError
+from qarla_spark.io import InputSpec, load_testbed
+
+pytestmark = pytest.mark.spark
+
+
+def load(spark, *specs, limit=50):
+    return load_testbed(spark, list(specs), limit=limit)
+
+
+def messages(report, severity=None):
+    return [p.format() for p in report.problems if severity in (None, p.severity)]
+
+
+def test_small_testbed_description(spark, tmp_path):
+    recs = make_testbed(n_topics=3, n_models=4, n_peers=5)
+    # a fourth topic with 5 models and no judgments for one peer
+    recs += [{"task": "t", "topic": "t3", "summarizer": f"m{i}", "role": "model",
+              "text": "x ."} for i in range(5)]
+    recs += [{"task": "t", "topic": "t3", "summarizer": "p9", "role": "peer", "text": "y ."}]
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    testbed, report = load(spark, InputSpec(str(path)))
+    assert report.ok and report.n_warnings == 0
+    (t,) = report.tasks
+    # counted by hand from the records above
+    assert (t.task, t.n_topics, t.models_min, t.models_median, t.models_max) == ("t", 4, 4, 4.0, 5)
+    assert (t.n_model_summarizers, t.n_peer_systems) == (5, 6)
+    assert (t.n_summaries, t.n_model_summaries, t.n_peer_summaries) == (33, 17, 16)
+    assert t.judgments == {"quality": 15}
+    assert t.n_topics_with_sources == 0
+    assert testbed.summaries.count() == 33
+    assert testbed.summaries.columns == ["task", "topic", "summarizer", "role", "text"]
+    assert testbed.judgments.columns == ["task", "topic", "summarizer", "criterion", "score"]
+
+
+def test_many_tasks_are_described_separately(spark, tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", make_testbed(task="a", n_topics=2))
+    b = write_jsonl(tmp_path / "b.jsonl", make_testbed(task="b", n_topics=3, judged=False))
+    _, report = load(spark, InputSpec(str(a)), InputSpec(str(b)))
+    assert [(t.task, t.n_topics, bool(t.judgments)) for t in report.tasks] == [
+        ("a", 2, True), ("b", 3, False)]
+
+
+def test_default_task_from_the_command_line(spark, tmp_path):
+    recs = [{k: v for k, v in r.items() if k != "task"} for r in make_testbed()]
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    _, report = load(spark, InputSpec(str(path), task="duc2004"))
+    assert [t.task for t in report.tasks] == ["duc2004"]
+
+
+def test_duplicate_summary_names_both_places(spark, tmp_path):
+    recs = make_testbed()
+    a = write_jsonl(tmp_path / "a.jsonl", recs)
+    b = write_jsonl(tmp_path / "b.jsonl", [recs[5]])
+    _, report = load(spark, InputSpec(str(a)), InputSpec(str(b)))
+    assert report.n_errors == 1
+    (msg,) = messages(report, "error")
+    assert f"{a}, line 6" in msg and f"{b}, line 1" in msg
+    assert "duplicate summary" in msg and "summarizer 'p1'" in msg
+    with pytest.raises(InputError) as info:
+        report.raise_for_errors()
+    assert "1 error" in str(info.value) and "duplicate summary" in str(info.value)
+
+
+def test_judgment_for_unknown_summary(spark, tmp_path):
+    s = write_jsonl(tmp_path / "s.jsonl", make_testbed(judged=False))
+    j = write_jsonl(tmp_path / "j.jsonl", [
+        {"task": "t", "topic": "t0", "summarizer": "p0", "criterion": "q", "score": 1},
+        {"task": "t", "topic": "t0", "summarizer": "p77", "criterion": "q", "score": 1}])
+    _, report = load(spark, InputSpec(str(s)), InputSpec(str(j), "judgments"))
+    (msg,) = messages(report, "error")
+    assert f"{j}, line 2, field 'summarizer'" in msg and "unknown summary" in msg
+    assert "'p77'" in msg
+
+
+def test_duplicate_judgment(spark, tmp_path):
+    s = write_jsonl(tmp_path / "s.jsonl", make_testbed())  # embeds quality for peers
+    j = write_jsonl(tmp_path / "j.jsonl", [
+        {"task": "t", "topic": "t0", "summarizer": "p0", "criterion": "quality", "score": 1}])
+    _, report = load(spark, InputSpec(str(s)), InputSpec(str(j), "judgments"))
+    (msg,) = messages(report, "error")
+    assert "duplicate judgment" in msg and "criterion 'quality'" in msg and str(j) in msg
+
+
+def test_parse_errors_reach_the_report_with_their_place(spark, tmp_path):
+    recs = make_testbed()
+    path = write_jsonl(tmp_path / "s.jsonl", recs[:3] + ['{"broken": '] + recs[3:])
+    _, report = load(spark, InputSpec(str(path)))
+    (p,) = [p for p in report.problems if p.severity == "error"]
+    assert (p.file, p.line) == (str(path), 4) and "malformed JSON" in p.message
+
+
+def test_error_list_is_bounded_but_counted(spark, tmp_path):
+    path = write_jsonl(tmp_path / "s.jsonl", ["{bad"] * 30)
+    _, report = load(spark, InputSpec(str(path)), limit=5)
+    assert report.n_errors == 30
+    assert len([p for p in report.problems if p.severity == "error"]) == 5
+    assert [p.line for p in report.problems] == [1, 2, 3, 4, 5]
+    with pytest.raises(InputError) as info:
+        report.raise_for_errors()
+    assert "30 errors (first 5 shown)" in str(info.value)
+
+
+def test_topics_with_too_few_models_are_named(spark, tmp_path):
+    recs = make_testbed(n_topics=1, n_models=4)
+    recs += [dict(r, topic="small") for r in make_testbed(n_topics=1, n_models=2)]
+    recs += [dict(r, topic="three") for r in make_testbed(n_topics=1, n_models=3)]
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    _, report = load(spark, InputSpec(str(path)))
+    assert report.ok
+    warnings = messages(report, "warning")
+    assert any("topic 'small' of task 't' has 2 model(s): QUEEN needs 3" in w for w in warnings)
+    assert any("topic 'three' of task 't' has 3 models: KING" in w for w in warnings)
+    assert not any("'t0'" in w for w in warnings)
+
+
+def test_topic_without_peers_and_summarizer_with_two_roles(spark, tmp_path):
+    recs = make_testbed(n_topics=2, n_peers=2, judged=False)
+    recs = [r for r in recs if not (r["topic"] == "t1" and r["role"] == "peer")]
+    recs.append({"task": "t", "topic": "t1", "summarizer": "p0", "role": "model", "text": "z"})
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    _, report = load(spark, InputSpec(str(path)))
+    warnings = " | ".join(messages(report, "warning"))
+    assert "topic 't1' of task 't' has no peer summaries" in warnings
+    assert "summarizer 'p0' of task 't' is a model in some topics and a peer" in warnings
+
+
+def test_sacrerouge_repeated_references_are_one_summary(spark, tmp_path):
+    refs = [{"summarizer_id": x, "text": f"reference {x} ."} for x in "ABCD"]
+    lines = [{"instance_id": "d1", "summarizer_id": str(i), "summarizer_type": "peer",
+              "summary": f"peer {i} .", "references": refs,
+              "documents": ["the document ."]} for i in range(3)]
+    path = write_jsonl(tmp_path / "sr.jsonl", lines)
+    testbed, report = load(spark, InputSpec(str(path), task="duc"))
+    assert report.ok, report.format()
+    (t,) = report.tasks
+    assert (t.n_model_summaries, t.n_peer_summaries, t.n_topics_with_sources) == (4, 3, 1)
+
+
+def test_sacrerouge_conflicting_references_are_duplicates(spark, tmp_path):
+    lines = [{"instance_id": "d1", "summarizer_id": "1", "summarizer_type": "peer",
+              "summary": "p .", "references": [{"summarizer_id": "A", "text": "one ."}]},
+             {"instance_id": "d1", "summarizer_id": "2", "summarizer_type": "peer",
+              "summary": "q .", "references": [{"summarizer_id": "A", "text": "two ."}]}]
+    path = write_jsonl(tmp_path / "sr.jsonl", lines)
+    _, report = load(spark, InputSpec(str(path), task="duc"))
+    (msg,) = messages(report, "error")
+    assert "duplicate summary" in msg and "summarizer 'A'" in msg
+
+
+def test_sources_duplicates_and_orphans(spark, tmp_path):
+    s = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=1))
+    src = write_jsonl(tmp_path / "src.jsonl", [
+        {"task": "t", "topic": "t0", "documents": ["a"]},
+        {"task": "t", "topic": "t0", "documents": ["b"]},
+        {"task": "t", "topic": "elsewhere", "documents": ["c"]}])
+    _, report = load(spark, InputSpec(str(s)), InputSpec(str(src), "sources"))
+    (err,) = messages(report, "error")
+    assert "duplicate sources of a topic" in err and f"{src}, line 1" in err
+    assert any("topic 'elsewhere'" in w and "no summaries" in w
+               for w in messages(report, "warning"))
+
+
+def test_duc_folder(spark, tmp_path):
+    root = tmp_path / "duc2004" / "eval"
+    for topic in ("D30001", "D30002"):
+        for who in ("A", "B", "C", "D", "1", "2"):
+            f = root / ("models" if who.isalpha() else "peers") / f"{topic}.M.100.T.{who}"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(f"Summary by {who} of {topic} .\nSecond sentence .\n")
+    (root / "peers" / ".hidden").write_text("ignored")
+    testbed, report = load(spark, InputSpec(str(tmp_path / "duc2004"), task="duc2004"))
+    assert report.ok, report.format()
+    (t,) = report.tasks
+    assert (t.task, t.n_topics, t.models_min, t.n_peer_systems, t.n_summaries) == (
+        "duc2004", 2, 4, 2, 12)
+    text = (testbed.summaries.filter("topic = 'D30002' and summarizer = '2'")
+            .select("text").first()[0])
+    assert text == "Summary by 2 of D30002 .\nSecond sentence ."
+
+
+def test_missing_input_path(spark, tmp_path):
+    with pytest.raises(InputError) as info:
+        load(spark, InputSpec(str(tmp_path / "nope.jsonl")))
+    assert "nope.jsonl" in str(info.value) and "not found" in str(info.value)
+
+
+def test_empty_input_folder(spark, tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError) as info:
+        load(spark, InputSpec(str(tmp_path / "empty")))
+    assert "holds no files" in str(info.value)
