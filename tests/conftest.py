@@ -10,6 +10,11 @@ import os
 import pytest
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# Python workers import functions defined in test modules: put tests/ on
+# their path (they inherit the environment of the JVM this process starts).
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_TESTS, os.environ.get("PYTHONPATH")) if p)
 
 
 @pytest.fixture(scope="session")

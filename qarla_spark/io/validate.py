@@ -270,21 +270,21 @@ def task_stats(testbed: Testbed) -> List[TaskStats]:
 
 def collect_problems(problems, limit: int = 50):
     """(problems shown, number of errors, number of warnings): at most
-    ``limit`` of each severity, errors first, in file/line order."""
+    ``limit`` of each severity, errors first, in file/line order (one Spark
+    job)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    counts = {r["severity"]: r["n"] for r in
-              problems.groupBy("severity").agg(F.count(F.lit(1)).alias("n")).collect()}
-    shown: List[Problem] = []
-    for severity in ("error", "warning"):
-        if not counts.get(severity):
-            continue
-        rows = (problems.filter(F.col("severity") == severity)
-                .orderBy(F.col("file").asc_nulls_last(), F.col("line").asc_nulls_first(),
-                         "field", "message")
-                .limit(limit).collect())
-        shown += [Problem(r["severity"], r["file"], r["line"], r["field"], r["message"],
-                          r["unit"] or "line") for r in rows]
+    by_severity = Window.partitionBy("severity")
+    ordered = by_severity.orderBy(F.col("file").asc_nulls_last(),
+                                  F.col("line").asc_nulls_first(), "field", "message")
+    rows = (problems.withColumn("_n", F.count(F.lit(1)).over(by_severity))
+            .withColumn("_rn", F.row_number().over(ordered))
+            .filter(F.col("_rn") <= limit).collect())
+    rows.sort(key=lambda r: (r["severity"] != "error", r["_rn"]))
+    counts = {r["severity"]: r["_n"] for r in rows}
+    shown = [Problem(r["severity"], r["file"], r["line"], r["field"], r["message"],
+                     r["unit"] or "line") for r in rows]
     return shown, counts.get("error", 0), counts.get("warning", 0)
 
 

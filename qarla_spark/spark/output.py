@@ -34,6 +34,7 @@ class RunDirectory:
         self._Path = jvm.org.apache.hadoop.fs.Path
         self._out_path = self._Path(self.out)
         self.fs = self._out_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self.fs.setWriteChecksum(False)  # no .run.json.crc beside run.json on local disks
         if self.fs.exists(self._out_path) and not overwrite:
             raise ConfigError(f"the output directory {self.out} already exists: choose another "
                               "--out or pass --overwrite to replace it")

@@ -13,7 +13,9 @@ and Spark's logging is quieted with ``conf/log4j2.properties``.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
@@ -113,12 +115,21 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     effective_master = external.get("spark.master", settings.get("spark.master", ""))
     if effective_master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Python workers run on this machine: use this interpreter (and its
+        # packages), not whatever `python3` is first on the PATH.
+        if not (os.environ.get("PYSPARK_PYTHON") or "spark.pyspark.python" in external
+                or "spark.pyspark.python" in settings):
+            os.environ["PYSPARK_PYTHON"] = sys.executable
 
     spark_conf = SparkConf()
     for key, value in settings.items():
         spark_conf.set(key, value)
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    if not verbose:
+        # PySpark logs analysis errors as JSON to stderr before raising them;
+        # qarla reports its errors itself.
+        logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
     return spark
 
 

@@ -1,0 +1,149 @@
+"""The qarla command: output, exit statuses, error messages without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import make_testbed, write_jsonl
+from qarla_spark.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def qarla_cmd():
+    """The installed console script next to this Python, else the module."""
+    script = Path(sys.executable).with_name("qarla")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "qarla_spark.cli"]
+
+
+def test_help_explains_inputs_outputs_and_defaults(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    top = capsys.readouterr().out
+    assert "validate" in top and "run" in top
+    for command, words in (("validate", ["INPUT", "--judgments", "--task", "bundled SummEval",
+                                         "D30001.M.100.T.A", "Exit status 1"]),
+                           ("run", ["--out", "runs/latest", "--seed", "13", "run.json",
+                                    "summaries/", "--overwrite", "incomplete"])):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        for word in words:
+            assert word in text, (command, word)
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "usage: qarla" in capsys.readouterr().out
+
+
+@pytest.mark.spark
+def test_validate_good_input(spark, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=2))
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "task t:" in out and "topics: 2" in out and "problems: none" in out
+
+
+@pytest.mark.spark
+def test_validate_bad_input_exit_1_with_places(spark, tmp_path, capsys):
+    recs = make_testbed(n_topics=1, n_models=2)
+    recs[1] = dict(recs[1], role="reference")
+    path = write_jsonl(tmp_path / "bad.jsonl", recs + ["{oops"])
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"error: {path}, line 2, field 'role': unknown role \"reference\"" in out
+    assert f"error: {path}, line 6: malformed JSON" in out
+    assert "topic 't0' of task 't' has 1 model(s)" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.spark
+def test_run_with_input_errors_exits_1_and_writes_nothing(spark, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "bad.jsonl", [dict(make_testbed()[0], text="  ")])
+    out_dir = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out_dir)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("qarla: the input has errors: 1 error.")
+    assert f"{path}, line 1, field 'text': empty text" in err
+    assert "Traceback" not in err and not out_dir.exists()
+
+
+@pytest.mark.spark
+def test_run_options_reach_run_json(spark, tmp_path, capsys):
+    path = write_jsonl(tmp_path / "s.jsonl",
+                       [{k: v for k, v in r.items() if k != "task"} for r in make_testbed()])
+    cfg = tmp_path / "r.toml"
+    cfg.write_text('seed = 5\nout = "%s"\n' % (tmp_path / "from_file"))
+    out_dir = tmp_path / "out"
+    code = main(["run", f"duc={path}", "--config", str(cfg), "--out", str(out_dir),
+                 "--seed", "99"])
+    assert code == 0, capsys.readouterr()
+    info = json.loads((out_dir / "run.json").read_text())
+    assert info["seed"] == 99 and info["config"]["out"] == str(out_dir)
+    assert info["inputs"][0] == {"path": str(path), "kind": "summaries", "task": "duc"}
+    assert [t["task"] for t in info["testbed"]] == ["duc"]
+    assert "results:" in capsys.readouterr().out
+
+
+@pytest.mark.spark
+def test_unknown_config_key_is_a_clear_error(spark, tmp_path, capsys):
+    cfg = tmp_path / "r.toml"
+    cfg.write_text("sed = 5\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert "unknown key 'sed' (did you mean 'seed'?)" in capsys.readouterr().err
+
+
+def test_bad_conf_pair_is_a_clear_error(capsys):
+    assert main(["validate", "--conf", "nonsense"]) == 2
+    assert "--conf expects KEY=VALUE" in capsys.readouterr().err
+
+
+def test_parser_accepts_repeated_options():
+    args = build_parser().parse_args(["run", "a", "b", "--judgments", "j1", "--judgments", "j2",
+                                      "--conf", "x=1", "--conf", "y=2"])
+    assert args.inputs == ["a", "b"] and args.judgments == ["j1", "j2"]
+    assert args.spark_conf == ["x=1", "y=2"]
+
+
+def test_missing_java_is_the_first_and_only_thing_said(tmp_path):
+    """A fresh process without Java: one sentence on how to install it, exit 3,
+    no traceback (Spark never starts)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME",)}
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(sys.executable)
+    env["PATH"] = str(bindir)
+    proc = subprocess.run(qarla_cmd() + ["validate"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 3
+    assert proc.stderr.startswith("qarla: Spark needs Java 17 or newer and no `java` was found")
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_makefile_java_check_runs_without_dependencies(tmp_path):
+    """`make run` checks Java before installing anything: the check imports
+    no third-party package."""
+    env = dict(os.environ, PATH=str(tmp_path))
+    env.pop("JAVA_HOME", None)
+    proc = subprocess.run([sys.executable, "-S", "-m", "qarla_spark.spark.java"], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 3 and "Java 17" in proc.stderr
+
+
+@pytest.mark.slow
+def test_bad_input_in_a_fresh_process_shows_no_java_trace(tmp_path):
+    """End to end, with the JVM: a missing input file is one paragraph."""
+    proc = subprocess.run(qarla_cmd() + ["validate", str(tmp_path / "missing.jsonl")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1
+    assert "missing.jsonl" in proc.stderr and "not found" in proc.stderr
+    for noise in ("Traceback", "py4j", "at org.apache", "Exception in thread"):
+        assert noise not in proc.stderr + proc.stdout

@@ -1,0 +1,75 @@
+"""Per-topic work spreads over the cores, whatever adaptive execution does."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from qarla_spark.spark.partitioning import apply_per_topic, by_topic, topic_partitions
+
+pytestmark = pytest.mark.spark
+
+OUT = StructType([StructField("task", StringType()), StructField("topic", StringType()),
+                  StructField("partition", LongType()), StructField("rows", LongType())])
+
+
+def where_it_ran(pdf: pd.DataFrame) -> pd.DataFrame:
+    from pyspark import TaskContext
+    return pd.DataFrame({"task": [pdf["task"].iloc[0]], "topic": [pdf["topic"].iloc[0]],
+                         "partition": [TaskContext.get().partitionId()], "rows": [len(pdf)]})
+
+
+@pytest.fixture
+def coalescing(spark):
+    """Adaptive execution set to merge small partitions as eagerly as it can."""
+    keys = {"spark.sql.adaptive.enabled": "true",
+            "spark.sql.adaptive.coalescePartitions.enabled": "true",
+            "spark.sql.adaptive.advisoryPartitionSizeInBytes": "64MB",
+            "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+            "spark.sql.shuffle.partitions": "8"}
+    old = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    yield
+    for k, v in old.items():
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)
+
+
+def topics_frame(spark, n_topics=8):
+    rows = [("t", f"topic{i}", f"s{j}") for i in range(n_topics) for j in range(3)]
+    return spark.createDataFrame(rows, "task string, topic string, summarizer string")
+
+
+def test_plain_group_apply_is_coalesced_into_one_task(spark, coalescing):
+    """The failure this module exists for (it shows the check below can fail)."""
+    df = topics_frame(spark)
+    ran = df.groupBy("task", "topic").applyInPandas(where_it_ran, OUT).collect()
+    assert len({r.partition for r in ran}) == 1
+
+
+def test_apply_per_topic_spreads_over_partitions(spark, coalescing):
+    df = topics_frame(spark)
+    ran = apply_per_topic(df, where_it_ran, OUT, n_partitions=4).collect()
+    assert sorted(r.topic for r in ran) == [f"topic{i}" for i in range(8)]
+    assert all(r.rows == 3 for r in ran)
+    assert len({r.partition for r in ran}) >= 3
+
+
+def test_by_topic_keeps_each_topic_in_one_partition(spark):
+    from pyspark.sql import functions as F
+    df = by_topic(topics_frame(spark), n_partitions=3)
+    assert df.rdd.getNumPartitions() == 3
+    per_topic = (df.withColumn("pid", F.spark_partition_id())
+                 .groupBy("topic").agg(F.countDistinct("pid").alias("n")))
+    assert {r.n for r in per_topic.collect()} == {1}
+
+
+def test_default_partitions_is_two_per_core(spark):
+    assert topic_partitions(spark) == 2 * spark.sparkContext.defaultParallelism
+    assert topic_partitions(spark, 5) == 5
+    with pytest.raises(ValueError):
+        topic_partitions(spark, 0)

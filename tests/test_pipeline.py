@@ -1,0 +1,128 @@
+"""The run: tables, run.json, atomic run directories, the bundled testbed."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from importlib import resources
+
+import pytest
+
+from helpers import make_testbed, write_jsonl
+from qarla_spark import pipeline
+from qarla_spark.config import RunConfig
+from qarla_spark.errors import ConfigError, InputError
+from qarla_spark.spark.output import RunDirectory, read_run_json
+
+pytestmark = pytest.mark.spark
+
+
+def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
+    src = write_jsonl(tmp_path / "in" / "s.jsonl", make_testbed(n_topics=2, n_models=2))
+    out = tmp_path / "run"
+    config = RunConfig(inputs=(str(src),), out=str(out), seed=7)
+    result = pipeline.run(spark, config, command=["qarla", "run"])
+
+    assert sorted(p.name for p in out.iterdir()) == [
+        "judgments", "problems", "run.json", "sources", "summaries", "testbed"]
+    assert not list(tmp_path.glob("run.incomplete-*"))
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "complete"
+    assert info["seed"] == 7 and info["config"]["seed"] == 7
+    assert info["signature"] == f"qarla_spark:{info['qarla_spark_version']}|spark:{spark.version}|seed:7"
+    assert info["spark_version"] == spark.version and info["command"] == ["qarla", "run"]
+    assert info["problems"] == {"errors": 0, "warnings": 2}  # 2 models per topic
+    assert read_run_json(spark, str(out))["status"] == "complete"
+
+    summaries = spark.read.parquet(str(out / "summaries"))
+    assert sorted(summaries.columns) == ["role", "summarizer", "task", "text", "topic"]
+    assert summaries.count() == 10
+    judgments = spark.read.parquet(str(out / "judgments"))
+    assert judgments.schema["score"].dataType.simpleString() == "double"
+    assert judgments.count() == 6
+    testbed = spark.read.parquet(str(out / "testbed")).collect()
+    assert [(r.task, r.n_topics, r.models_max, r.judgments) for r in testbed] == [
+        ("t", 2, 2, {"quality": 6})]
+    problems = spark.read.parquet(str(out / "problems"))
+    assert problems.columns == ["severity", "file", "line", "unit", "field", "message"]
+    assert problems.count() == 2
+    # README documents the same columns that are written
+    assert info["tables"]["testbed"]["columns"][0] == "task: string"
+    assert "results:" in result.summary()
+
+
+def test_input_errors_stop_the_run_and_leave_nothing(spark, tmp_path):
+    recs = make_testbed()
+    recs[2] = dict(recs[2], role="judge")
+    src = write_jsonl(tmp_path / "s.jsonl", recs)
+    out = tmp_path / "run"
+    with pytest.raises(InputError) as info:
+        pipeline.run(spark, RunConfig(inputs=(str(src),), out=str(out)))
+    assert f"{src}, line 3, field 'role'" in str(info.value)
+    assert not out.exists() and not list(tmp_path.glob("run.incomplete-*"))
+
+
+def test_existing_output_needs_overwrite(spark, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous run")
+    with pytest.raises(ConfigError, match="already exists.*--overwrite"):
+        RunDirectory(spark, str(out))
+    assert (out / "keep.txt").exists()
+
+
+def test_crash_keeps_the_previous_run_and_never_looks_complete(spark, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text('{"status": "complete", "old": true}')
+    run_dir = RunDirectory(spark, str(out), overwrite=True, run_id="x1")
+    run_dir.write_table("t", spark.range(3))
+    # a crash here: the staged folder exists, has no run.json, and out is untouched
+    staged = tmp_path / "run.incomplete-x1"
+    assert staged.is_dir() and not (staged / "run.json").exists()
+    assert json.loads((out / "run.json").read_text())["old"] is True
+    run_dir.abort()
+    assert not staged.exists()
+
+
+def test_overwrite_replaces_only_when_complete(spark, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    run_dir = RunDirectory(spark, str(out), overwrite=True, run_id="x2")
+    run_dir.write_table("numbers", spark.range(4), description="0..3")
+    run_dir.commit({"seed": 1})
+    assert not (out / "stale.txt").exists()
+    assert spark.read.parquet(str(out / "numbers")).count() == 4
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "complete" and info["tables"]["numbers"]["path"] == "numbers/"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_bundled_data_matches_its_provenance():
+    """md5 of the decompressed files = the values in the data README (taken
+    from the original JSONL files when they were bundled)."""
+    base = resources.files("qarla_spark") / "data" / "summeval"
+    readme = (base / "README.md").read_text()
+    for name, lines in (("summaries.jsonl.gz", 2700), ("sources.jsonl.gz", 100)):
+        data = gzip.decompress((base / name).read_bytes())
+        assert data.count(b"\n") == lines
+        assert hashlib.md5(data).hexdigest() in readme
+    assert "MIT" in (base / "LICENSE").read_text()
+
+
+def test_bundled_testbed_run(spark, tmp_path):
+    """The issue's acceptance numbers for the bundled SummEval testbed."""
+    out = tmp_path / "summeval"
+    result = pipeline.run(spark, RunConfig(out=str(out)))
+    (t,) = result.report.tasks
+    assert (t.task, t.n_topics, t.models_min, t.models_median, t.models_max) == (
+        "summeval", 100, 11, 11.0, 11)
+    assert (t.n_peer_systems, t.n_summaries, t.n_topics_with_sources) == (16, 2700, 100)
+    assert t.judgments == {"coherence": 1600, "consistency": 1600, "fluency": 1600,
+                           "relevance": 1600}
+    assert result.report.n_errors == 0 and result.report.n_warnings == 0
+    info = json.loads((out / "run.json").read_text())
+    assert info["bundled_testbed"] == "summeval"
+    assert spark.read.parquet(str(out / "summaries")).count() == 2700

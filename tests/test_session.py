@@ -1,0 +1,84 @@
+"""Spark settings: profiles, precedence, the Java check (pure, no Spark)."""
+
+from __future__ import annotations
+
+import pytest
+
+from qarla_spark.errors import ConfigError, JavaNotFoundError
+from qarla_spark.spark import java
+from qarla_spark.spark.session import parse_conf_pairs, read_profile, resolve_settings
+
+
+def test_local_profile_settings():
+    local = read_profile("local")
+    assert local["spark.master"] == "local[*]"
+    assert local["spark.sql.execution.arrow.pyspark.enabled"] == "true"
+    assert local["spark.driver.bindAddress"] == "127.0.0.1"
+    assert int(local["spark.sql.shuffle.partitions"]) <= 8
+
+
+def test_cluster_profile_leaves_the_master_to_spark_submit():
+    assert "spark.master" not in read_profile("cluster")
+
+
+def test_precedence_profile_then_conf_then_master_then_external():
+    settings = resolve_settings("local", master=None,
+                                conf={"spark.sql.shuffle.partitions": "3"}, external={})
+    assert settings["spark.master"] == "local[*]"
+    assert settings["spark.sql.shuffle.partitions"] == "3"
+    settings = resolve_settings("local", master="local[1]",
+                                conf={"spark.master": "local[5]"}, external={})
+    assert settings["spark.master"] == "local[1]"
+    # spark-submit's settings are never overridden (they are left out)
+    settings = resolve_settings("local", master=None, conf={"spark.app.name": "x"},
+                                external={"spark.master": "yarn", "spark.app.name": "submitted"})
+    assert "spark.master" not in settings and "spark.app.name" not in settings
+
+
+def test_quiet_logging_is_configured_once():
+    settings = resolve_settings("local", None, {"spark.driver.extraJavaOptions": "-Dx=1"}, {})
+    opts = settings["spark.driver.extraJavaOptions"]
+    assert opts.startswith("-Dx=1 ") and opts.count("log4j2.configurationFile") == 1
+
+
+def test_profile_file_and_its_errors(tmp_path):
+    good = tmp_path / "p.conf"
+    good.write_text("# comment\n\nspark.master  local[3]\nspark.a.b=c\n")
+    assert read_profile(str(good)) == {"spark.master": "local[3]", "spark.a.b": "c"}
+    bad = tmp_path / "bad.conf"
+    bad.write_text("spark.master\n")
+    with pytest.raises(ConfigError, match="line 1"):
+        read_profile(str(bad))
+    with pytest.raises(ConfigError, match="neither one of local, cluster"):
+        read_profile(str(tmp_path / "missing.conf"))
+
+
+def test_conf_pairs():
+    assert parse_conf_pairs(["a=1", "b=x=y"]) == {"a": "1", "b": "x=y"}
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        parse_conf_pairs(["novalue"])
+
+
+@pytest.mark.parametrize("output,major", [
+    ('openjdk version "17.0.15" 2025-04-15', 17),
+    ('java version "1.8.0_392"', 8),
+    ('openjdk version "21" 2023-09-19', 21),
+    ("no version here", None),
+])
+def test_parse_java_version(output, major):
+    assert java.parse_java_version(output) == major
+
+
+def test_missing_java_is_one_sentence_saying_how_to_install(monkeypatch):
+    monkeypatch.setattr(java, "find_java", lambda: None)
+    with pytest.raises(JavaNotFoundError) as info:
+        java.check_java()
+    msg = str(info.value)
+    assert "Java 17" in msg and "apt-get install openjdk-17" in msg and "\n" not in msg
+
+
+def test_old_java_is_refused(monkeypatch):
+    monkeypatch.setattr(java, "find_java", lambda: "/usr/bin/java")
+    monkeypatch.setattr(java, "java_version", lambda _: (11, 'version "11.0.2"'))
+    with pytest.raises(JavaNotFoundError, match="is Java 11"):
+        java.check_java()
