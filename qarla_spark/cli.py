@@ -55,6 +55,45 @@ def _add_input_args(p: argparse.ArgumentParser) -> None:
                    help="show at most N problems of each severity (default 50)")
 
 
+METRICS_HELP = """
+metrics:
+  --metrics takes names, shell patterns and groups, comma-separated or
+  repeated: R-1.a,Rpre-L.c  'R-*.a'  'TVM.*'  default (the 59 of the battery:
+  R-/Rpre-<1,2,3,4,L,W-1.2,S4,SU4>.<a,b,c>, TVM.<1..512>, AVLS, GRAMSIM)
+  rouge  F (harmonic means F-<kind>.<v>, not in the default)  all.
+  Variants: a = all tokens, b = SMART stop words removed, c = removed and
+  stemmed (ROUGE-1.5.5's -m). 'qarla metrics' lists every name.
+  Your own metrics: --user-metrics TABLE (Parquet or CSV with task, topic,
+  summarizer_s, summarizer_r, metric, value; every ordered pair of every
+  topic, exactly once) or --metric-plugin FILE.py (a file calling
+  qarla_spark.metrics.registry.register_metric(name, func) with
+  func(s_tokens, r_tokens) -> float). Both join the battery.
+"""
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="TOML run configuration (e.g. conf/summeval.toml); options given "
+                        "here win over it")
+    p.add_argument("--out", default=None,
+                   help=f"run directory to write (default {DEFAULT_OUT})")
+    p.add_argument("--overwrite", action="store_true", default=None,
+                   help="replace --out if it exists (only once the new run is complete)")
+    p.add_argument("--seed", type=int, default=None,
+                   help=f"seed of every random choice (default {DEFAULT_SEED})")
+    g = p.add_argument_group("metrics")
+    g.add_argument("--metrics", action="append", default=None, metavar="NAMES",
+                   help="metrics to compute (default: the 59 of the battery); see below")
+    g.add_argument("--user-metrics", action="append", default=None, metavar="TABLE",
+                   dest="user_metrics", help="a table of your own metric values; repeatable")
+    g.add_argument("--metric-plugin", action="append", default=None, metavar="FILE.py",
+                   dest="metric_plugins",
+                   help="a Python file registering metric functions; repeatable")
+    g.add_argument("--tagger", default=None, choices=("pattern", "spacy"),
+                   help="part-of-speech tagger of GRAMSIM (default pattern: TextBlob's "
+                        "PatternTagger; spacy: an installed en_core_web_sm)")
+
+
 def _add_spark_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Spark")
     g.add_argument("--profile", default=None,
@@ -98,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "write the results as Parquet tables under --out, with run.json "
                     "(configuration, seed, versions). The directory appears only when the run "
                     "is complete; a crash leaves OUT.incomplete-<id> instead.",
-        epilog=INPUTS_HELP + textwrap.dedent("""
+        epilog=INPUTS_HELP + METRICS_HELP + textwrap.dedent("""
             outputs (under --out):
               run.json     configuration, seed, versions, timings, table schemas
               summaries/   task, topic, summarizer, role, text
@@ -106,18 +145,29 @@ def build_parser() -> argparse.ArgumentParser:
               sources/     task, topic, documents
               testbed/     one row per task: topics, models per topic, systems...
               problems/    every warning: severity, file, line, unit, field, message
+              similarities/  task, topic, summarizer_s, summarizer_r, metric, value
             """))
     _add_input_args(r)
-    r.add_argument("--config", default=None, metavar="FILE",
-                   help="TOML run configuration (e.g. conf/summeval.toml); options given "
-                        "here win over it")
-    r.add_argument("--out", default=None,
-                   help=f"run directory to write (default {DEFAULT_OUT})")
-    r.add_argument("--overwrite", action="store_true", default=None,
-                   help="replace --out if it exists (only once the new run is complete)")
-    r.add_argument("--seed", type=int, default=None,
-                   help=f"seed of every random choice (default {DEFAULT_SEED})")
+    _add_run_args(r)
     _add_spark_args(r)
+
+    s = sub.add_parser(
+        "similarities", help="compute the similarity table only",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Read and validate the inputs, then compute every metric on every ordered "
+                    "pair (s, r), s != r, of summaries of the same topic (models and peers) and "
+                    "write OUT/similarities/ (task, topic, summarizer_s, summarizer_r, metric, "
+                    "value; r plays the reference) with the testbed tables and run.json.",
+        epilog=INPUTS_HELP + METRICS_HELP)
+    _add_input_args(s)
+    _add_run_args(s)
+    _add_spark_args(s)
+
+    m = sub.add_parser("metrics", help="list the metrics and what they compute")
+    m.add_argument("names", nargs="*", metavar="NAME",
+                   help="names, patterns or groups to list (default: all)")
+    m.add_argument("--metric-plugin", action="append", default=None, metavar="FILE.py",
+                   dest="metric_plugins", help="also load the metrics this file registers")
 
     sub.add_parser("info", help="versions, Java, and where the Spark profiles are")
     return parser
@@ -140,6 +190,11 @@ def config_from_args(args: argparse.Namespace, base: Optional[RunConfig] = None)
         master=args.master,
         spark_conf=spark_conf,
         problem_limit=args.problem_limit,
+        metrics=tuple(args.metrics) if getattr(args, "metrics", None) else None,
+        user_metrics=tuple(args.user_metrics) if getattr(args, "user_metrics", None) else None,
+        metric_plugins=(tuple(args.metric_plugins) if getattr(args, "metric_plugins", None)
+                        else None),
+        tagger=getattr(args, "tagger", None),
     )
 
 
@@ -167,6 +222,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_similarities(args: argparse.Namespace) -> int:
+    from qarla_spark import pipeline
+    base = load_config(args.config) if args.config else None
+    config = config_from_args(args, base).updated(stages=("testbed", "similarities"))
+    spark = session_for(config, args.verbose)
+    result = pipeline.run(spark, config)
+    print(result.summary())
+    return 0
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from qarla_spark.metrics import registry
+    registry.load_plugins(args.metric_plugins or ())
+    names = registry.resolve_metrics(args.names or "all")
+    for name in names:
+        info = registry.describe(name)
+        flag = "*" if info.in_default else " "
+        print(f"{flag} {name:<14} {info.description}")
+    print(f"{len(names)} metric(s); * = in the default battery of "
+          f"{len(registry.DEFAULT_BATTERY)}")
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     import pyspark
 
@@ -181,7 +259,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"validate": cmd_validate, "run": cmd_run, "info": cmd_info}
+COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
+            "metrics": cmd_metrics, "info": cmd_info}
 
 
 def guarded(func: Callable[[], int], debug: bool = False) -> int:

@@ -15,6 +15,12 @@ Keys of a TOML run file (all optional; ``conf/summeval.toml`` is an example):
 ``master``     Spark master (overrides the profile)
 ``spark_conf`` table of extra Spark settings
 ``problem_limit``  how many problems of each severity to show
+``metrics``    metrics to compute: names, patterns (``R-*.a``) or groups
+               (``default``, ``rouge``, ``F``, ``all``); empty: the default 59
+``user_metrics``   tables of user metric values (long schema), added as metrics
+``metric_plugins`` Python files that register metric functions on import
+``tagger``     part-of-speech tagger of GRAMSIM (``pattern`` or ``spacy``)
+``stages``     the stages to run, in order (default: all of them)
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
+#: stages of a run, in order (each writes the tables named in pipeline.py)
+STAGES = ("testbed", "similarities")
 
 
 @dataclass(frozen=True)
@@ -48,9 +56,17 @@ class RunConfig:
     master: Optional[str] = None
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     problem_limit: int = 50
+    metrics: Tuple[str, ...] = ()
+    user_metrics: Tuple[str, ...] = ()
+    metric_plugins: Tuple[str, ...] = ()
+    tagger: str = "pattern"
+    stages: Tuple[str, ...] = STAGES
 
     def __post_init__(self):
-        for name in ("inputs", "judgments", "sources"):
+        if isinstance(self.metrics, str):
+            object.__setattr__(self, "metrics", (self.metrics,))
+        for name in ("inputs", "judgments", "sources", "metrics", "user_metrics",
+                     "metric_plugins", "stages"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f"'{name}' must be a list of paths, found {value!r}")
@@ -68,6 +84,12 @@ class RunConfig:
             raise ConfigError("'spark_conf' must be a table of Spark settings")
         object.__setattr__(self, "spark_conf",
                            {str(k): str(v) for k, v in dict(self.spark_conf).items()})
+        bad = [s for s in self.stages if s not in STAGES]
+        if bad or not self.stages:
+            raise ConfigError(f"'stages' must name some of {', '.join(STAGES)}, found "
+                              f"{list(self.stages)!r}")
+        if not isinstance(self.tagger, str) or not self.tagger:
+            raise ConfigError(f"'tagger' must be a tagger name, found {self.tagger!r}")
 
     @property
     def uses_bundled(self) -> bool:
@@ -75,7 +97,8 @@ class RunConfig:
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        for k in ("inputs", "judgments", "sources"):
+        for k in ("inputs", "judgments", "sources", "metrics", "user_metrics", "metric_plugins",
+                  "stages"):
             d[k] = list(d[k])
         d["spark_conf"] = dict(self.spark_conf)
         return d

@@ -1,8 +1,14 @@
 """The run: stages in order, each writing a documented table.
 
-Stage 1 (this version): read the inputs, validate them, describe the
-testbed, and write the canonical tables. Later stages (similarities, QUEEN/
-KING/JACK, HBR) read these tables.
+Stages, in order (``RunConfig.stages`` may stop early):
+
+``testbed``       read the inputs, validate them, describe the testbed, write
+                  the canonical tables;
+``similarities``  every metric on every ordered same-topic pair (SPEC §2),
+                  user metric tables appended.
+
+Metric names are resolved before Spark reads anything (:func:`plan_metrics`):
+a typo fails the run at once, naming the closest valid names.
 
 Tables of a run directory (Parquet; schemas in the README):
 
@@ -11,6 +17,7 @@ Tables of a run directory (Parquet; schemas in the README):
 ``sources/``    task, topic, documents (folders by task)
 ``testbed/``    one row per task: the description ``qarla validate`` prints
 ``problems/``   severity, file, line, unit, field, message: every warning
+``similarities/``  task, topic, summarizer_s, summarizer_r, metric, value
 ``run.json``    configuration, seed, versions, timings, table schemas
 """
 
@@ -24,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from qarla_spark import __version__
 from qarla_spark.config import RunConfig
+from qarla_spark.metrics import registry
 from qarla_spark.io import InputSpec, Testbed, ValidationReport, bundled_inputs, load_testbed
 from qarla_spark.io.readers import parse_input_arg
 from qarla_spark.spark.output import RunDirectory
@@ -43,6 +51,17 @@ def input_specs(config: RunConfig) -> List[InputSpec]:
 def signature(config: RunConfig, spark_version: str) -> str:
     """One line naming what produced a result (sacrebleu-style)."""
     return f"qarla_spark:{__version__}|spark:{spark_version}|seed:{config.seed}"
+
+
+def plan_metrics(config: RunConfig) -> Tuple[str, ...]:
+    """Load the metric plugins and resolve ``config.metrics`` (built-in and
+    registered Python metrics; user tables are added as they come)."""
+    registry.load_plugins(config.metric_plugins)
+    metrics = registry.resolve_metrics(config.metrics)
+    if "GRAMSIM" in metrics:
+        from qarla_spark.metrics.tagging import get_tagger
+        get_tagger(config.tagger)  # unknown or missing tagger: fail now
+    return metrics
 
 
 def load(spark, config: RunConfig) -> Tuple[Testbed, ValidationReport]:
@@ -85,10 +104,12 @@ class RunResult:
 
 
 def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> RunResult:
-    """Run every stage for every task of the input and write the run
-    directory (atomically: see :mod:`qarla_spark.spark.output`)."""
+    """Run the configured stages for every task of the input and write the
+    run directory (atomically: see :mod:`qarla_spark.spark.output`)."""
     started = time.time()
+    metrics = plan_metrics(config) if "similarities" in config.stages else ()
     out = RunDirectory(spark, config.out, config.overwrite)
+    extra: Dict[str, Any] = {}
     try:
         testbed, report = load(spark, config)
         report.raise_for_errors()
@@ -105,14 +126,46 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> Ru
                         "one row per task: what the testbed holds")
         out.write_table("problems", testbed.problems.coalesce(1), None,
                         "every warning found in the input (errors stop the run)")
-        timings["write_s"] = round(time.time() - t0, 3)
+        timings["write_testbed_s"] = round(time.time() - t0, 3)
+
+        if "similarities" in config.stages:
+            t0 = time.time()
+            extra["similarities"] = similarity_stage(spark, config, testbed, metrics, out)
+            timings["similarities_s"] = round(time.time() - t0, 3)
 
         info = run_info(spark, config, command, report, started, timings)
+        info.update(extra)
         final = out.commit(info)
     except BaseException:
         out.abort()
         raise
     return RunResult(final, report, {**info, "tables": out.tables})
+
+
+def similarity_stage(spark, config: RunConfig, testbed: Testbed, metrics: Sequence[str],
+                     out: RunDirectory) -> Dict[str, Any]:
+    """Compute the similarity table, append user tables, write it."""
+    from qarla_spark.spark.similarities import add_user_tables, compute_similarities, tvm_basis
+
+    sims = compute_similarities(testbed.summaries, metrics, testbed.sources,
+                                options={"tagger": config.tagger})
+    sims, added = add_user_tables(sims, testbed.summaries, config.user_metrics, metrics)
+    out.write_table("similarities", sims, ["task"],
+                    "every metric on every ordered same-topic pair (s, r); r is the reference")
+    info: Dict[str, Any] = {
+        "metrics": list(metrics) + list(added),
+        "n_metrics": len(metrics) + len(added),
+        "computed_metrics": list(metrics),
+        "user_table_metrics": list(added),
+        "user_function_metrics": [m for m in metrics if m not in registry.BUILTIN],
+        "user_tables": list(config.user_metrics),
+    }
+    families = {registry.BUILTIN[m].family for m in metrics if m in registry.BUILTIN}
+    if "tvm" in families:
+        info["tvm_terms_from"] = tvm_basis(testbed.summaries, testbed.sources)
+    if "gramsim" in families:
+        info["gramsim_tagger"] = config.tagger
+    return info
 
 
 def run_info(spark, config: RunConfig, command, report: ValidationReport, started: float,

@@ -25,7 +25,7 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     result = pipeline.run(spark, config, command=["qarla", "run"])
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "judgments", "problems", "run.json", "sources", "summaries", "testbed"]
+        "judgments", "problems", "run.json", "similarities", "sources", "summaries", "testbed"]
     assert not list(tmp_path.glob("run.incomplete-*"))
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == "complete"
@@ -126,3 +126,13 @@ def test_bundled_testbed_run(spark, tmp_path):
     info = json.loads((out / "run.json").read_text())
     assert info["bundled_testbed"] == "summeval"
     assert spark.read.parquet(str(out / "summaries")).count() == 2700
+    # issue 3: 59 metrics x 70,200 ordered pairs (100 topics x 27 x 26), all finite
+    from pyspark.sql import functions as F
+    sims = spark.read.parquet(str(out / "similarities"))
+    stats = sims.agg(F.count(F.lit(1)).alias("rows"), F.countDistinct("metric").alias("metrics"),
+                     F.sum((~F.isnan("value") & (F.abs("value") < float("inf"))).cast("long"))
+                     .alias("finite")).first()
+    assert (stats.rows, stats.metrics, stats.finite) == (59 * 70_200, 59, 59 * 70_200)
+    assert info["similarities"]["n_metrics"] == 59
+    assert info["similarities"]["tvm_terms_from"] == {
+        "summeval": {"topics_with_sources": 100, "topics_with_pooled_models": 0}}

@@ -1,0 +1,221 @@
+"""One topic's similarity battery (pure: no Spark).
+
+:func:`topic_similarities` takes the summaries of one topic (and its source
+documents, if any), prepares each summary once (tokens, sentences, the
+``a``/``b``/``c`` variants of SPEC §2), then computes the requested metrics
+for every ordered pair (s, r), s ≠ r. Each family does its own per-topic
+work once: ROUGE profiles per summary and one count per unordered pair
+(n-grams, S4, SU4 give both directions; L and W are computed both ways), TVM
+term lists per topic, AVLS lengths and GRAMSIM tag vectors per summary.
+
+The Spark stage (:mod:`qarla_spark.spark.similarities`) calls it once per
+topic on the executors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.errors import ConfigError
+from qarla_spark.metrics import registry
+from qarla_spark.metrics.registry import UserMetric
+from qarla_spark.text.variants import VARIANTS, PreparedSummary, prepare
+
+
+@dataclass
+class TopicResult:
+    """All ordered pairs of one topic: ``s[k]``, ``r[k]`` index the topic's
+    summaries, ``values[k, m]`` is metric ``metrics[m]`` of that pair."""
+
+    s: np.ndarray
+    r: np.ndarray
+    metrics: Tuple[str, ...]
+    values: np.ndarray
+    info: Dict[str, object] = field(default_factory=dict)
+
+
+def ordered_pairs(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(s, r) index arrays of every ordered pair s ≠ r, s-major."""
+    s, r = np.divmod(np.arange(n * n), n)
+    keep = s != r
+    return s[keep], r[keep]
+
+
+def ngram_hits(counters: Sequence[Mapping]) -> np.ndarray:
+    """``H[i, j] = Σ_k min(c_i[k], c_j[k])`` for all summaries of a topic at once.
+
+    min(a, b) = Σ_{t≥1} [a ≥ t][b ≥ t], so H = Σ_t B_t B_tᵀ with B_t the 0/1
+    matrix "count ≥ t": a few small matrix products replace one Counter
+    intersection per pair. Exact (integers below 2^53 in float64).
+    """
+    vocab: Dict[object, int] = {}
+    rows, cols, vals = [], [], []
+    for i, counter in enumerate(counters):
+        for key, count in counter.items():
+            rows.append(i)
+            cols.append(vocab.setdefault(key, len(vocab)))
+            vals.append(count)
+    n = len(counters)
+    if not vocab:
+        return np.zeros((n, n))
+    counts = np.zeros((n, len(vocab)), dtype=np.int32)
+    counts[rows, cols] = vals
+    hits = np.zeros((n, n))
+    for t in range(1, int(counts.max()) + 1):
+        layer = (counts >= t).astype(np.float64)
+        hits += layer @ layer.T
+    return hits
+
+
+def _ratio(hits: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """hit / den, 0 where den = 0 (SPEC §2: an empty side scores 0)."""
+    safe = np.where(den > 0, den, 1)
+    return np.where(den > 0, hits / safe, 0.0)
+
+
+def _rouge_columns(prepared: Sequence[PreparedSummary], metrics: Sequence[str],
+                   s_idx: np.ndarray, r_idx: np.ndarray) -> Dict[str, np.ndarray]:
+    """R, Rpre and F columns for the requested metrics.
+
+    Same numbers as :func:`qarla_spark.metrics.rouge.pair_counts` (tested
+    for equality): n-gram, S4 and SU4 hits come from :func:`ngram_hits` for
+    the whole topic; L and W hits from :func:`rouge.lcs_counts`, once per
+    unordered pair (both directions).
+    """
+    from qarla_spark.metrics import rouge
+
+    wanted = [m for m in metrics if m in registry.BUILTIN
+              and registry.BUILTIN[m].family in ("rouge", "f")]
+    if not wanted:
+        return {}
+    needed_variants = {registry.BUILTIN[m].variant for m in wanted}
+    needed_kinds = {registry.BUILTIN[m].kind for m in wanted}
+    n = len(prepared)
+    cols: Dict[str, np.ndarray] = {}
+    for v in (v for v in VARIANTS if v in needed_variants):
+        profs = [rouge.profile(p.variant(v)) for p in prepared]
+        units = np.array([p.units for p in profs], dtype=np.float64)  # n × 5
+        hits: Dict[str, np.ndarray] = {}
+        dens: Dict[str, np.ndarray] = {}
+        for g, kind in enumerate(("1", "2", "3", "4", "S4")):
+            if kind in needed_kinds or (kind in ("1", "S4") and "SU4" in needed_kinds):
+                hits[kind] = ngram_hits([p.grams[g] for p in profs])
+                dens[kind] = units[:, g]
+        if "SU4" in needed_kinds:
+            hits["SU4"] = hits["S4"] + hits["1"]
+            dens["SU4"] = dens["S4"] + dens["1"]
+        for kind in hits:
+            h = hits[kind][s_idx, r_idx]
+            cols[f"R-{kind}.{v}"] = _ratio(h, dens[kind][r_idx])
+            cols[f"Rpre-{kind}.{v}"] = _ratio(h, dens[kind][s_idx])
+        if needed_kinds & {"L", "W-1.2"}:
+            lcs = np.zeros((n, n))   # lcs[i, j]: L hits of R(i, j) (units of j)
+            wlcs = np.zeros((n, n))
+            for i in range(n):
+                for j in range(i + 1, n):
+                    l_ij, l_ji, w_ij, w_ji = rouge.lcs_counts(profs[i], profs[j])
+                    lcs[i, j], lcs[j, i], wlcs[i, j], wlcs[j, i] = l_ij, l_ji, w_ij, w_ji
+            n_tok = np.array([p.n_tokens for p in profs], dtype=np.float64)
+            w_base = np.array([p.w_base for p in profs], dtype=np.float64)
+            cols[f"R-L.{v}"] = _ratio(lcs[s_idx, r_idx], n_tok[r_idx])
+            cols[f"Rpre-L.{v}"] = _ratio(lcs[r_idx, s_idx], n_tok[s_idx])
+            # f⁻¹ with Python's pow, as rouge.scores_from_counts does (numpy's
+            # vectorised pow may differ in the last bit)
+            inv = 1.0 / rouge.W_WEIGHT
+            for name, ratio in ((f"R-W-1.2.{v}", _ratio(wlcs[s_idx, r_idx], w_base[r_idx])),
+                                (f"Rpre-W-1.2.{v}", _ratio(wlcs[r_idx, s_idx], w_base[s_idx]))):
+                cols[name] = np.array([x ** inv for x in ratio.tolist()])
+    out = {}
+    for m in wanted:
+        info = registry.BUILTIN[m]
+        if info.family == "f":
+            rec = cols[f"R-{info.kind}.{info.variant}"]
+            pre = cols[f"Rpre-{info.kind}.{info.variant}"]
+            total = rec + pre
+            out[m] = np.where(total > 0, 2 * rec * pre / np.where(total > 0, total, 1), 0.0)
+        else:
+            out[m] = cols[m]
+    return out
+
+
+def _user_columns(prepared: Sequence[PreparedSummary], metrics: Sequence[str],
+                  user: Mapping[str, UserMetric], s_idx: np.ndarray, r_idx: np.ndarray,
+                  where: str) -> Dict[str, np.ndarray]:
+    out = {}
+    for m in metrics:
+        if m not in user:
+            continue
+        um = user[m]
+        if um.sentences:
+            args = [[list(s) for s in p.variant(um.variant)] for p in prepared]
+        else:
+            args = [list(p.tokens(um.variant)) for p in prepared]
+        col = np.empty(len(s_idx))
+        for k, (i, j) in enumerate(zip(s_idx, r_idx)):
+            try:
+                value = float(um.func(args[i], args[j]))
+            except Exception as exc:  # report which metric and pair failed
+                raise ValueError(f"metric {m!r} failed on {where}, pair #{k}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+            if not np.isfinite(value):
+                raise ValueError(f"metric {m!r} returned {value} on {where}, pair #{k}: "
+                                 "metrics must return finite numbers")
+            col[k] = value
+        out[m] = col
+    return out
+
+
+#: families computed by other modules, each exposing ``family_kernel(prepared,
+#: texts, sources, roles, metrics, s_idx, r_idx, options) -> ({metric:
+#: column}, info)``; imported when first needed (GRAMSIM loads a tagger).
+FAMILY_MODULES: Dict[str, str] = {
+    "tvm": "qarla_spark.metrics.tvm",
+    "avls": "qarla_spark.metrics.avls",
+    "gramsim": "qarla_spark.metrics.gramsim",
+}
+
+
+def family_kernel(family: str) -> Callable:
+    import importlib
+    if family not in FAMILY_MODULES:
+        raise ConfigError(f"no kernel for the {family} metrics")
+    return importlib.import_module(FAMILY_MODULES[family]).family_kernel
+
+
+def topic_similarities(texts: Sequence[str], metrics: Sequence[str],
+                       sources: Optional[Sequence[str]] = None,
+                       roles: Optional[Sequence[str]] = None,
+                       user: Optional[Mapping[str, UserMetric]] = None,
+                       options: Optional[Mapping[str, object]] = None,
+                       where: str = "topic") -> TopicResult:
+    """Every requested metric for every ordered pair of ``texts`` (one topic).
+
+    ``roles`` (``model``/``peer`` per text) is needed by TVM when the topic
+    has no sources (it then pools the model summaries). ``user`` maps names
+    of registered Python metrics to their :class:`UserMetric`.
+    """
+    metrics = tuple(metrics)
+    user = dict(user or {})
+    options = dict(options or {})
+    prepared = [prepare(t) for t in texts]
+    s_idx, r_idx = ordered_pairs(len(texts))
+    columns: Dict[str, np.ndarray] = {}
+    info: Dict[str, object] = {}
+    columns.update(_rouge_columns(prepared, metrics, s_idx, r_idx))
+    families = {registry.BUILTIN[m].family for m in metrics if m in registry.BUILTIN}
+    for family in sorted(families - {"rouge", "f"}):
+        kernel = family_kernel(family)
+        cols, finfo = kernel(prepared=prepared, texts=texts, sources=sources, roles=roles,
+                             metrics=metrics, s_idx=s_idx, r_idx=r_idx, options=options)
+        columns.update(cols)
+        info.update(finfo)
+    columns.update(_user_columns(prepared, metrics, user, s_idx, r_idx, where))
+    missing = [m for m in metrics if m not in columns]
+    if missing:
+        raise ConfigError(f"metrics without a kernel: {', '.join(missing)}")
+    values = (np.column_stack([columns[m] for m in metrics]) if metrics
+              else np.empty((len(s_idx), 0)))
+    return TopicResult(s_idx, r_idx, metrics, values, info)

@@ -1,0 +1,237 @@
+"""The similarity table: every metric on every ordered same-topic pair.
+
+Output schema (long form, SPEC §2):
+
+    task: string, topic: string, summarizer_s: string, summarizer_r: string,
+    metric: string, value: double
+
+one row per ordered pair (s, r), s ≠ r, of summaries of the same topic
+(models and peers alike) and per metric; ``r`` plays the reference.
+
+How it runs: summaries and source documents are co-grouped by (task, topic)
+into an explicit number of partitions (so adaptive execution cannot merge
+topics into one task); each topic is computed on an executor by
+:func:`qarla_spark.metrics.battery.topic_similarities`, which returns one row
+per pair with a column per metric (little data through Arrow); the JVM then
+turns it into the long form.
+
+User metrics given as a table with the same schema are validated (every
+ordered pair of every topic present exactly once, finite values, no clash
+with another metric's name) and appended, so that every later stage treats
+them like built-in metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from qarla_spark.errors import ConfigError, InputError, Problem
+from qarla_spark.metrics import registry
+from qarla_spark.metrics.registry import UserMetric
+
+KEYS = ("task", "topic")
+PAIR_KEYS = ("task", "topic", "summarizer_s", "summarizer_r")
+
+
+def similarity_schema():
+    from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+    return StructType([
+        StructField("task", StringType(), False),
+        StructField("topic", StringType(), False),
+        StructField("summarizer_s", StringType(), False),
+        StructField("summarizer_r", StringType(), False),
+        StructField("metric", StringType(), False),
+        StructField("value", DoubleType(), False),
+    ])
+
+
+def _wide_schema(metrics: Sequence[str]):
+    from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+    fields = [StructField(k, StringType(), False) for k in PAIR_KEYS]
+    fields += [StructField(f"m{i}", DoubleType(), False) for i in range(len(metrics))]
+    return StructType(fields)
+
+
+def _topic_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
+                    options: Dict[str, object]):
+    """The per-topic function shipped to the executors (a closure over plain
+    data: metric names, user functions, options)."""
+
+    def compute(summaries, sources):
+        import pandas as pd
+
+        from qarla_spark.metrics.battery import topic_similarities
+
+        if summaries.empty:
+            return pd.DataFrame({f.name: [] for f in _wide_schema(metrics).fields})
+        summaries = summaries.sort_values("summarizer", kind="stable").reset_index(drop=True)
+        task, topic = summaries["task"].iloc[0], summaries["topic"].iloc[0]
+        docs = None
+        if not sources.empty:
+            docs = [d for row in sources["documents"] for d in list(row)]
+        result = topic_similarities(
+            list(summaries["text"]), metrics, sources=docs, roles=list(summaries["role"]),
+            user=user, options=options, where=f"task {task!r}, topic {topic!r}")
+        names = summaries["summarizer"].to_numpy()
+        out = {"task": task, "topic": topic,
+               "summarizer_s": names[result.s], "summarizer_r": names[result.r]}
+        for i in range(len(metrics)):
+            out[f"m{i}"] = result.values[:, i]
+        return pd.DataFrame(out)
+
+    return compute
+
+
+def to_long(wide, metrics: Sequence[str]):
+    """(pair keys, m0..mk) -> (pair keys, metric, value), in the JVM."""
+    from pyspark.sql import functions as F
+    if not metrics:
+        return wide.sparkSession.createDataFrame([], similarity_schema())
+    pairs = F.array(*[F.struct(F.lit(name).alias("metric"), F.col(f"m{i}").alias("value"))
+                      for i, name in enumerate(metrics)])
+    return (wide.select(*PAIR_KEYS, F.explode(pairs).alias("mv"))
+                .select(*PAIR_KEYS, F.col("mv.metric").alias("metric"),
+                        F.col("mv.value").alias("value")))
+
+
+def compute_similarities(summaries, metrics: Sequence[str], sources=None,
+                         user: Optional[Mapping[str, UserMetric]] = None,
+                         options: Optional[Mapping[str, object]] = None,
+                         n_partitions: Optional[int] = None):
+    """The long similarity table of ``metrics`` (built-in and registered
+    Python metrics) for the canonical ``summaries`` table (lazy)."""
+    from qarla_spark.spark.partitioning import by_topic, topic_partitions
+
+    metrics = tuple(metrics)
+    user = {m: u for m, u in (user or registry.user_functions()).items() if m in metrics}
+    unknown = [m for m in metrics if m not in registry.BUILTIN and m not in user]
+    if unknown:
+        raise ConfigError(f"cannot compute {', '.join(unknown)}: not a built-in or "
+                          "registered metric (user tables are added with add_user_tables)")
+    spark = summaries.sparkSession
+    n = topic_partitions(spark, n_partitions)
+    if sources is None:
+        sources = spark.createDataFrame([], "task string, topic string, documents array<string>")
+    left = by_topic(summaries.select("task", "topic", "summarizer", "role", "text"), n)
+    right = by_topic(sources.select("task", "topic", "documents"), n)
+    wide = (left.groupBy(*KEYS).cogroup(right.groupBy(*KEYS))
+                .applyInPandas(_topic_function(metrics, dict(user), dict(options or {})),
+                               _wide_schema(metrics)))
+    return to_long(wide, metrics)
+
+
+def tvm_basis(summaries, sources):
+    """Per task: topics whose TVM terms come from source documents and from
+    pooled model summaries (for run.json)."""
+    from pyspark.sql import functions as F
+    topics = summaries.select(*KEYS).distinct()
+    with_src = sources.select(*KEYS).distinct().withColumn("_src", F.lit(1))
+    rows = (topics.join(with_src, list(KEYS), "left").groupBy("task")
+            .agg(F.count(F.col("_src")).alias("sources"),
+                 F.sum(F.when(F.col("_src").isNull(), 1).otherwise(0)).alias("pooled_models"))
+            .collect())
+    return {r["task"]: {"topics_with_sources": int(r["sources"]),
+                        "topics_with_pooled_models": int(r["pooled_models"] or 0)}
+            for r in rows}
+
+
+# ---------------------------------------------------------------------------
+# user tables
+# ---------------------------------------------------------------------------
+
+def read_user_table(spark, path: str):
+    """A user metric table (Parquet file/folder, or CSV with a header) with
+    the long schema."""
+    from pyspark.sql import functions as F
+    lower = path.lower().rstrip("/")
+    try:
+        if lower.endswith(".csv") or lower.endswith(".csv.gz"):
+            df = spark.read.option("header", "true").option("mode", "FAILFAST").csv(path)
+        else:
+            df = spark.read.parquet(path)
+    except Exception as exc:  # AnalysisException: path missing, not Parquet...
+        raise InputError([Problem("error", path, None, None,
+                                  f"cannot read the metric table: {str(exc).splitlines()[0]}")],
+                         header="cannot read a user metric table") from None
+    missing = [c for c in ("task", "topic", "summarizer_s", "summarizer_r", "metric", "value")
+               if c not in df.columns]
+    if missing:
+        raise InputError([Problem("error", path, None, ", ".join(missing),
+                                  f"the metric table lacks column(s) {', '.join(missing)} "
+                                  "(expected task, topic, summarizer_s, summarizer_r, metric, "
+                                  "value)")], header="bad user metric table")
+    return df.select(*[F.col(c).cast("string") for c in PAIR_KEYS], F.col("metric").cast("string"),
+                     F.col("value").cast("double").alias("value"),
+                     F.coalesce(F.col("value").cast("string"), F.lit("null")).alias("_raw"))
+
+
+def check_user_table(table, summaries, path: str, reserved: Iterable[str], limit: int = 20):
+    """Validate a user table against the testbed; return its metric names.
+
+    Errors (naming up to ``limit`` pairs): a metric name that is already
+    taken; a value that is missing, not a number or not finite; a pair given
+    twice; a pair whose summaries are not in the testbed; an ordered pair of
+    the testbed missing for a metric.
+    """
+    from pyspark.sql import functions as F
+
+    metric_names = sorted(r["metric"] for r in table.select("metric").distinct().collect())
+    problems: List[Problem] = []
+    if any(m is None or not m.strip() for m in metric_names):
+        problems.append(Problem("error", path, None, "metric", "empty metric name"))
+    clash = sorted(set(metric_names) & set(reserved))
+    if clash:
+        problems.append(Problem("error", path, None, "metric",
+                                f"metric name(s) already taken: {', '.join(clash)}"))
+    if problems:
+        raise InputError(problems, header="bad user metric table")
+
+    names = summaries.select("task", "topic", F.col("summarizer").alias("summarizer_s"))
+    expected = (names.join(names.withColumnRenamed("summarizer_s", "summarizer_r"),
+                           ["task", "topic"])
+                .filter(F.col("summarizer_s") != F.col("summarizer_r")))
+    expected = expected.crossJoin(table.select("metric").distinct())
+
+    def show(df, message):
+        rows = df.limit(limit).collect()
+        return [Problem("error", path, None, None, message.format(**r.asDict())) for r in rows]
+
+    bad_values = table.filter(F.col("value").isNull() | F.isnan("value")
+                              | (F.abs("value") == float("inf")))
+    dup = (table.groupBy(*PAIR_KEYS, "metric").count().filter("count > 1"))
+    unknown = table.join(expected, list(PAIR_KEYS) + ["metric"], "left_anti")
+    missing = expected.join(table, list(PAIR_KEYS) + ["metric"], "left_anti")
+    checks = [
+        (bad_values, "metric '{metric}', pair ({task}, {topic}, {summarizer_s}, {summarizer_r}): "
+                     "value {_raw} is missing or not a finite number"),
+        (dup, "metric '{metric}', pair ({task}, {topic}, {summarizer_s}, {summarizer_r}) is "
+              "given {count} times"),
+        (unknown, "metric '{metric}', pair ({task}, {topic}, {summarizer_s}, {summarizer_r}): "
+                  "not an ordered pair of summaries of the testbed"),
+        (missing, "metric '{metric}' has no value for the pair ({task}, {topic}, "
+                  "{summarizer_s}, {summarizer_r})"),
+    ]
+    n_errors = 0
+    for df, message in checks:
+        count = df.count()
+        if count:
+            n_errors += count
+            problems += show(df, message)
+    if problems:
+        raise InputError(problems, n_errors=n_errors, header=f"bad user metric table {path}")
+    return tuple(metric_names)
+
+
+def add_user_tables(similarities, summaries, paths: Sequence[str], reserved: Iterable[str]):
+    """Append validated user tables to a similarity table. Returns
+    (table, names of the added metrics)."""
+    spark = summaries.sparkSession
+    added: List[str] = []
+    taken = set(reserved)
+    for path in paths:
+        table = read_user_table(spark, path).persist()
+        names = check_user_table(table, summaries, path, taken)
+        taken.update(names)
+        added += names
+        similarities = similarities.unionByName(table.drop("_raw"))
+    return similarities, tuple(added)

@@ -1,0 +1,108 @@
+"""The per-topic battery (pure): equal, bit for bit, to the pair kernels that
+are checked against ROUGE-1.5.5; pair layout; user functions."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from importlib import resources
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.metrics import registry
+from qarla_spark.metrics.battery import ngram_hits, ordered_pairs, topic_similarities
+from qarla_spark.metrics.rouge import rouge_scores
+from qarla_spark.text.variants import prepare
+
+
+def summeval_topic(k):
+    path = resources.files("qarla_spark") / "data" / "summeval" / "summaries.jsonl.gz"
+    rows = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    topic = sorted({r["topic"] for r in rows})[k]
+    return [r["text"] for r in rows if r["topic"] == topic]
+
+
+def test_ordered_pairs():
+    s, r = ordered_pairs(3)
+    assert list(zip(s, r)) == [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+    assert len(ordered_pairs(1)[0]) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abcdefg"), st.integers(1, 6)), min_size=1,
+                max_size=6))
+def test_ngram_hits_is_the_counter_intersection(counts):
+    counters = [Counter(c) for c in counts]
+    hits = ngram_hits(counters)
+    for i, x in enumerate(counters):
+        for j, y in enumerate(counters):
+            assert hits[i, j] == sum((x & y).values())
+
+
+@pytest.mark.parametrize("topic", [0, 57])
+def test_rouge_and_f_equal_the_pair_kernel_exactly(topic):
+    """Every R/Rpre value of every ordered pair of a SummEval topic equals
+    rouge_scores() on the pair (itself equal to ROUGE-1.5.5, tests/golden);
+    F is the harmonic mean of the two."""
+    texts = summeval_topic(topic)
+    metrics = registry.resolve_metrics("rouge,F")
+    result = topic_similarities(texts, metrics)
+    assert result.values.shape == (27 * 26, 72)
+    prepared = [prepare(t) for t in texts]
+    col = {m: i for i, m in enumerate(metrics)}
+    for k, (i, j) in enumerate(zip(result.s, result.r)):
+        expected = rouge_scores(prepared[i], prepared[j])
+        for name, value in expected.items():
+            assert result.values[k, col[name]] == value
+        rec, pre = expected["R-L.c"], expected["Rpre-L.c"]
+        f = 2 * rec * pre / (rec + pre) if rec + pre else 0.0
+        assert result.values[k, col["F-L.c"]] == pytest.approx(f, abs=1e-15)
+
+
+def test_empty_side_scores_zero():
+    texts = ["the of and", "cats sleep", "cats sleep all day"]  # first: only stop words
+    metrics = ("R-1.b", "Rpre-1.b", "R-L.b", "R-W-1.2.b", "F-SU4.b")
+    result = topic_similarities(texts, metrics)
+    for k, (i, j) in enumerate(zip(result.s, result.r)):
+        if 0 in (i, j):
+            assert (result.values[k] == 0).all()
+    pair = [k for k, (i, j) in enumerate(zip(result.s, result.r)) if (i, j) == (1, 2)][0]
+    # r = "cats sleep all day": "all" is a SMART stop word, so 2 of its 3 unigrams
+    assert result.values[pair, 0] == 2 / 3
+
+
+def test_only_requested_metrics_in_requested_order():
+    result = topic_similarities(["a b c .", "a b d ."], ("Rpre-2.a", "R-1.a"))
+    assert result.metrics == ("Rpre-2.a", "R-1.a")
+    # bigrams ab, bc vs ab, bd: 1 of 2; unigrams: 2 of 3 ("." is not a token)
+    assert result.values.tolist() == [[1 / 2, 2 / 3], [1 / 2, 2 / 3]]
+
+
+def test_user_function_gets_tokens_of_its_variant():
+    seen = []
+
+    def probe(s, r):
+        seen.append((tuple(s), tuple(r)))
+        return 1.0
+
+    metric = registry.UserMetric("probe", probe, variant="c")
+    topic_similarities(["The agreements were signed .", "Nothing else happened !"], ("probe",),
+                       user={"probe": metric})
+    assert seen == [(("agreem", "sign"), ("happen",)), (("happen",), ("agreem", "sign"))]
+
+
+def test_user_function_error_names_the_metric():
+    metric = registry.UserMetric("boom", lambda s, r: 1 / 0)
+    with pytest.raises(ValueError, match="metric 'boom' failed on topic x, pair #0: "
+                                         "ZeroDivisionError"):
+        topic_similarities(["a", "b"], ("boom",), user={"boom": metric}, where="topic x")
+
+
+def test_values_are_finite_and_bounded_on_a_real_topic():
+    result = topic_similarities(summeval_topic(3), registry.resolve_metrics("rouge"))
+    assert np.isfinite(result.values).all()
+    assert ((result.values >= 0) & (result.values <= 1)).all()

@@ -1,0 +1,495 @@
+"""Tests of qarla_spark.metrics.rouge against ROUGE-1.5.5 itself (SPEC §2).
+
+Golden values: ``tests/golden/rouge155_golden.json.gz`` holds texts and the
+raw counts ROUGE-1.5.5 printed for them (``-t 2 -d``), per ordered pair,
+variant (a: no option, b: ``-s``, c: ``-s -m``) and kind; see
+``tests/golden/README.md`` for how it was produced. ROUGE-1.5.5's two defects
+that SPEC §2 does not copy are corrected from those raw counts:
+
+- SU4: ROUGE-1.5.5 drops the unigram of the last token. Corrected hits =
+  hits(S4) + hits(1), corrected units = units(S4) + units(1) (the unigram and
+  skip-bigram keys never collide, so their clipped hits add up).
+- W-1.2: ROUGE-1.5.5 prints M_count = f(Σ_i f(|r_i|)) (f applied twice).
+  Corrected denominator = M_count ** (1 / 1.2); the hit is ROUGE's as printed.
+
+A literal transcription of ROUGE-1.5.5's procedures (``_Rouge155``, below)
+reproduces the raw, uncorrected values, which shows that the corrections
+change only what they mean to. Every kind, variant and direction is compared.
+No Spark, Perl or ../shared is needed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import random
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import qarla_spark.metrics.rouge as rouge
+from qarla_spark.metrics.rouge import (
+    COUNT_FIELDS,
+    KINDS,
+    METRIC_NAMES,
+    RougeProfile,
+    available_backends,
+    metric_names,
+    pair_counts,
+    pair_scores,
+    profiles,
+    rouge_all_pairs,
+    rouge_pair,
+    rouge_scores,
+    scores_from_counts,
+    set_backend,
+)
+from qarla_spark.text.tokenize import split_sentences
+from qarla_spark.text.variants import VARIANTS, prepare
+
+GOLDEN = Path(__file__).parent / "golden" / "rouge155_golden.json.gz"
+W = 1.2
+REL = 1e-12  # ROUGE prints W counts with 15 significant digits
+
+
+@lru_cache(maxsize=1)
+def golden():
+    with gzip.open(GOLDEN, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def golden_prepared():
+    return [prepare(t["text"]) for t in golden()["texts"]]
+
+
+@pytest.fixture(params=available_backends())
+def backend(request):
+    previous = set_backend(request.param)
+    yield request.param
+    set_backend(previous)
+
+
+def _f(k):
+    return float(k) ** W
+
+
+# --- ROUGE-1.5.5, transcribed literally (test oracle) ------------------------------
+
+
+class _Rouge155:
+    """ROUGE-1.5.5's counting for one (peer, model) pair, as the Perl does it.
+
+    ``count(kind)`` returns ``(model_count, peer_count, hit)`` as ROUGE-1.5.5
+    would print them with ``-t 2`` (``SU4`` and ``W-1.2`` raw, with the
+    defects), ``corrected(kind)`` the SPEC §2 values ``(hit, denominator)``.
+    """
+
+    def __init__(self, peer_sents, model_sents):
+        self.ps = [list(s) for s in peer_sents]
+        self.ms = [list(s) for s in model_sents]
+        self.pt = [t for s in self.ps for t in s]
+        self.mt = [t for s in self.ms for t in s]
+
+    @staticmethod
+    def _ngrams(tokens, n):  # createNGram
+        g = Counter(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+        return g, max(0, len(tokens) - n + 1)
+
+    @staticmethod
+    def _skip(tokens, unigrams, fixed=False):  # createSkipBigram, -2 4 [-u]
+        g, count = Counter(), 0
+        last = len(tokens) - 1
+        for i in range(last + 1 if fixed else last):  # Perl: $i < $#m_tokens
+            if unigrams:
+                g[tokens[i]] += 1
+                count += 1
+            for j in range(i + 1, min(last, i + 5) + 1):
+                g[tokens[i] + " " + tokens[j]] += 1
+                count += 1
+        return g, count
+
+    @staticmethod
+    def _score(model, peer):  # ngramScore
+        return sum(min(c, peer[k]) for k, c in model.items() if k in peer)
+
+    @staticmethod
+    def _inner(x, y, weighted, mask):  # lcs_inner / wlcs_inner + markLCS
+        m, n = len(x), len(y)
+        if m == 0:
+            return
+        c = [[0] * (n + 1) for _ in range(m + 1)]
+        b = [[0] * (n + 1) for _ in range(m + 1)]
+        run = [[0] * (n + 1) for _ in range(m + 1)]
+        for i in range(1, m + 1):
+            for j in range(1, n + 1):
+                if x[i - 1] == y[j - 1]:
+                    if weighted:
+                        k = run[i - 1][j - 1]
+                        c[i][j] = c[i - 1][j - 1] + _f(k + 1) - _f(k)
+                        run[i][j] = k + 1
+                    else:
+                        c[i][j] = c[i - 1][j - 1] + 1
+                    b[i][j] = "\\"
+                elif c[i - 1][j] >= c[i][j - 1]:
+                    c[i][j] = c[i - 1][j]
+                    b[i][j] = "^"
+                else:
+                    c[i][j] = c[i][j - 1]
+                    b[i][j] = "<"
+        i, j = m, n
+        while i != 0 and j != 0:
+            if b[i][j] == "\\":
+                i -= 1
+                j -= 1
+                mask[i] = 1
+            elif b[i][j] == "^":
+                i -= 1
+            else:
+                j -= 1
+
+    def _lcs(self, weighted):  # lcs / wlcs, one model
+        mc, pc = Counter(self.mt), Counter(self.pt)
+        hit, base = 0, 0
+        for x in self.ms:
+            mask = [0] * len(x)
+            base += _f(len(x)) if weighted else len(x)
+            for y in self.ps:
+                self._inner(x, y, weighted, mask)
+            hit_len = 0
+            for j in range(len(x)):
+                if mask[j] == 1:
+                    t = x[j]
+                    if mc[t] > 0 and pc[t] > 0:
+                        if weighted:
+                            hit_len += 1
+                            if j + 1 < len(x) and mask[j + 1] == 0:
+                                hit += _f(hit_len)
+                                hit_len = 0
+                            elif j + 1 == len(x):
+                                hit += _f(hit_len)
+                                hit_len = 0
+                        else:
+                            hit += 1
+                        mc[t] -= 1
+                        pc[t] -= 1
+        return hit, base
+
+    def count(self, kind):
+        if kind in ("1", "2", "3", "4"):
+            (gm, cm), (gp, cp) = self._ngrams(self.mt, int(kind)), self._ngrams(self.pt, int(kind))
+            return cm, cp, self._score(gm, gp)
+        if kind in ("S4", "SU4"):
+            u = kind == "SU4"
+            (gm, cm), (gp, cp) = self._skip(self.mt, u), self._skip(self.pt, u)
+            return cm, cp, self._score(gm, gp)
+        if kind == "L":
+            hit, base = self._lcs(False)
+            return base, len(self.pt), hit
+        if kind == "W-1.2":
+            hit, base = self._lcs(True)
+            return _f(base), _f(len(self.pt)), hit  # computeWLCSScore: f(base)
+        raise ValueError(kind)
+
+    def corrected(self, kind):
+        if kind == "SU4":
+            (gm, cm), (gp, _) = self._skip(self.mt, True, True), self._skip(self.pt, True, True)
+            return self._score(gm, gp), cm
+        if kind == "W-1.2":
+            hit, base = self._lcs(True)
+            return hit, base
+        m, _, h = self.count(kind)
+        return h, m
+
+
+def _expected_from_rouge(raw):
+    """SPEC §2 (hit, denominator) per kind from ROUGE-1.5.5's raw counts of one eval."""
+    exp = {k: (raw[k][2], raw[k][0]) for k in ("1", "2", "3", "4", "S4", "L")}
+    exp["SU4"] = (raw["S4"][2] + raw["1"][2], raw["S4"][0] + raw["1"][0])
+    if raw["W-1.2"] is not None:
+        exp["W-1.2"] = (raw["W-1.2"][2], raw["W-1.2"][0] ** (1 / W))
+    else:  # model without tokens: ROUGE -w dies; SPEC: hit 0, denominator 0
+        exp["W-1.2"] = (0.0, 0.0)
+    return exp
+
+
+def _close(a, b):
+    return math.isclose(a, b, rel_tol=REL, abs_tol=1e-9)
+
+
+def _fields(counts, kind, direction):
+    base = 4 * KINDS.index(kind)
+    return counts[base : base + 2] if direction == "sr" else counts[base + 2 : base + 4]
+
+
+# --- golden data ---------------------------------------------------------------------
+
+
+def test_golden_file_shape():
+    g = golden()
+    assert len(g["texts"]) >= 300
+    assert len(g["evals"]) >= 1300
+    sources = Counter(t["source"].split(":")[0] for t in g["texts"])
+    assert sources["summeval"] >= 200 and sources["edge"] >= 20 and sources["random"] >= 40
+    for ev in g["evals"]:
+        for v in VARIANTS:
+            assert set(ev[v]) == set(KINDS)
+
+
+def test_golden_sentences_are_the_spec_split():
+    for t in golden()["texts"]:
+        assert split_sentences(t["text"]) == t["sentences"], t["source"]
+
+
+def test_golden_counts_all_kinds_variants_directions(backend):
+    """pair_counts(s, r) == ROUGE-1.5.5 (corrected) for R(s, r) and for Rpre = R(r, s)."""
+    g = golden()
+    preps = golden_prepared()
+    profs = {}
+
+    def prof(i, v):
+        if (i, v) not in profs:
+            profs[i, v] = RougeProfile(preps[i].variant(v))
+        return profs[i, v]
+
+    by_pair = {(ev["peer"], ev["model"]): ev for ev in g["evals"]}
+    mismatches = []
+    checked = 0
+    for (p, m), ev in by_pair.items():
+        for v in VARIANTS:
+            counts = pair_counts(prof(p, v), prof(m, v))  # s = peer, r = model
+            exp_sr = _expected_from_rouge(ev[v])
+            exp_rs = _expected_from_rouge(by_pair[(m, p)][v])  # ROUGE with roles swapped
+            for kind in KINDS:
+                for direction, exp in (("sr", exp_sr), ("rs", exp_rs)):
+                    got = _fields(counts, kind, direction)
+                    checked += 1
+                    if not (_close(got[0], exp[kind][0]) and _close(got[1], exp[kind][1])):
+                        src = (g["texts"][p]["source"], g["texts"][m]["source"])
+                        mismatches.append((src, v, kind, direction, got, exp[kind]))
+    assert checked >= 1300 * 3 * 8 * 2
+    assert not mismatches[:10], f"{len(mismatches)} mismatches"
+
+
+def test_golden_denominators_match_rouge_peer_counts():
+    """ROUGE's P_count (peer units) is our denominator of the other direction."""
+    g = golden()
+    preps = golden_prepared()
+    for ev in g["evals"][::7]:
+        for v in VARIANTS:
+            s = RougeProfile(preps[ev["peer"]].variant(v))
+            r = RougeProfile(preps[ev["model"]].variant(v))
+            counts = pair_counts(s, r)
+            for kind in ("1", "2", "3", "4", "S4", "L"):
+                assert _fields(counts, kind, "rs")[1] == ev[v][kind][1]
+            if ev[v]["W-1.2"] is not None:  # ROUGE: f(peer tokens), not Σ f(|s_i|)
+                assert _close(_f(s.n_tokens), ev[v]["W-1.2"][1])
+
+
+def test_literal_transcription_reproduces_rouge_raw_output():
+    """The test oracle gives ROUGE-1.5.5's raw numbers, defects included."""
+    g = golden()
+    preps = golden_prepared()
+    rng = random.Random(7)
+    sample = rng.sample(g["evals"], 250)
+    for ev in sample:
+        for v in VARIANTS:
+            ref = _Rouge155(preps[ev["peer"]].variant(v), preps[ev["model"]].variant(v))
+            for kind in KINDS:
+                raw = ev[v][kind]
+                if raw is None:
+                    continue
+                got = ref.count(kind)
+                assert all(_close(a, b) for a, b in zip(got, raw)), (kind, v, got, raw)
+
+
+def test_golden_shows_both_defects():
+    """The corrections are not vacuous on the golden data."""
+    g = golden()
+    su4_diff = w_diff = 0
+    for ev in g["evals"]:
+        for v in VARIANTS:
+            raw = ev[v]
+            su4_diff += raw["SU4"][2] != raw["S4"][2] + raw["1"][2]
+            if raw["W-1.2"] is not None and raw["W-1.2"][0] > 1:
+                w_diff += 1
+    assert su4_diff > 500 and w_diff > 3000
+
+
+def test_identical_texts_score_one_where_defined():
+    preps = golden_prepared()
+    for p in preps[::5]:
+        for v in VARIANTS:
+            prof = RougeProfile(p.variant(v))
+            counts = pair_counts(prof, prof)
+            scores = scores_from_counts(counts)
+            for k, kind in enumerate(KINDS):
+                h, d = _fields(counts, kind, "sr")
+                expected = 1.0 if d else 0.0
+                assert scores[2 * k] == pytest.approx(expected, abs=1e-12), kind
+                assert scores[2 * k + 1] == pytest.approx(expected, abs=1e-12), kind
+
+
+# --- against the literal oracle on generated texts --------------------------------------
+
+_VOCAB = ["x", "y", "z", "w", "v"]
+_sentence = st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=9).map(tuple)
+_text = st.lists(_sentence, min_size=0, max_size=4).map(tuple)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_text, _text)
+def test_kernel_matches_literal_rouge(s, r):
+    counts = pair_counts(RougeProfile(s), RougeProfile(r))
+    fwd = _Rouge155(s, r)  # peer s, model r: R(s, r)
+    bwd = _Rouge155(r, s)  # peer r, model s: R(r, s) = Rpre(s, r)
+    for kind in KINDS:
+        for direction, ref in (("sr", fwd), ("rs", bwd)):
+            got = _fields(counts, kind, direction)
+            h, d = ref.corrected(kind)
+            assert _close(got[0], h), (kind, direction, got, (h, d))
+            assert _close(got[1], d), (kind, direction, got, (h, d))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_text, _text)
+def test_backends_agree(s, r):
+    results = set()
+    previous = rouge.get_backend()
+    try:
+        for name in available_backends():
+            set_backend(name)
+            results.add(pair_counts(RougeProfile(s), RougeProfile(r)))
+    finally:
+        set_backend(previous)
+    assert len(results) == 1
+
+
+# --- properties -------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(_text, _text)
+def test_scores_in_unit_interval_and_directions_swap(s, r):
+    ps, pr = RougeProfile(s), RougeProfile(r)
+    c_sr = pair_counts(ps, pr)
+    c_rs = pair_counts(pr, ps)
+    for kind in KINDS:
+        assert _fields(c_sr, kind, "sr") == _fields(c_rs, kind, "rs")
+        assert _fields(c_sr, kind, "rs") == _fields(c_rs, kind, "sr")
+    for kind in KINDS[:6]:  # n-gram kinds: one symmetric hit count
+        assert _fields(c_sr, kind, "sr")[0] == _fields(c_sr, kind, "rs")[0]
+    for value in scores_from_counts(c_sr):
+        assert 0.0 <= value <= 1.0 + 1e-12
+    # L never exceeds unigram overlap (the clip of ROUGE 1.4.1)
+    assert _fields(c_sr, "L", "sr")[0] <= _fields(c_sr, "1", "sr")[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_text)
+def test_identity_scores_one(s):
+    assume(any(s))
+    vals = pair_scores(RougeProfile(s), RougeProfile(s))
+    counts = pair_counts(RougeProfile(s), RougeProfile(s))
+    for k, kind in enumerate(KINDS):
+        den = _fields(counts, kind, "sr")[1]
+        assert vals[2 * k] == pytest.approx(1.0 if den else 0.0, abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abc xyz.!?\n-THE")), max_size=60))
+def test_empty_side_scores_zero(text):
+    p = prepare(text)
+    empty = prepare("")
+    for name, value in rouge_scores(p, empty).items():
+        assert value == 0.0, name
+    for name, value in rouge_scores(empty, p).items():
+        assert value == 0.0, name
+
+
+# --- API ------------------------------------------------------------------------------------------
+
+
+def test_metric_names():
+    assert len(METRIC_NAMES) == 48 == len(set(METRIC_NAMES))
+    assert METRIC_NAMES[:4] == ("R-1.a", "Rpre-1.a", "R-2.a", "Rpre-2.a")
+    assert "R-W-1.2.c" in METRIC_NAMES and "Rpre-SU4.b" in METRIC_NAMES
+    assert metric_names(["b"]) == METRIC_NAMES[16:32]
+    assert COUNT_FIELDS == ("hit_sr", "den_r", "hit_rs", "den_s")
+
+
+def test_rouge_scores_all_pairs_and_rouge_pair_agree():
+    texts = golden()["texts"]
+    topic = [t["text"] for t in texts if t["source"].startswith("summeval:")][:6]
+    prepared = [prepare(t) for t in topic]
+    seen = set()
+    for i, j, values in rouge_all_pairs(prepared):
+        seen.add((i, j))
+        expected = rouge_scores(prepared[i], prepared[j])
+        assert dict(zip(METRIC_NAMES, values)) == pytest.approx(expected, abs=1e-15)
+    assert seen == {(i, j) for i in range(6) for j in range(6) if i != j}
+    one = rouge_pair(prepared[0].c, prepared[1].c)
+    full = rouge_scores(prepared[0], prepared[1])
+    for key, value in one.items():
+        assert full[f"{key}.c"] == value
+    # precomputed profiles give the same values
+    again = list(rouge_all_pairs(prepared, [profiles(p) for p in prepared]))
+    assert again == list(rouge_all_pairs(prepared))
+
+
+def test_known_values():
+    s = prepare("The cat sat on the mat. It was happy!")
+    r = prepare("A cat was sitting on a mat. The cat was happy.")
+    v = rouge_scores(s, r)
+    assert v["R-1.a"] == pytest.approx(6 / 11)
+    assert v["Rpre-1.a"] == pytest.approx(6 / 9)
+    assert v["R-SU4.a"] == pytest.approx((11 + 6) / (40 + 11))
+    # ROUGE-1.5.5: W hit 6.59479341998814, M_count 27.041546497226 (= f(f(7) + f(4)))
+    assert v["R-W-1.2.a"] == pytest.approx((6.59479341998814 / (_f(7) + _f(4))) ** (1 / W))
+
+
+def test_set_backend_rejects_unknown():
+    with pytest.raises(ValueError):
+        set_backend("fortran")
+    assert set_backend(rouge.get_backend()) in available_backends()
+
+
+# --- dev-only cross-check with Google's rouge-score package -----------------------------
+
+
+def _comparable_with_rouge_score(text):
+    """rouge-score lower-cases with str.lower before dropping non-[a-z0-9]; a
+    non-ASCII character whose lower case contains an ASCII letter (Kelvin
+    sign, dotted capital I) would become a token there but not in ROUGE-1.5.5."""
+    return not any(
+        not ch.isascii() and any(c.isascii() and c.isalnum() for c in ch.lower()) for ch in text
+    )
+
+
+def test_rouge_score_package_agrees_on_variant_a():
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeLsum"], use_stemmer=False)
+    g = golden()
+    preps = golden_prepared()
+    rng = random.Random(11)
+    evals = [
+        ev
+        for ev in g["evals"]
+        if _comparable_with_rouge_score(g["texts"][ev["peer"]]["text"])
+        and _comparable_with_rouge_score(g["texts"][ev["model"]]["text"])
+    ]
+    assert len(evals) > 1000
+    for ev in rng.sample(evals, 400):
+        s_text = "\n".join(g["texts"][ev["peer"]]["sentences"])
+        r_text = "\n".join(g["texts"][ev["model"]]["sentences"])
+        ours = rouge_scores(preps[ev["peer"]], preps[ev["model"]])
+        theirs = scorer.score(r_text, s_text)  # score(target=reference, prediction)
+        assert ours["R-1.a"] == pytest.approx(theirs["rouge1"].recall, abs=1e-9)
+        assert ours["R-2.a"] == pytest.approx(theirs["rouge2"].recall, abs=1e-9)
+        assert ours["R-L.a"] == pytest.approx(theirs["rougeLsum"].recall, abs=1e-9)
+        assert ours["Rpre-1.a"] == pytest.approx(theirs["rouge1"].precision, abs=1e-9)
