@@ -216,6 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from qarla_spark import pipeline
     base = load_config(args.config) if args.config else None
     config = config_from_args(args, base)
+    pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
     spark = session_for(config, args.verbose)
     result = pipeline.run(spark, config)
     print(result.summary())
@@ -226,6 +227,7 @@ def cmd_similarities(args: argparse.Namespace) -> int:
     from qarla_spark import pipeline
     base = load_config(args.config) if args.config else None
     config = config_from_args(args, base).updated(stages=("testbed", "similarities"))
+    pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
     spark = session_for(config, args.verbose)
     result = pipeline.run(spark, config)
     print(result.summary())

@@ -147,3 +147,45 @@ def test_bad_input_in_a_fresh_process_shows_no_java_trace(tmp_path):
     assert "missing.jsonl" in proc.stderr and "not found" in proc.stderr
     for noise in ("Traceback", "py4j", "at org.apache", "Exception in thread"):
         assert noise not in proc.stderr + proc.stdout
+
+
+@pytest.mark.spark
+def test_user_table_and_plugin_flow_through_qarla_run(spark, tmp_path, capsys):
+    """A BERTScore-like table and a plugin function end up in similarities/
+    like built-in metrics (issue 3's acceptance)."""
+    import pandas as pd
+
+    recs = make_testbed(n_topics=2, n_models=3, n_peers=2)
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    names = {}
+    for r in recs:
+        names.setdefault(r["topic"], []).append(r["summarizer"])
+    table = pd.DataFrame([{"task": "t", "topic": t, "summarizer_s": s, "summarizer_r": r,
+                           "metric": "BERTScore", "value": 0.9}
+                          for t, who in names.items() for s in who for r in who if s != r])
+    table.to_parquet(tmp_path / "bert.parquet")
+    plugin = tmp_path / "plug.py"
+    plugin.write_text("from qarla_spark.metrics.registry import register_metric\n"
+                      "register_metric('n_types.a', lambda s, r: float(len(set(s))))\n")
+    out_dir = tmp_path / "out"
+    try:
+        code = main(["run", str(path), "--out", str(out_dir), "--metrics", "R-1.a,n_types.a",
+                     "--user-metrics", str(tmp_path / "bert.parquet"),
+                     "--metric-plugin", str(plugin)])
+    finally:
+        from qarla_spark.metrics.registry import unregister_metric
+        unregister_metric("n_types.a")
+    assert code == 0, capsys.readouterr()
+    sims = spark.read.parquet(str(out_dir / "similarities")).toPandas()
+    assert sorted(sims.metric.unique()) == ["BERTScore", "R-1.a", "n_types.a"]
+    assert (sims.groupby("metric").size() == 2 * 5 * 4).all()
+    info = json.loads((out_dir / "run.json").read_text())["similarities"]
+    assert info["user_table_metrics"] == ["BERTScore"]
+    assert info["user_function_metrics"] == ["n_types.a"]
+
+
+def test_unknown_metric_fails_before_spark_reads_anything(tmp_path, capsys):
+    code = main(["run", str(tmp_path / "missing.jsonl"), "--metrics", "R-1.x",
+                 "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "unknown metric 'R-1.x'; did you mean R-1.c, R-1.b, R-1.a?" in capsys.readouterr().err

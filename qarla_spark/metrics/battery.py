@@ -52,17 +52,19 @@ def ngram_hits(counters: Sequence[Mapping]) -> np.ndarray:
     intersection per pair. Exact (integers below 2^53 in float64).
     """
     vocab: Dict[object, int] = {}
-    rows, cols, vals = [], [], []
-    for i, counter in enumerate(counters):
-        for key, count in counter.items():
-            rows.append(i)
-            cols.append(vocab.setdefault(key, len(vocab)))
-            vals.append(count)
+    code = vocab.setdefault
+    cols: List[int] = []
+    vals: List[int] = []
+    sizes: List[int] = []
+    for counter in counters:
+        cols += [code(key, len(vocab)) for key in counter]
+        vals += counter.values()
+        sizes.append(len(counter))
     n = len(counters)
     if not vocab:
         return np.zeros((n, n))
     counts = np.zeros((n, len(vocab)), dtype=np.int32)
-    counts[rows, cols] = vals
+    counts[np.repeat(np.arange(n), sizes), cols] = vals
     hits = np.zeros((n, n))
     for t in range(1, int(counts.max()) + 1):
         layer = (counts >= t).astype(np.float64)
@@ -83,7 +85,7 @@ def _rouge_columns(prepared: Sequence[PreparedSummary], metrics: Sequence[str],
     Same numbers as :func:`qarla_spark.metrics.rouge.pair_counts` (tested
     for equality): n-gram, S4 and SU4 hits come from :func:`ngram_hits` for
     the whole topic; L and W hits from :func:`rouge.lcs_counts`, once per
-    unordered pair (both directions).
+    unordered pair (both directions), all pairs of the topic in one call.
     """
     from qarla_spark.metrics import rouge
 
@@ -112,12 +114,7 @@ def _rouge_columns(prepared: Sequence[PreparedSummary], metrics: Sequence[str],
             cols[f"R-{kind}.{v}"] = _ratio(h, dens[kind][r_idx])
             cols[f"Rpre-{kind}.{v}"] = _ratio(h, dens[kind][s_idx])
         if needed_kinds & {"L", "W-1.2"}:
-            lcs = np.zeros((n, n))   # lcs[i, j]: L hits of R(i, j) (units of j)
-            wlcs = np.zeros((n, n))
-            for i in range(n):
-                for j in range(i + 1, n):
-                    l_ij, l_ji, w_ij, w_ji = rouge.lcs_counts(profs[i], profs[j])
-                    lcs[i, j], lcs[j, i], wlcs[i, j], wlcs[j, i] = l_ij, l_ji, w_ij, w_ji
+            lcs, wlcs = rouge.lcs_counts_all(profs)  # [i, j]: hits of R(i, j), units of j
             n_tok = np.array([p.n_tokens for p in profs], dtype=np.float64)
             w_base = np.array([p.w_base for p in profs], dtype=np.float64)
             cols[f"R-L.{v}"] = _ratio(lcs[s_idx, r_idx], n_tok[r_idx])

@@ -86,6 +86,7 @@ __all__ = [
     "profiles",
     "pair_counts",
     "lcs_counts",
+    "lcs_counts_all",
     "scores_from_counts",
     "pair_scores",
     "rouge_pair",
@@ -320,6 +321,11 @@ _BACKENDS: Dict[str, Callable[[RougeProfile, RougeProfile], _Masks]] = {
     "python": _lcs_masks_python,
 }
 
+#: backends that also clip in compiled code (name -> lcs_counts twin)
+_COUNT_BACKENDS: Dict[str, Callable] = {}
+#: backends computing a whole topic's pairs at once (name -> lcs_counts_all twin)
+_TOPIC_BACKENDS: Dict[str, Callable] = {}
+
 try:  # optional accelerator: same algorithm compiled with numba
     import numba as _numba
     import numpy as _np
@@ -428,6 +434,108 @@ if _numba is not None:
 
     _BACKENDS["numba"] = _lcs_masks_numba
 
+    @_numba.njit(cache=True, nogil=True)
+    def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f):  # pragma: no cover
+        """Compiled twin of :func:`_clip_l` and :func:`_clip_w` for the model
+        ``x`` (codes ``xt``, sentence offsets ``xoff``) against the peer ``yt``."""
+        peer = _numba.typed.Dict.empty(key_type=_numba.types.int64,
+                                       value_type=_numba.types.int64)
+        for c in yt:
+            peer[c] = peer.get(c, 0) + 1
+        marked = _numba.typed.Dict.empty(key_type=_numba.types.int64,
+                                         value_type=_numba.types.int64)
+        for p in range(len(xt)):
+            if mask_l[p]:
+                marked[xt[p]] = marked.get(xt[p], 0) + 1
+        l_hit = 0
+        for c, k in marked.items():
+            q = peer.get(c, 0)
+            l_hit += k if k < q else q
+        used = _numba.typed.Dict.empty(key_type=_numba.types.int64,
+                                       value_type=_numba.types.int64)
+        w_hit = 0.0
+        for a in range(len(xoff) - 1):
+            end = xoff[a + 1]
+            run = 0
+            for p in range(xoff[a], end):
+                if not mask_w[p]:
+                    continue
+                c = xt[p]
+                u = used.get(c, 0)
+                if u < peer.get(c, 0):
+                    used[c] = u + 1
+                    run += 1
+                    if p + 1 < end:
+                        if not mask_w[p + 1]:
+                            w_hit += f[run]
+                            run = 0
+                    else:
+                        w_hit += f[run]
+                        run = 0
+        return l_hit, w_hit
+
+    def _lcs_counts_numba(ps: RougeProfile, pr: RougeProfile) -> Tuple[int, int, float, float]:
+        """numba backend of :func:`lcs_counts`: masks and clipping compiled."""
+        f = _F.array(max(pr.max_len, ps.max_len) + 1)
+        xt, xoff = pr.codes()
+        yt, yoff = ps.codes()
+        l_r = _np.zeros(pr.n_tokens, _np.uint8)
+        w_r = _np.zeros(pr.n_tokens, _np.uint8)
+        l_s = _np.zeros(ps.n_tokens, _np.uint8)
+        w_s = _np.zeros(ps.n_tokens, _np.uint8)
+        _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_r, w_r, l_s, w_s)
+        l_sr, w_sr = _clip_kernel(xt, xoff, l_r, w_r, yt, f)
+        l_rs, w_rs = _clip_kernel(yt, yoff, l_s, w_s, xt, f)
+        return l_sr, l_rs, w_sr, w_rs
+
+    _COUNT_BACKENDS["numba"] = _lcs_counts_numba
+
+    @_numba.njit(cache=True, nogil=True)
+    def _topic_lcs_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs):  # pragma: no cover
+        """:func:`_lcs_counts_numba` for every unordered pair of a topic in
+        one compiled call (no Python work per pair)."""
+        n = len(tok_off) - 1
+        for i in range(n):
+            yt = codes[tok_off[i]:tok_off[i + 1]]
+            yoff = starts[start_off[i]:start_off[i + 1]]
+            if len(yt) == 0:
+                continue
+            for j in range(i + 1, n):
+                xt = codes[tok_off[j]:tok_off[j + 1]]
+                xoff = starts[start_off[j]:start_off[j + 1]]
+                if len(xt) == 0:
+                    continue
+                l_x = _np.zeros(len(xt), _np.uint8)
+                w_x = _np.zeros(len(xt), _np.uint8)
+                l_y = _np.zeros(len(yt), _np.uint8)
+                w_y = _np.zeros(len(yt), _np.uint8)
+                _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_x, w_x, l_y, w_y)
+                l_sr, w_sr = _clip_kernel(xt, xoff, l_x, w_x, yt, f)
+                l_rs, w_rs = _clip_kernel(yt, yoff, l_y, w_y, xt, f)
+                lcs[i, j] = l_sr
+                lcs[j, i] = l_rs
+                wlcs[i, j] = w_sr
+                wlcs[j, i] = w_rs
+
+    def _topic_lcs_numba(profs: Sequence["RougeProfile"]):
+        n = len(profs)
+        parts = [p.codes() for p in profs]
+        codes = _np.concatenate([c for c, _ in parts]) if n else _np.zeros(0, _np.int64)
+        starts = _np.concatenate([s for _, s in parts]) if n else _np.zeros(0, _np.int64)
+        tok_off = _np.zeros(n + 1, _np.int64)
+        start_off = _np.zeros(n + 1, _np.int64)
+        for k, (c, s) in enumerate(parts):
+            tok_off[k + 1] = tok_off[k] + len(c)
+            start_off[k + 1] = start_off[k] + len(s)
+        f = _F.array(max((p.max_len for p in profs), default=0) + 1)
+        lcs = _np.zeros((n, n))
+        wlcs = _np.zeros((n, n))
+        _topic_lcs_kernel(codes.astype(_np.int64), tok_off, starts.astype(_np.int64), start_off,
+                          f, lcs, wlcs)
+        return lcs, wlcs
+
+    _TOPIC_BACKENDS["numba"] = _topic_lcs_numba
+
 
 def available_backends() -> Tuple[str, ...]:
     """Names of the usable LCS backends (``"python"``, plus ``"numba"`` if installed)."""
@@ -474,28 +582,28 @@ def set_backend(name: str) -> str:
 
 
 def _clip_l(model: RougeProfile, mask: Sequence[int], peer_uni: Counter) -> int:
-    """Count the marked model tokens while both unigram counts last (``lcs``)."""
-    mc = dict(model.grams[0])
-    pc = dict(peer_uni)
-    tokens = model.tokens
-    hit = 0
-    for p in compress(range(len(tokens)), mask):
-        tok = tokens[p]
-        if mc[tok] > 0 and pc.get(tok, 0) > 0:
-            hit += 1
-            mc[tok] -= 1
-            pc[tok] -= 1
-    return hit
+    """Count the marked model tokens while both unigram counts last (``lcs``).
+
+    ROUGE-1.5.5 walks the marked positions in order and counts one while the
+    remaining counts of its token in the model and in the peer are both
+    positive, decrementing both. The model's count never runs out first (a
+    token has at least as many occurrences as marked positions), so the hit
+    is Σ_t min(marked count of t, peer count of t): the same number, without
+    copying two dictionaries per pair.
+    """
+    return _hits(Counter(compress(model.tokens, mask)), peer_uni)
 
 
 def _clip_w(model: RougeProfile, mask: Sequence[int], peer_uni: Counter, f: List[float]) -> float:
     """ROUGE-1.5.5 ``wlcs``: clipping and run-weight accumulation, same logic.
 
     The run length is reset at each model sentence (ROUGE's ``$hitLen=0``);
-    only marked positions are visited, in order.
+    only marked positions are visited, in order. A marked position is kept
+    while its token's peer count lasts (the model's count cannot run out
+    first: see :func:`_clip_l`).
     """
-    mc = dict(model.grams[0])
-    pc = dict(peer_uni)
+    used: Dict[str, int] = {}
+    left = peer_uni.get
     tokens = model.tokens
     ends = model.ends
     hit = 0.0
@@ -506,7 +614,9 @@ def _clip_w(model: RougeProfile, mask: Sequence[int], peer_uni: Counter, f: List
             end = ends[p]
             run = 0
         tok = tokens[p]
-        if mc[tok] > 0 and pc.get(tok, 0) > 0:
+        u = used.get(tok, 0)
+        if u < left(tok, 0):
+            used[tok] = u + 1
             run += 1
             if p + 1 < end:
                 if not mask[p + 1]:
@@ -515,8 +625,6 @@ def _clip_w(model: RougeProfile, mask: Sequence[int], peer_uni: Counter, f: List
             else:  # end of sentence
                 hit += f[run]
                 run = 0
-            mc[tok] -= 1
-            pc[tok] -= 1
     return hit
 
 
@@ -527,11 +635,33 @@ def lcs_counts(ps: RougeProfile, pr: RougeProfile) -> Tuple[int, int, float, flo
     :attr:`RougeProfile.w_base` of the model side)."""
     if not (ps.n_tokens and pr.n_tokens):
         return 0, 0, 0.0, 0.0
+    compiled = _COUNT_BACKENDS.get(_backend_name)
+    if compiled is not None:
+        return compiled(ps, pr)
     gs, gr = ps.grams, pr.grams
     l_r, w_r, l_s, w_s = _lcs_masks(pr, ps)
     f = _F.upto(max(ps.max_len, pr.max_len) + 1)
     return (_clip_l(pr, l_r, gs[0]), _clip_l(ps, l_s, gr[0]),
             _clip_w(pr, w_r, gs[0], f), _clip_w(ps, w_s, gr[0], f))
+
+
+def lcs_counts_all(profs: Sequence[RougeProfile]):
+    """L and W hits of every ordered pair of a topic's profiles:
+    ``(lcs, wlcs)``, two n × n arrays where ``lcs[i, j]`` is the L hit of
+    R(i, j) (units of ``j``, the model) — :func:`lcs_counts` for every pair,
+    in one compiled call with the numba backend."""
+    import numpy as np
+
+    compiled = _TOPIC_BACKENDS.get(_backend_name)
+    if compiled is not None:
+        return compiled(profs)
+    n = len(profs)
+    lcs = np.zeros((n, n))
+    wlcs = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            lcs[i, j], lcs[j, i], wlcs[i, j], wlcs[j, i] = lcs_counts(profs[i], profs[j])
+    return lcs, wlcs
 
 
 def pair_counts(ps: RougeProfile, pr: RougeProfile) -> Tuple[float, ...]:
