@@ -1,6 +1,7 @@
 # qarla_spark: the two commands of the README's quick start.
 #   make run    set up .venv, install, run the main job on the bundled SummEval
 #   make test   set up .venv with the test tools, run the whole test suite
+#   make bench  the similarity battery vs rouge-score (prints both and the ratio)
 # Needs Python >= 3.10 and Java >= 17 (checked first, with a clear message).
 
 PYTHON ?= python3
@@ -9,13 +10,16 @@ OUT    ?= runs/summeval
 PIP    := $(VENV)/bin/python -m pip
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: run test check setup setup-dev clean
+.PHONY: run test bench check setup setup-dev clean
 
 run: check $(VENV)/.installed
 	$(VENV)/bin/qarla run --out $(OUT) --overwrite
 
 test: check $(VENV)/.installed-dev
 	$(VENV)/bin/python -m pytest
+
+bench: check $(VENV)/.installed-dev
+	$(VENV)/bin/python jobs/benchmark_similarities.py
 
 check:
 	@$(PYTHON) -m qarla_spark.spark.java

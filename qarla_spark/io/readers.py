@@ -68,12 +68,15 @@ def _bundled_bytes(path: str) -> bytes:
     return (resources.files("qarla_spark") / "data" / name).read_bytes()
 
 
-def display_path(path: str) -> str:
-    """Paths as the user would write them (``file:/x`` -> ``/x``)."""
+def display_path(path: str, cwd: Optional[str] = None) -> str:
+    """Paths as the user would write them: ``file:/x`` -> ``/x``, and
+    relative to ``cwd`` (the driver's working directory) when under it."""
     if path.startswith("file://"):
-        return path[len("file://"):]
-    if path.startswith("file:"):
-        return path[len("file:"):]
+        path = path[len("file://"):]
+    elif path.startswith("file:"):
+        path = path[len("file:"):]
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
     return path
 
 
@@ -102,8 +105,8 @@ def check_inputs_exist(spark, specs: Sequence[InputSpec]) -> None:
         raise InputError(problems, header="cannot read the input")
 
 
-def _to_rows(path: str, content: bytes, kind: str, task: Optional[str]):
-    shown = display_path(path)
+def _to_rows(path: str, content: bytes, kind: str, task: Optional[str], cwd: Optional[str]):
+    shown = display_path(path, cwd)
     for rec in parse_file(shown, bytes(content), kind, task):
         yield tuple(rec[f] for f in RAW_FIELDS)
 
@@ -138,5 +141,7 @@ def read_raw(spark, specs: Iterable[InputSpec]):
     files = frames[0]
     for frame in frames[1:]:
         files = files.unionByName(frame)
-    rdd = files.rdd.flatMap(lambda r: _to_rows(r.path, r.content, r.kind, r.task))
+    import os
+    cwd = os.getcwd()
+    rdd = files.rdd.flatMap(lambda r: _to_rows(r.path, r.content, r.kind, r.task, cwd))
     return spark.createDataFrame(rdd, RAW_SCHEMA)
