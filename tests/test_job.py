@@ -51,5 +51,6 @@ def test_spark_submit_job_bad_input_is_one_paragraph(tmp_path):
     # spark-submit's Python runner merges the driver's stderr into stdout
     said = proc.stdout + proc.stderr
     assert proc.returncode == 1, said[-3000:]
-    assert f"{src}, line 1, field 'summarizer': missing field 'summarizer'" in said
+    # the job ran in tmp_path: the file is named relative to it
+    assert "error: s.jsonl, line 1, field 'summarizer': missing field 'summarizer'" in said
     assert "Traceback" not in said and not (tmp_path / "run").exists()

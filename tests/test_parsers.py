@@ -366,3 +366,11 @@ def test_duc_empty_file():
 def test_duc_non_utf8():
     p = the_problem(records("D30001.M.100.T.A", b"ok\ncaf\xe9\n", task="d"))
     assert p["line"] == 2 and "UTF-8" in p["message"]
+
+
+def test_display_path_is_relative_to_the_working_directory():
+    from qarla_spark.io.readers import display_path
+    assert display_path("file:/work/data/s.jsonl", "/work") == "data/s.jsonl"
+    assert display_path("file:///other/s.jsonl", "/work") == "/other/s.jsonl"
+    assert display_path("hdfs://nn/x/s.jsonl", "/work") == "hdfs://nn/x/s.jsonl"
+    assert display_path("file:/workbench/s.jsonl", "/work") == "/workbench/s.jsonl"
