@@ -1,0 +1,146 @@
+"""QUEEN, KING, ORANGE, JACK on Spark equal the brute-force reference
+(tests/reference_qarla.py, plain loops from SPEC §3-5) on generated testbeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference_qarla as ref
+from qarla_spark.measures.jack import peer_orders
+from qarla_spark.measures.masks import topic_sample_masks
+from qarla_spark.measures.qarla import evaluate, named_sets
+from testbeds import make_similarities
+
+pytestmark = pytest.mark.spark
+
+METRICS = ("x1", "x2", "x3")
+SETS = [["x1", "x2"], ["x1", "x2", "x3"]]
+
+
+def spark_frames(spark, sims, summaries):
+    return (spark.createDataFrame(sims[["task", "topic", "summarizer_s", "summarizer_r",
+                                        "metric", "value"]]),
+            spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]]))
+
+
+def run(spark, sims, summaries, triples="standard", n_orders=3, seed=5):
+    s_df, m_df = spark_frames(spark, sims, summaries)
+    sets = named_sets(METRICS, SETS)
+    return evaluate(s_df, m_df, METRICS, sets, triples=triples, seed=seed, n_orders=n_orders)
+
+
+SHAPES = [
+    dict(n_topics=3, n_models=4, n_peers=3, seed=1),
+    dict(n_topics=2, n_models=[3, 5], n_peers=4, seed=2),           # |M| = 3: no KING there
+    dict(n_topics=3, n_models=4, n_peers=3, seed=3, ties=True),     # frequent ties
+    dict(n_topics=2, n_models=4, n_peers=3, seed=4, peer_equal_to_model=True),
+]
+
+
+@pytest.fixture(scope="module", params=range(len(SHAPES)), ids=lambda i: f"shape{i}")
+def case(request, spark):
+    shape = SHAPES[request.param]
+    sims, roles, summaries = make_similarities(metrics=list(METRICS), **shape)
+    return sims, roles, summaries, run(spark, sims, summaries)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_queen_table_equals_reference(case):
+    sims, roles, summaries, res = case
+    got = res.queen.toPandas()
+    for name, X in [("x2", ["x2"]), ("x1,x2", ["x1", "x2"]), ("x1,x2,x3", METRICS)]:
+        expected = {(r["task"], r["topic"], r["summarizer"], r["holdout"]): r["queen"]
+                    for r in ref.queen_table(sims, roles, list(X))}
+        mine = got[got.metric_set == name]
+        actual = {(r.task, r.topic, r.summarizer, None if r.holdout is None else r.holdout): r.queen
+                  for r in mine.itertuples()}
+        assert actual.keys() == expected.keys()
+        for key, value in expected.items():
+            assert actual[key] == pytest.approx(value, abs=1e-12), (name, key)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_king_orange_jack_equal_reference(case):
+    sims, roles, summaries, res = case
+    king = res.king.toPandas().set_index("metric_set")
+    orange = res.orange.toPandas().set_index("metric_set")
+    jack = res.jack.toPandas().set_index("metric_set")
+    for name, X in [("x1", ["x1"]), ("x1,x2", ["x1", "x2"]), ("x1,x2,x3", METRICS)]:
+        (k, n), = ref.king(sims, roles, list(X)).values()
+        assert king.loc[name, "king"] == pytest.approx(k, abs=1e-12)
+        assert king.loc[name, "n_cases"] == n
+        assert king.loc[name, "ci_low"] <= k <= king.loc[name, "ci_high"]
+        (o, n_o), = ref.orange(sims, roles, list(X)).values()
+        assert orange.loc[name, "orange"] == pytest.approx(o, abs=1e-12)
+        assert orange.loc[name, "n_cases"] == n_o
+        (j,) = ref.jack(sims, roles, list(X)).values()
+        assert jack.loc[name, "jack"] == pytest.approx(j, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_system_scores_equal_reference(case):
+    sims, roles, summaries, res = case
+    got = res.systems.toPandas()
+    got = got[got.metric_set == "x1,x2"].set_index("summarizer")
+    expected = ref.system_scores(sims, roles, ["x1", "x2"])
+    for (task, who), row in expected.items():
+        for col in ("queen", "queen_full"):
+            if row[col] is None:
+                assert who not in got.index or np.isnan(got.loc[who, col]) or got.loc[who, col] is None
+            else:
+                assert got.loc[who, col] == pytest.approx(row[col], abs=1e-12), (who, col)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_jack_curve_equals_reference_with_the_same_orders(case):
+    sims, roles, summaries, res = case
+    peers = sorted(summaries[summaries.role == "peer"].summarizer.unique())
+    orders = peer_orders(peers, 3, 5)
+    expected = ref.jack_curve(sims, roles, ["x1", "x2"], orders=orders)
+    got = res.jack_curve.toPandas()
+    got = got[got.metric_set == "x1,x2"].set_index("n_peers")["jack"]
+    (curve,) = expected.values()
+    assert sorted(got.index) == sorted(curve)
+    for k, value in curve.items():
+        assert got.loc[k] == pytest.approx(value, abs=1e-12), k
+    assert list(got.sort_index()) == sorted(got)  # never decreases
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_distinct_triples(spark):
+    sims, roles, summaries = make_similarities(n_topics=2, n_models=4, n_peers=3,
+                                               metrics=list(METRICS), seed=9)
+    res = run(spark, sims, summaries, triples="distinct")
+    (k, n), = ref.king(sims, roles, ["x1", "x2"], triples="distinct").values()
+    king = res.king.toPandas().set_index("metric_set")
+    assert king.loc["x1,x2", "king"] == pytest.approx(k, abs=1e-12)
+    got = res.queen.toPandas()
+    expected = ref.queen_table(sims, roles, ["x3"], triples="distinct")
+    mine = got[got.metric_set == "x3"]
+    assert len(mine) == len(expected)
+
+
+def test_topic_sample_masks_by_hand():
+    """3 models (0, 1, 2) and a peer (3), one metric: the peer's samples are
+    the 3 * 3 * 2 = 18 standard triples; a model's are the 2 * 2 * 1 = 4 over
+    the other two (written out by hand below)."""
+    v = np.zeros((4, 4, 1))
+    v[3, :, 0] = [0.5, 0.2, 0.9, 0]      # peer against each model
+    v[0, 1, 0], v[1, 0, 0] = 0.4, 0.6    # model pairs
+    v[0, 2, 0], v[2, 0, 0] = 0.3, 0.1
+    v[1, 2, 0], v[2, 1, 0] = 0.8, 0.7
+    e, m, m1, m2, words = topic_sample_masks(["model", "model", "model", "peer"], v)
+    peer = e == 3
+    assert peer.sum() == 18 and (~peer).sum() == 3 * 4
+    # peer vs model 0 (0.5) passes against 0.4, 0.3, 0.1 (3 of the 6 model pairs)
+    assert words[peer & (m == 0), 0].sum() == 3
+    assert set(np.unique(words)) <= {0, 1}
+
+
+def test_wilson_interval_known_value():
+    """Wilson 95% interval of 50/100: 0.4038..0.5962 (textbook value)."""
+    from qarla_spark.measures.king import wilson
+    low, high = wilson(0.5, 100)
+    assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
+    assert wilson(0.0, 10)[0] == 0.0
