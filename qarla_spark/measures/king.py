@@ -31,32 +31,33 @@ def wilson(p: float, n: int, z: float = Z95):
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _cases(queen):
-    """(task, topic, holdout, metric_set, q_h, q_max, q_peers) per KING case."""
-    from pyspark.sql import functions as F
-    jk = queen.filter(F.col("holdout").isNotNull())
-    held = (jk.filter((F.col("role") == "model") & (F.col("summarizer") == F.col("holdout")))
-            .select("task", "topic", "holdout", "metric_set", F.col("queen").alias("q_h")))
-    peers = (jk.filter(F.col("role") == "peer")
-             .groupBy("task", "topic", "holdout", "metric_set")
-             .agg(F.max("queen").alias("q_max")))
-    return held.join(peers, ["task", "topic", "holdout", "metric_set"])
-
-
-def king_table(queen, set_sizes):
+def king_table(cases, set_sizes):
     """The ``king/`` table: task, metric_set, n_metrics, king, ci_low,
-    ci_high, n_cases. ``set_sizes``: (metric_set, n_metrics) frame."""
+    ci_high, n_cases, from the ``case`` rows of
+    :func:`qarla_spark.measures.queen.queen_results` joined with
+    ``set_sizes`` (set_id, metric_set, n_metrics)."""
     from pyspark.sql import functions as F
 
-    cases = _cases(queen).withColumn("win", (F.col("q_h") > F.col("q_max")).cast("double"))
-    per_topic = (cases.groupBy("task", "topic", "metric_set")
+    per_topic = (cases.groupBy("task", "topic", "set_id")
                  .agg(F.avg("win").alias("k"), F.count(F.lit(1)).alias("n")))
-    king = (per_topic.groupBy("task", "metric_set")
+    king = (per_topic.groupBy("task", "set_id")
             .agg(F.avg("k").alias("king"), F.sum("n").alias("n_cases")))
     low, high = _wilson_columns(F.col("king"), F.col("n_cases").cast("double"))
-    return (king.join(set_sizes, "metric_set")
+    return (king.join(F.broadcast(set_sizes), "set_id")
             .select("task", "metric_set", "n_metrics", "king", low.alias("ci_low"),
                     high.alias("ci_high"), F.col("n_cases").cast("long").alias("n_cases")))
+
+
+def orange_table(cases, set_sizes):
+    """The ``orange/`` table: task, metric_set, n_metrics, orange, n_cases
+    (pooled over every (topic, held-out model, peer))."""
+    from pyspark.sql import functions as F
+    return (cases.groupBy("task", "set_id")
+            .agg((F.sum("n_le") / F.sum("n_peers")).alias("orange"),
+                 F.sum("n_peers").alias("n_cases"))
+            .join(F.broadcast(set_sizes), "set_id")
+            .select("task", "metric_set", "n_metrics", "orange",
+                    F.col("n_cases").cast("long").alias("n_cases")))
 
 
 def _wilson_columns(p, n, z: float = Z95):
@@ -67,19 +68,3 @@ def _wilson_columns(p, n, z: float = Z95):
     centre = (p + z2 / (2 * n)) / denom
     half = z * F.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
     return F.greatest(F.lit(0.0), centre - half), F.least(F.lit(1.0), centre + half)
-
-
-def orange_table(queen, set_sizes):
-    """The ``orange/`` table: task, metric_set, n_metrics, orange, n_cases."""
-    from pyspark.sql import functions as F
-    jk = queen.filter(F.col("holdout").isNotNull())
-    held = (jk.filter((F.col("role") == "model") & (F.col("summarizer") == F.col("holdout")))
-            .select("task", "topic", "holdout", "metric_set", F.col("queen").alias("q_h")))
-    peers = jk.filter(F.col("role") == "peer").select("task", "topic", "holdout", "metric_set",
-                                                      F.col("queen").alias("q_a"))
-    pairs = held.join(peers, ["task", "topic", "holdout", "metric_set"])
-    return (pairs.groupBy("task", "metric_set")
-            .agg(F.avg((F.col("q_a") <= F.col("q_h")).cast("double")).alias("orange"),
-                 F.count(F.lit(1)).alias("n_cases"))
-            .join(set_sizes, "metric_set")
-            .select("task", "metric_set", "n_metrics", "orange", "n_cases"))

@@ -106,61 +106,6 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
     return e_idx[a], m_idx[a], m1[b], m2[b], words
 
 
-def sample_masks(vecs, summaries, n_metrics: int, triples: str = "standard",
-                 n_partitions=None):
-    """One row per QUEEN sample of every topic with ≥ 3 models:
-    (task, topic, e, e_role, m, m1, m2, mask).
-
-    e ranges over peers and models; for a model e the triples avoid e (its
-    samples serve QUEEN_{M∖{e}}(e)). The comparisons are a per-topic numpy
-    kernel (:func:`topic_sample_masks`: one topic's vectors in, its samples
-    out); counting is left to Spark aggregations.
-    """
-    import pandas as pd
-    from pyspark.sql import functions as F
-
-    from qarla_spark.spark.partitioning import apply_per_topic
-
-    if triples not in TRIPLES:
-        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
-    nw = n_words(n_metrics)
-    roles = summaries.select("task", "topic", F.col("summarizer").alias("s"), "role")
-    topics = topic_models(summaries).select("task", "topic")
-    rows = vecs.join(topics, ["task", "topic"]).join(roles, ["task", "topic", "s"])
-    schema = ("task string, topic string, e string, e_role string, m string, m1 string, "
-              "m2 string, " + ", ".join(f"w{w} long" for w in range(nw)))
-
-    def kernel(pdf):
-        names = sorted(set(pdf["s"]) | set(pdf["r"]))
-        pos = {name: i for i, name in enumerate(names)}
-        role_of = dict(zip(pdf["s"], pdf["role"]))
-        values = np.full((len(names), len(names), n_metrics), np.nan)
-        values[[pos[x] for x in pdf["s"]], [pos[x] for x in pdf["r"]]] = \
-            np.stack(pdf["v"].to_numpy())
-        roles_arr = np.asarray([role_of[x] for x in names], dtype=object)
-        e, m, m1, m2, words = topic_sample_masks(roles_arr, values, triples)
-        names_arr = np.asarray(names, dtype=object)
-        out = {"task": pdf["task"].iloc[0], "topic": pdf["topic"].iloc[0],
-               "e": names_arr[e], "e_role": roles_arr[e],
-               "m": names_arr[m], "m1": names_arr[m1], "m2": names_arr[m2]}
-        for w in range(nw):
-            out[f"w{w}"] = words[:, w]
-        return pd.DataFrame(out)
-
-    samples = apply_per_topic(rows.select("task", "topic", "s", "r", "v", "role"), kernel,
-                              schema, n_partitions)
-    return samples.select("task", "topic", "e", "e_role", "m", "m1", "m2",
-                          F.array(*[F.col(f"w{w}") for w in range(nw)]).alias("mask"))
-
-
-def passes(mask_col: str, set_col: str, n_metrics: int):
-    """SQL condition: every bit of the set's words is in the mask (written
-    out per word, for code generation)."""
-    from pyspark.sql import functions as F
-    return F.expr(" AND ".join(f"({mask_col}[{w}] & {set_col}[{w}]) = {set_col}[{w}]"
-                               for w in range(n_words(n_metrics))))
-
-
 def sets_frame(spark, metric_sets: Dict[str, Sequence[int]], n_metrics: int):
     """(metric_set, n_metrics, words, idx) for named sets of metric indices."""
     rows = [(name, len(set(idx)), set_words(idx, n_metrics), sorted(set(idx)))

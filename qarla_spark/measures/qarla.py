@@ -7,7 +7,7 @@ every result is a lazy DataFrame (schemas in the README).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.metrics.registry import metric_set_name
@@ -44,24 +44,41 @@ def named_sets(metrics: Sequence[str], sets: Iterable[Iterable[str]],
     return out
 
 
-def evaluate(similarities, summaries, metrics: Sequence[str], metric_sets: Dict[str, Tuple[int, ...]],
+def evaluate(similarities, summaries, metrics: Sequence[str],
+             metric_sets: Dict[str, Tuple[int, ...]], detailed: Optional[Iterable[str]] = None,
              triples: str = "standard", seed: int = 13, n_orders: int = 20) -> QarlaTables:
+    """KING and ORANGE of every set of ``metric_sets``; QUEEN, system scores,
+    JACK and the JACK curve of the sets named in ``detailed`` (default: all)."""
+    from pyspark.sql import functions as F
+
     from qarla_spark.measures.jack import jack_curve_table, jack_table
     from qarla_spark.measures.king import king_table, orange_table
-    from qarla_spark.measures.masks import sample_masks, sets_frame, vectors
-    from qarla_spark.measures.queen import queen_table, system_scores
+    from qarla_spark.measures.masks import TRIPLES, set_words, sets_frame, vectors
+    from qarla_spark.measures.queen import queen_results, queen_table, system_scores
 
+    if triples not in TRIPLES:
+        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
     spark = summaries.sparkSession
+    names = list(metric_sets)
+    detailed = names if detailed is None else list(detailed)
+    unknown = [d for d in detailed if d not in metric_sets]
+    if unknown:
+        raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
+    ids = {name: i for i, name in enumerate(names)}
+    words = [set_words(metric_sets[name], len(metrics)) for name in names]
     vecs = vectors(similarities, metrics).persist()
-    sets = sets_frame(spark, metric_sets, len(metrics))
-    samples = sample_masks(vecs, summaries, len(metrics), triples).persist()
-    queen = queen_table(samples, sets, summaries, len(metrics)).persist()
-    sizes = sets.select("metric_set", "n_metrics")
+    results = queen_results(vecs, summaries, words, [ids[d] for d in detailed], triples).persist()
+    set_sizes = spark.createDataFrame(
+        [(ids[n], n, len(set(metric_sets[n]))) for n in names],
+        "set_id int, metric_set string, n_metrics int")
+    cases = results.filter(F.col("kind") == "case")
+    queen = queen_table(results, set_sizes.select("set_id", "metric_set")).persist()
+    sets = sets_frame(spark, {d: metric_sets[d] for d in detailed}, len(metrics))
     return QarlaTables(
         queen=queen,
         systems=system_scores(queen),
-        king=king_table(queen, sizes),
-        orange=orange_table(queen, sizes),
+        king=king_table(cases, set_sizes),
+        orange=orange_table(cases, set_sizes),
         jack=jack_table(vecs, queen, summaries, sets),
         jack_curve=jack_curve_table(vecs, queen, summaries, sets, n_orders, seed),
     )
