@@ -146,9 +146,28 @@ def build_parser() -> argparse.ArgumentParser:
               testbed/     one row per task: topics, models per topic, systems...
               problems/    every warning: severity, file, line, unit, field, message
               similarities/  task, topic, summarizer_s, summarizer_r, metric, value
+              king/        task, metric_set, n_metrics, king, ci_low, ci_high, n_cases
+              orange/      task, metric_set, n_metrics, orange, n_cases
+              queen/       task, topic, summarizer, role, metric_set, holdout, queen
+              systems/     task, summarizer, role, metric_set, queen, queen_full
+              jack/        task, metric_set, jack
+              jack_curve/  task, metric_set, n_peers, jack
+              clusters/    task, metric, cluster, representative, king
             """))
     _add_input_args(r)
     _add_run_args(r)
+    q = r.add_argument_group("QARLA")
+    q.add_argument("--metric-set", action="append", default=None, metavar="NAMES",
+                   dest="metric_sets",
+                   help='a metric set to score explicitly, e.g. "R-1.a,TVM.512"; repeatable')
+    q.add_argument("--similarities", default=None, metavar="PATH",
+                   help="reuse the similarities/ table of an earlier run instead of computing it")
+    q.add_argument("--clusters", type=int, default=None, metavar="K",
+                   help="number of metric clusters (default 10; KING of 2^K - 1 subsets)")
+    q.add_argument("--triples", default=None, choices=("standard", "distinct"),
+                   help="QUEEN triples (default standard: m may equal m' or m'')")
+    q.add_argument("--jack-orders", type=int, default=None, metavar="R", dest="jack_orders",
+                   help="random orders of the systems in the JACK curve (default 20)")
     _add_spark_args(r)
 
     s = sub.add_parser(
@@ -195,6 +214,11 @@ def config_from_args(args: argparse.Namespace, base: Optional[RunConfig] = None)
         metric_plugins=(tuple(args.metric_plugins) if getattr(args, "metric_plugins", None)
                         else None),
         tagger=getattr(args, "tagger", None),
+        metric_sets=(tuple(args.metric_sets) if getattr(args, "metric_sets", None) else None),
+        similarities=getattr(args, "similarities", None),
+        clusters=getattr(args, "clusters", None),
+        triples=getattr(args, "triples", None),
+        jack_orders=getattr(args, "jack_orders", None),
     )
 
 

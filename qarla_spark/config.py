@@ -21,6 +21,11 @@ Keys of a TOML run file (all optional; ``conf/summeval.toml`` is an example):
 ``metric_plugins`` Python files that register metric functions on import
 ``tagger``     part-of-speech tagger of GRAMSIM (``pattern`` or ``spacy``)
 ``stages``     the stages to run, in order (default: all of them)
+``similarities``   reuse this similarity table (Parquet) instead of computing it
+``metric_sets``    metric sets to evaluate explicitly, each "name,name,..."
+``clusters``   number of metric clusters (default 10)
+``triples``    QUEEN triples: ``standard`` or ``distinct``
+``jack_orders``    random orders of the systems averaged in the JACK curve
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
 #: stages of a run, in order (each writes the tables named in pipeline.py)
-STAGES = ("testbed", "similarities")
+STAGES = ("testbed", "similarities", "qarla")
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,17 @@ class RunConfig:
     metric_plugins: Tuple[str, ...] = ()
     tagger: str = "pattern"
     stages: Tuple[str, ...] = STAGES
+    similarities: Optional[str] = None
+    metric_sets: Tuple[str, ...] = ()
+    clusters: int = 10
+    triples: str = "standard"
+    jack_orders: int = 20
 
     def __post_init__(self):
         if isinstance(self.metrics, str):
             object.__setattr__(self, "metrics", (self.metrics,))
         for name in ("inputs", "judgments", "sources", "metrics", "user_metrics",
-                     "metric_plugins", "stages"):
+                     "metric_plugins", "stages", "metric_sets"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f"'{name}' must be a list of paths, found {value!r}")
@@ -88,6 +98,12 @@ class RunConfig:
         if bad or not self.stages:
             raise ConfigError(f"'stages' must name some of {', '.join(STAGES)}, found "
                               f"{list(self.stages)!r}")
+        if self.triples not in ("standard", "distinct"):
+            raise ConfigError(f"'triples' must be standard or distinct, found {self.triples!r}")
+        for name in ("clusters", "jack_orders"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"'{name}' must be a positive integer, found {value!r}")
         if not isinstance(self.tagger, str) or not self.tagger:
             raise ConfigError(f"'tagger' must be a tagger name, found {self.tagger!r}")
 
@@ -98,7 +114,7 @@ class RunConfig:
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
         for k in ("inputs", "judgments", "sources", "metrics", "user_metrics", "metric_plugins",
-                  "stages"):
+                  "stages", "metric_sets"):
             d[k] = list(d[k])
         d["spark_conf"] = dict(self.spark_conf)
         return d

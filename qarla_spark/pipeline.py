@@ -5,7 +5,9 @@ Stages, in order (``RunConfig.stages`` may stop early):
 ``testbed``       read the inputs, validate them, describe the testbed, write
                   the canonical tables;
 ``similarities``  every metric on every ordered same-topic pair (SPEC §2),
-                  user metric tables appended.
+                  user metric tables appended (or a given table reused);
+``qarla``         KING and ORANGE of every metric, clustering, the best set,
+                  QUEEN, system scores, JACK and its curve (SPEC §3-6).
 
 Metric names are resolved before Spark reads anything (:func:`plan_metrics`):
 a typo fails the run at once, naming the closest valid names.
@@ -18,6 +20,8 @@ Tables of a run directory (Parquet; schemas in the README):
 ``testbed/``    one row per task: the description ``qarla validate`` prints
 ``problems/``   severity, file, line, unit, field, message: every warning
 ``similarities/``  task, topic, summarizer_s, summarizer_r, metric, value
+``queen/``, ``systems/``, ``king/``, ``orange/``, ``jack/``, ``jack_curve/``,
+``clusters/``  the QARLA tables (schemas in the README)
 ``run.json``    configuration, seed, versions, timings, table schemas
 """
 
@@ -97,7 +101,10 @@ class RunResult:
     info: Dict[str, Any]
 
     def summary(self) -> str:
-        lines = [self.report.format(),
+        lines = [self.report.format()]
+        if self.info.get("qarla_summary"):
+            lines.append(self.info["qarla_summary"])
+        lines += [
                  f"results: {self.out}/ (run.json, {', '.join(sorted(self.info['tables']))})",
                  f"signature: {self.info['signature']}"]
         return "\n".join(lines)
@@ -128,10 +135,24 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> Ru
                         "every warning found in the input (errors stop the run)")
         timings["write_testbed_s"] = round(time.time() - t0, 3)
 
-        if "similarities" in config.stages:
+        sims = None
+        if config.similarities:
+            t0 = time.time()
+            sims, names = reuse_similarities(spark, config.similarities, testbed)
+            extra["similarities"] = {"reused": config.similarities, "metrics": list(names),
+                                     "n_metrics": len(names)}
+            timings["similarities_s"] = round(time.time() - t0, 3)
+        elif "similarities" in config.stages:
             t0 = time.time()
             extra["similarities"] = similarity_stage(spark, config, testbed, metrics, out)
+            sims = spark.read.parquet(out.path("similarities"))
             timings["similarities_s"] = round(time.time() - t0, 3)
+        if "qarla" in config.stages and sims is not None:
+            t0 = time.time()
+            extra["qarla"], summaries_text = qarla_stage(
+                spark, config, testbed, sims, extra["similarities"]["metrics"], report, out)
+            timings["qarla_s"] = round(time.time() - t0, 3)
+            extra["qarla_summary"] = summaries_text
 
         info = run_info(spark, config, command, report, started, timings)
         info.update(extra)
@@ -140,6 +161,75 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> Ru
         out.abort()
         raise
     return RunResult(final, report, {**info, "tables": out.tables})
+
+
+def reuse_similarities(spark, path: str, testbed: Testbed):
+    """A similarity table of an earlier run (``--similarities PATH``): its
+    columns are checked, and its pairs must be those of this testbed."""
+    from pyspark.sql import functions as F
+
+    from qarla_spark.errors import InputError, Problem
+    try:
+        sims = spark.read.parquet(path)
+    except Exception as exc:
+        raise InputError([Problem("error", path, None, None,
+                                  f"cannot read the similarity table: {str(exc).splitlines()[0]}")],
+                         header="bad --similarities") from None
+    need = ["task", "topic", "summarizer_s", "summarizer_r", "metric", "value"]
+    missing = [c for c in need if c not in sims.columns]
+    if missing:
+        raise InputError([Problem("error", path, None, ", ".join(missing),
+                                  "not a similarity table: missing column(s) "
+                                  + ", ".join(missing))], header="bad --similarities")
+    sims = sims.select(*need)
+    names = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
+    pairs = sims.select("task", "topic", "summarizer_s", "summarizer_r").distinct()
+    known = testbed.summaries.select("task", "topic", F.col("summarizer").alias("summarizer_s"))
+    stray = pairs.join(known, ["task", "topic", "summarizer_s"], "left_anti").limit(5).collect()
+    if stray:
+        raise InputError([Problem("error", path, None, None,
+                                  f"pair ({r.task}, {r.topic}, {r.summarizer_s}, "
+                                  f"{r.summarizer_r}) names a summary not in the input")
+                          for r in stray], header="--similarities does not match the input")
+    return sims, tuple(names)
+
+
+def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Sequence[str],
+                report: ValidationReport, out: RunDirectory):
+    """QUEEN/KING/JACK, clustering and the best set for every task."""
+    from qarla_spark.errors import ConfigError
+    from qarla_spark.measures.stage import run_qarla
+
+    requested = [registry.split_names(s) for s in config.metric_sets]
+    for names in requested:
+        unknown = [n for n in names if n not in metrics]
+        if unknown:
+            raise ConfigError(f"--metric-set {','.join(names)}: not in the similarity table: "
+                              f"{', '.join(unknown)}")
+    result = run_qarla(sims, testbed.summaries, metrics, requested, config.clusters,
+                       config.triples, config.seed, config.jack_orders,
+                       tasks=[t.task for t in report.tasks])
+    docs = {
+        "queen": "QUEEN of every summary (holdout null: all models; else that model held out)",
+        "systems": "system scores: models and peers ranked together (jackknifed); queen_full "
+                   "for peers with all models",
+        "king": "KING of every single metric, every subset of representatives, requested sets",
+        "orange": "ORANGE of the same sets",
+        "jack": "JACK of the best set, the representatives and requested sets",
+        "jack_curve": "JACK as systems are added, mean over seeded random orders",
+        "clusters": "metric clusters, their representatives and each metric's KING",
+    }
+    for name, df in result.tables.items():
+        out.write_table(name, df, None, docs[name])
+    info = {
+        "clusters": config.clusters, "triples": config.triples, "jack_orders": config.jack_orders,
+        "requested_sets": [registry.metric_set_name(s) for s in requested],
+        "tasks": {s.task: {"best_set": s.best_set, "best_king": s.best_king,
+                           "best_single": s.best_single, "best_single_king": s.best_single_king,
+                           "representatives": s.representatives, "jack": s.jack}
+                  for s in result.summaries},
+    }
+    return info, "\n".join(s.describe() for s in result.summaries)
 
 
 def similarity_stage(spark, config: RunConfig, testbed: Testbed, metrics: Sequence[str],

@@ -46,9 +46,12 @@ def named_sets(metrics: Sequence[str], sets: Iterable[Iterable[str]],
 
 def evaluate(similarities, summaries, metrics: Sequence[str],
              metric_sets: Dict[str, Tuple[int, ...]], detailed: Optional[Iterable[str]] = None,
-             triples: str = "standard", seed: int = 13, n_orders: int = 20) -> QarlaTables:
+             triples: str = "standard", seed: int = 13, n_orders: int = 20,
+             vecs=None) -> QarlaTables:
     """KING and ORANGE of every set of ``metric_sets``; QUEEN, system scores,
-    JACK and the JACK curve of the sets named in ``detailed`` (default: all)."""
+    JACK and the JACK curve of the sets named in ``detailed`` (default: all).
+    ``vecs``: the :func:`~qarla_spark.measures.masks.vectors` of ``metrics``,
+    if already computed."""
     from pyspark.sql import functions as F
 
     from qarla_spark.measures.jack import jack_curve_table, jack_table
@@ -66,7 +69,8 @@ def evaluate(similarities, summaries, metrics: Sequence[str],
         raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
     ids = {name: i for i, name in enumerate(names)}
     words = [set_words(metric_sets[name], len(metrics)) for name in names]
-    vecs = vectors(similarities, metrics).persist()
+    if vecs is None:
+        vecs = vectors(similarities, metrics).persist()
     results = queen_results(vecs, summaries, words, [ids[d] for d in detailed], triples).persist()
     set_sizes = spark.createDataFrame(
         [(ids[n], n, len(set(metric_sets[n]))) for n in names],

@@ -82,8 +82,9 @@ def topic_queen(roles, values, set_words, triples: str = "standard"):
     if len(models) < 3:
         return out
     e, m, m1, m2, words = topic_sample_masks(roles, values, triples)
-    set_words = np.asarray(set_words, dtype=np.int64)
     n_sets = len(set_words)
+    set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
+        else np.zeros((0, words.shape[1]), dtype=np.int64)
     # pass matrix samples × sets, filled a block of sets at a time (memory
     # stays ~ samples × 256 whatever the number of sets)
     passed = np.empty((len(e), n_sets), dtype=np.float32)
@@ -140,9 +141,9 @@ def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard
     from qarla_spark.measures.masks import topic_models
     from qarla_spark.spark.partitioning import apply_per_topic
 
-    set_words = np.asarray(set_words, dtype=np.int64)
+    set_words = np.asarray(set_words, dtype=np.int64).reshape(len(set_words), -1) \
+        if len(set_words) else np.zeros((0, 1), dtype=np.int64)
     detailed = sorted(set(detailed))
-    n_metrics_v = None  # taken from the vectors per topic
     roles_df = summaries.select("task", "topic", F.col("summarizer").alias("s"), "role")
     topics = topic_models(summaries).select("task", "topic")
     rows = vecs.join(topics, ["task", "topic"]).join(roles_df, ["task", "topic", "s"])

@@ -1,0 +1,153 @@
+"""The QARLA stage of a run (SPEC §3-6), for every task at once.
+
+1. KING and ORANGE of every single metric and every requested set;
+2. per task, agglomerative clustering of the metrics into k clusters
+   (:mod:`~qarla_spark.measures.clustering`), the best-KING representative
+   of each cluster, KING of every non-empty subset of the representatives,
+   and the best set;
+3. QUEEN, system scores, JACK and the JACK growth curve of the best set, the
+   representatives and the requested sets.
+
+The driver receives only small per-task results: KING of each evaluated set
+(at most the number of metrics plus 2^k − 1 plus the requested sets) and the
+clusters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence
+
+from qarla_spark.errors import ConfigError
+from qarla_spark.metrics.registry import metric_set_name
+
+
+@dataclass
+class TaskSummary:
+    task: str
+    best_set: str
+    best_king: float
+    best_single: str
+    best_single_king: float
+    representatives: List[str]
+    clusters: List[List[str]]
+    jack: float = float("nan")
+    systems: List[tuple] = field(default_factory=list)   # (summarizer, role, queen) best first
+
+    def describe(self) -> str:
+        beats = "beats" if self.best_king > self.best_single_king else "does not beat"
+        lines = [f"task {self.task} (QARLA):",
+                 f"  best metric set: {self.best_set}  KING {self.best_king:.3f}",
+                 f"  best single metric: {self.best_single}  KING {self.best_single_king:.3f} "
+                 f"(the best set {beats} it)",
+                 f"  representatives of {len(self.clusters)} clusters: "
+                 + ", ".join(self.representatives),
+                 f"  JACK of the best set: {self.jack:.3f}"]
+        if self.systems:
+            ranked = [f"{i + 1}. {name} ({role}) {q:.3f}"
+                      for i, (name, role, q) in enumerate(self.systems)]
+            first_peer = next((i for i, s in enumerate(self.systems) if s[1] == "peer"), None)
+            models_above = sum(1 for s in self.systems[:first_peer] if s[1] == "model") \
+                if first_peer is not None else 0
+            n_models = sum(1 for s in self.systems if s[1] == "model")
+            lines.append(f"  ranking under the best set: {models_above} of {n_models} models "
+                         "rank above every system")
+            lines.append("  top: " + "; ".join(ranked[:8]))
+        return "\n".join(lines)
+
+
+@dataclass
+class QarlaRun:
+    tables: Dict[str, object]
+    summaries: List[TaskSummary]
+
+
+def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequence[Sequence[str]],
+              k: int = 10, triples: str = "standard", seed: int = 13, n_orders: int = 20,
+              tasks: Sequence[str] = ()) -> QarlaRun:
+    from pyspark.sql import functions as F
+
+    from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
+                                                 representatives, subsets)
+    from qarla_spark.measures.masks import vectors
+    from qarla_spark.measures.qarla import evaluate, named_sets
+
+    spark = summaries.sparkSession
+    metrics = list(metrics)
+    if k < 1:
+        raise ConfigError(f"--clusters must be at least 1, not {k}")
+    vecs = vectors(similarities, metrics).persist()
+    index = {m: i for i, m in enumerate(metrics)}
+
+    # 1. singles and requested sets
+    first_sets = named_sets(metrics, requested, singles=True)
+    first = evaluate(similarities, summaries, metrics, first_sets, detailed=[], triples=triples,
+                     seed=seed, n_orders=n_orders, vecs=vecs)
+    king1 = first.king.persist()
+    single_king: Dict[str, Dict[str, float]] = {}
+    for row in king1.select("task", "metric_set", "king").collect():
+        single_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
+
+    # 2. clustering, representatives, subsets, per task
+    cluster_rows = []
+    task_subsets: Dict[str, List[str]] = {}
+    task_reps: Dict[str, List[str]] = {}
+    task_clusters: Dict[str, List[List[str]]] = {}
+    for task in tasks:
+        if task not in single_king:
+            continue  # no topic with 4 models and a peer: nothing to rank
+        masks = SampleMasks(vecs, summaries, task, len(metrics), triples)
+        clusters = agglomerate(len(metrics), k, masks.pass_rate)
+        masks.release()
+        reps = representatives(clusters, metrics, single_king[task])
+        task_reps[task] = reps
+        task_clusters[task] = [sorted(metrics[i] for i in c) for c in clusters]
+        for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
+            for i in sorted(cluster):
+                cluster_rows.append((task, metrics[i], c_id, metrics[i] == rep,
+                                     single_king[task].get(metrics[i])))
+        task_subsets[task] = [metric_set_name(s) for s in subsets(reps)]
+    all_subsets = sorted({s for names in task_subsets.values() for s in names})
+    second_sets = {name: tuple(sorted(index[m] for m in name.split(","))) for name in all_subsets}
+    second = evaluate(similarities, summaries, metrics, second_sets, detailed=[],
+                      triples=triples, seed=seed, n_orders=n_orders, vecs=vecs)
+    own = spark.createDataFrame([(t, s) for t, names in task_subsets.items() for s in names]
+                                or [("", "")], "task string, metric_set string")
+    king2 = second.king.join(own, ["task", "metric_set"]).persist()
+    subset_king: Dict[str, Dict[str, float]] = {}
+    for row in king2.select("task", "metric_set", "king").collect():
+        subset_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
+    best = {task: best_set(kings) for task, kings in subset_king.items()}
+
+    # 3. detailed sets
+    requested_names = [metric_set_name(s) for s in requested]
+    detailed_names = sorted(set(best.values()) | set(requested_names)
+                            | {r for reps in task_reps.values() for r in reps})
+    third_sets = {name: tuple(sorted(index[m] for m in name.split(","))) for name in detailed_names}
+    third = evaluate(similarities, summaries, metrics, third_sets, triples=triples, seed=seed,
+                     n_orders=n_orders, vecs=vecs)
+
+    orange = first.orange.unionByName(
+        second.orange.join(own, ["task", "metric_set"]))
+    king = king1.unionByName(king2).dropDuplicates(["task", "metric_set"])
+    orange = orange.dropDuplicates(["task", "metric_set"])
+    clusters_df = spark.createDataFrame(
+        cluster_rows, "task string, metric string, cluster int, representative boolean, "
+                      "king double")
+    tables = {"queen": third.queen, "systems": third.systems, "king": king, "orange": orange,
+              "jack": third.jack, "jack_curve": third.jack_curve, "clusters": clusters_df}
+
+    summaries_out = []
+    jack = {(r["task"], r["metric_set"]): r["jack"] for r in third.jack.collect()}
+    for task, best_name in sorted(best.items()):
+        singles = {m: v for m, v in single_king[task].items() if "," not in m}
+        top_single = best_set(singles)
+        systems = (third.systems.filter((F.col("task") == task)
+                                        & (F.col("metric_set") == best_name))
+                   .orderBy(F.col("queen").desc_nulls_last(), "summarizer")
+                   .select("summarizer", "role", "queen").collect())
+        summaries_out.append(TaskSummary(
+            task, best_name, subset_king[task][best_name], top_single, singles[top_single],
+            task_reps[task], task_clusters[task], jack.get((task, best_name), float("nan")),
+            [(r["summarizer"], r["role"], r["queen"]) for r in systems if r["queen"] is not None]))
+    return QarlaRun(tables, summaries_out)

@@ -1,0 +1,97 @@
+"""Metric clustering (SPEC §6): the agglomerative rule with an exact pass-rate
+oracle, the executors' pass rates, representatives and the best set."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
+                                             representatives, subsets)
+
+
+def oracle(masks):
+    """P(S) over a list of per-sample pass sets (brute force)."""
+    def rate(sets):
+        return [sum(1 for m in masks if s <= m) / len(masks) for s in sets]
+    return rate
+
+
+def brute_sim(masks, a, b):
+    """sim(C, C') = P[H_C <-> H_C'] counted sample by sample."""
+    return sum((a <= m) == (b <= m) for m in masks) / len(masks)
+
+
+def test_sim_identity_used_by_agglomerate():
+    rng = np.random.default_rng(0)
+    masks = [frozenset(np.flatnonzero(rng.random(5) < 0.6)) for _ in range(200)]
+    rate = oracle(masks)
+    for a, b in combinations([frozenset([0]), frozenset([1, 2]), frozenset([3]),
+                              frozenset([2, 4])], 2):
+        pa, pb, pab = rate([a, b, a | b])
+        assert 1 - pa - pb + 2 * pab == pytest.approx(brute_sim(masks, a, b))
+
+
+def test_agglomerate_merges_the_redundant_metrics_first():
+    """Metrics 0 and 1 always pass together, 2 and 3 too, 4 is independent:
+    with k = 3 the clusters are {0,1}, {2,3}, {4}."""
+    rng = np.random.default_rng(1)
+    masks = []
+    for _ in range(300):
+        a, b, c = rng.random(3) < 0.5
+        masks.append(frozenset(i for i, on in enumerate([a, a, b, b, c]) if on))
+    clusters = agglomerate(5, 3, oracle(masks))
+    assert clusters == [frozenset({0, 1}), frozenset({2, 3}), frozenset({4})]
+
+
+def test_agglomerate_matches_a_naive_implementation():
+    rng = np.random.default_rng(2)
+    masks = [frozenset(np.flatnonzero(rng.random(6) < rng.random())) for _ in range(150)]
+    got = agglomerate(6, 2, oracle(masks))
+    clusters = [frozenset([i]) for i in range(6)]
+    while len(clusters) > 2:
+        pairs = sorted(((brute_sim(masks, a, b), a, b) for a, b in combinations(clusters, 2)),
+                       key=lambda t: (-t[0], sorted(t[1]), sorted(t[2])))
+        _, a, b = pairs[0]
+        clusters = [c for c in clusters if c not in (a, b)] + [a | b]
+    assert sorted(got, key=sorted) == sorted(clusters, key=sorted)
+
+
+def test_representatives_and_best_set():
+    metrics = ["a", "b", "c", "d"]
+    clusters = [frozenset({0, 1}), frozenset({2, 3})]
+    king = {"a": 0.2, "b": 0.3, "c": 0.1, "d": 0.1}
+    assert representatives(clusters, metrics, king) == ["b", "c"]  # tie c/d: name order
+    assert best_set({"b": 0.3, "b,c": 0.3, "c": 0.1}) == "b"       # tie: fewer metrics
+    assert best_set({"b,c": 0.4, "a,d": 0.4}) == "a,d"              # then name order
+    assert len(subsets(["x", "y", "z"])) == 7
+
+
+@pytest.mark.spark
+def test_sample_masks_pass_rates_on_executors(spark):
+    """Pass rates counted on the executors equal the brute-force count over
+    the peers' samples (reference QUEEN samples built with plain loops)."""
+    import reference_qarla as ref
+    from testbeds import make_similarities
+    from qarla_spark.measures.masks import vectors
+
+    metrics = ["x1", "x2", "x3"]
+    sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=3,
+                                               metrics=metrics, seed=3)
+    s_df = spark.createDataFrame(sims)
+    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
+    sm = SampleMasks(vectors(s_df, metrics), m_df, "t", len(metrics))
+    lookup = ref.sim_from_frame(sims)
+    masks = []
+    for (task, topic), (models, peers) in ref.topics_of(roles).items():
+        for e in peers:
+            for m, m1, m2 in ref.model_triples(models):
+                masks.append(frozenset(i for i, x in enumerate(metrics)
+                                       if lookup[(task, topic, e, m, x)]
+                                       >= lookup[(task, topic, m1, m2, x)]))
+    sets = [frozenset([0]), frozenset([1, 2]), frozenset([0, 1, 2])]
+    assert sm.n_samples == len(masks) == 3 * 3 * 4 * 12
+    assert sm.pass_rate(sets) == pytest.approx(oracle(masks)(sets), abs=1e-15)
+    sm.release()

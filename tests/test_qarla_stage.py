@@ -1,0 +1,79 @@
+"""The QARLA stage: clusters, representatives, best set, detailed tables,
+several tasks at once — checked against the brute-force reference."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+import reference_qarla as ref
+from qarla_spark.measures.clustering import subsets
+from qarla_spark.measures.stage import run_qarla
+from testbeds import make_similarities
+
+pytestmark = pytest.mark.spark
+
+METRICS = ["x1", "x2", "x3", "x4"]
+
+
+@pytest.fixture(scope="module")
+def two_tasks(spark):
+    a = make_similarities(n_topics=3, n_models=4, n_peers=4, metrics=METRICS, seed=11, task="a")
+    b = make_similarities(n_topics=2, n_models=5, n_peers=3, metrics=METRICS, seed=12, task="b",
+                          ties=True)
+    sims = pd.concat([a[0], b[0]], ignore_index=True)
+    summaries = pd.concat([a[2], b[2]], ignore_index=True)
+    roles = {**a[1], **b[1]}
+    s_df = spark.createDataFrame(sims)
+    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
+    result = run_qarla(s_df, m_df, METRICS, [["x1", "x3"]], k=2, seed=3, n_orders=4,
+                       tasks=["a", "b"])
+    return sims, roles, result
+
+
+def ref_king(sims, roles, names, task):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ref.king(sims, roles, names)[task][0]
+
+
+def test_clusters_representatives_and_best_set(two_tasks):
+    sims, roles, result = two_tasks
+    clusters = result.tables["clusters"].toPandas()
+    king = result.tables["king"].toPandas()
+    for summary in result.summaries:
+        task = summary.task
+        mine = clusters[clusters.task == task]
+        assert sorted(mine.metric) == METRICS and mine.cluster.nunique() == 2
+        for _, group in mine.groupby("cluster"):
+            kings = {m: ref_king(sims, roles, [m], task) for m in group.metric}
+            rep = group[group.representative].metric.item()
+            assert kings[rep] == max(kings.values())
+            for row in group.itertuples():
+                assert row.king == pytest.approx(kings[row.metric], abs=1e-12)
+        reps = summary.representatives
+        expected = {",".join(s): ref_king(sims, roles, s, task) for s in subsets(reps)}
+        best = min(expected, key=lambda n: (-expected[n], n.count(","), n))
+        assert summary.best_set == best
+        assert summary.best_king == pytest.approx(expected[best], abs=1e-12)
+        task_king = king[king.task == task].set_index("metric_set")["king"]
+        for name, value in expected.items():
+            assert task_king[name] == pytest.approx(value, abs=1e-12)
+        assert task_king["x1,x3"] == pytest.approx(ref_king(sims, roles, ["x1", "x3"], task))
+
+
+def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
+    sims, roles, result = two_tasks
+    jack = result.tables["jack"].toPandas()
+    for summary in result.summaries:
+        names = set(jack[jack.task == summary.task].metric_set)
+        assert {summary.best_set, "x1,x3", *summary.representatives} <= names
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = ref.jack(sims, roles, summary.best_set.split(","))[summary.task]
+        assert summary.jack == pytest.approx(expected, abs=1e-12)
+        assert "best metric set" in summary.describe()
+    curve = result.tables["jack_curve"].toPandas()
+    assert set(curve.n_peers[curve.task == "b"]) == {2, 3}
