@@ -208,7 +208,7 @@ def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Seque
                               f"{', '.join(unknown)}")
     result = run_qarla(sims, testbed.summaries, metrics, requested, config.clusters,
                        config.triples, config.seed, config.jack_orders,
-                       tasks=[t.task for t in report.tasks])
+                       tasks=[t.task for t in report.tasks], judgments=testbed.judgments)
     docs = {
         "queen": "QUEEN of every summary (holdout null: all models; else that model held out)",
         "systems": "system scores: models and peers ranked together (jackknifed); queen_full "
@@ -218,6 +218,9 @@ def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Seque
         "jack": "JACK of the best set, the representatives and requested sets",
         "jack_curve": "JACK as systems are added, mean over seeded random orders",
         "clusters": "metric clusters, their representatives and each metric's KING",
+        "correlations": "Pearson, Spearman, Kendall with each human criterion, system and "
+                        "summary level",
+        "human_test": "does each held-out model rank above every system (paper 004, Table 1)",
     }
     for name, df in result.tables.items():
         out.write_table(name, df, None, docs[name])

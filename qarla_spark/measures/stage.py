@@ -6,7 +6,9 @@
    of each cluster, KING of every non-empty subset of the representatives,
    and the best set;
 3. QUEEN, system scores, JACK and the JACK growth curve of the best set, the
-   representatives and the requested sets.
+   representatives and the requested sets; their agreement with human
+   judgments and the human-summariser test
+   (:mod:`~qarla_spark.measures.agreement`).
 
 The driver receives only small per-task results: KING of each evaluated set
 (at most the number of metrics plus 2^k − 1 plus the requested sets) and the
@@ -33,6 +35,8 @@ class TaskSummary:
     clusters: List[List[str]]
     jack: float = float("nan")
     systems: List[tuple] = field(default_factory=list)   # (summarizer, role, queen) best first
+    agreement: Dict[str, tuple] = field(default_factory=dict)   # criterion -> (r, rho, tau)
+    human_first: Dict[str, tuple] = field(default_factory=dict)  # measure -> (first, models)
 
     def describe(self) -> str:
         beats = "beats" if self.best_king > self.best_single_king else "does not beat"
@@ -53,6 +57,14 @@ class TaskSummary:
             lines.append(f"  ranking under the best set: {models_above} of {n_models} models "
                          "rank above every system")
             lines.append("  top: " + "; ".join(ranked[:8]))
+        if self.agreement:
+            lines.append("  agreement of the best set with humans (system level, Pearson / "
+                         "Spearman / Kendall): " + "; ".join(
+                             f"{c} {r:.2f} / {rho:.2f} / {tau:.2f}"
+                             for c, (r, rho, tau) in sorted(self.agreement.items())))
+        if self.human_first:
+            lines.append("  held-out references ranked first (human-summariser test): " + "; ".join(
+                f"{m} {first} of {n}" for m, (first, n) in sorted(self.human_first.items())))
         return "\n".join(lines)
 
 
@@ -64,7 +76,7 @@ class QarlaRun:
 
 def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequence[Sequence[str]],
               k: int = 10, triples: str = "standard", seed: int = 13, n_orders: int = 20,
-              tasks: Sequence[str] = ()) -> QarlaRun:
+              tasks: Sequence[str] = (), judgments=None) -> QarlaRun:
     from pyspark.sql import functions as F
 
     from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
@@ -134,9 +146,28 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
     clusters_df = spark.createDataFrame(
         cluster_rows, "task string, metric string, cluster int, representative boolean, "
                       "king double")
+    from qarla_spark.measures.agreement import correlations, human_test
     tables = {"queen": third.queen, "systems": third.systems, "king": king, "orange": orange,
-              "jack": third.jack, "jack_curve": third.jack_curve, "clusters": clusters_df}
+              "jack": third.jack, "jack_curve": third.jack_curve, "clusters": clusters_df,
+              "human_test": human_test(third.queen, similarities, summaries)}
+    if judgments is not None:
+        tables["correlations"] = correlations(third.queen, judgments)
 
+    agreement: Dict[tuple, Dict[str, tuple]] = {}
+    if "correlations" in tables:
+        best_df = spark.createDataFrame(list(best.items()) or [("", "")],
+                                        "task string, metric_set string")
+        for r in (tables["correlations"].filter(F.col("level") == "system")
+                  .join(best_df, ["task", "metric_set"]).collect()):
+            agreement.setdefault(r["task"], {})[r["criterion"]] = (r["pearson"], r["spearman"],
+                                                                   r["kendall"])
+    firsts: Dict[str, Dict[str, tuple]] = {}
+    wanted = {(t, f"QUEEN({b})") for t, b in best.items()}
+    for r in (tables["human_test"].groupBy("task", "measure")
+              .agg(F.sum(F.col("ranked_first").cast("int")).alias("first"),
+                   F.count(F.lit(1)).alias("n")).collect()):
+        if (r["task"], r["measure"]) in wanted or not r["measure"].startswith("QUEEN("):
+            firsts.setdefault(r["task"], {})[r["measure"]] = (int(r["first"]), int(r["n"]))
     summaries_out = []
     jack = {(r["task"], r["metric_set"]): r["jack"] for r in third.jack.collect()}
     for task, best_name in sorted(best.items()):
@@ -149,5 +180,6 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
         summaries_out.append(TaskSummary(
             task, best_name, subset_king[task][best_name], top_single, singles[top_single],
             task_reps[task], task_clusters[task], jack.get((task, best_name), float("nan")),
-            [(r["summarizer"], r["role"], r["queen"]) for r in systems if r["queen"] is not None]))
+            [(r["summarizer"], r["role"], r["queen"]) for r in systems if r["queen"] is not None],
+            agreement.get(task, {}), firsts.get(task, {})))
     return QarlaRun(tables, summaries_out)
