@@ -144,3 +144,15 @@ def test_wilson_interval_known_value():
     low, high = wilson(0.5, 100)
     assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
     assert wilson(0.0, 10)[0] == 0.0
+
+
+def test_topics_with_three_models_and_no_detailed_sets(spark):
+    """|M| = 3 everywhere: QUEEN exists but no KING case; with no detailed
+    set the per-topic kernel returns nothing (a typed empty frame)."""
+    sims, roles, summaries = make_similarities(n_topics=2, n_models=3, n_peers=2,
+                                               metrics=list(METRICS), seed=6)
+    s_df, m_df = spark_frames(spark, sims, summaries)
+    res = evaluate(s_df, m_df, METRICS, named_sets(METRICS, []), detailed=[])
+    assert res.king.count() == 0 and res.queen.count() == 0
+    res = evaluate(s_df, m_df, METRICS, named_sets(METRICS, []))
+    assert res.queen.filter("holdout is null").count() == 2 * 2 * len(METRICS)

@@ -120,6 +120,8 @@ def topic_queen(roles, values, set_words, triples: str = "standard"):
     return out
 
 
+_EMPTY_DTYPES = {"string": object, "int": "int32", "long": "int64", "double": "float64"}
+
 RESULT_SCHEMA = ("kind string, task string, topic string, summarizer string, role string, "
                  "set_id int, holdout string, queen double, win double, n_le long, n_peers long")
 
@@ -148,6 +150,7 @@ def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard
     topics = topic_models(summaries).select("task", "topic")
     rows = vecs.join(topics, ["task", "topic"]).join(roles_df, ["task", "topic", "s"])
     columns = [f.split()[0] for f in RESULT_SCHEMA.split(", ")]
+    types = [f.split()[1] for f in RESULT_SCHEMA.split(", ")]
 
     def kernel(pdf):
         names = sorted(set(pdf["s"]) | set(pdf["r"]))
@@ -196,8 +199,9 @@ def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard
                     "set_id": np.tile(d, len(peers) * len(models)),
                     "holdout": np.tile(np.repeat(names[models], len(d)), len(peers)),
                     "queen": q.ravel()}))
-        if not parts:
-            return pd.DataFrame({c: [] for c in columns})
+        if not parts:  # typed, so that Arrow converts it to the schema
+            return pd.DataFrame({c: pd.Series([], dtype=_EMPTY_DTYPES[t])
+                                 for c, t in zip(columns, types)})
         out = pd.concat(parts, ignore_index=True)
         out["task"], out["topic"] = task, topic
         for c in columns:
