@@ -236,26 +236,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if report.ok else EXIT_INPUT
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, stages=None) -> int:
     from qarla_spark import pipeline
     base = load_config(args.config) if args.config else None
-    config = config_from_args(args, base)
+    config = config_from_args(args, base).updated(stages=stages)
     pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
     spark = session_for(config, args.verbose)
     result = pipeline.run(spark, config)
     print(result.summary())
     return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return _run(args)
 
 
 def cmd_similarities(args: argparse.Namespace) -> int:
-    from qarla_spark import pipeline
-    base = load_config(args.config) if args.config else None
-    config = config_from_args(args, base).updated(stages=("testbed", "similarities"))
-    pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
-    spark = session_for(config, args.verbose)
-    result = pipeline.run(spark, config)
-    print(result.summary())
-    return 0
+    return _run(args, stages=("testbed", "similarities"))
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

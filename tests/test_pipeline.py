@@ -25,8 +25,9 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     result = pipeline.run(spark, config, command=["qarla", "run"])
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "clusters", "jack", "jack_curve", "judgments", "king", "orange", "problems", "queen",
-        "run.json", "similarities", "sources", "summaries", "systems", "testbed"]
+        "clusters", "correlations", "human_test", "jack", "jack_curve", "judgments", "king",
+        "orange", "problems", "queen", "run.json", "similarities", "sources", "summaries",
+        "systems", "testbed"]
     # 2 models per topic: QUEEN is undefined everywhere, so the QARLA tables are empty
     assert spark.read.parquet(str(out / "king")).count() == 0
     assert not list(tmp_path.glob("run.incomplete-*"))

@@ -100,7 +100,8 @@ class SampleMasks:
         import pandas as pd
         from pyspark.sql import functions as F
 
-        from qarla_spark.measures.masks import n_words, topic_models, topic_sample_masks
+        from qarla_spark.measures.masks import (n_words, topic_models, topic_sample_masks,
+                                                topic_values)
         from qarla_spark.spark.partitioning import apply_per_topic
 
         self.n_metrics = n_metrics
@@ -113,13 +114,7 @@ class SampleMasks:
         schema = ", ".join(f"w{w} long" for w in range(nw))
 
         def kernel(pdf):
-            names = sorted(set(pdf["s"]) | set(pdf["r"]))
-            pos = {name: i for i, name in enumerate(names)}
-            role_of = dict(zip(pdf["s"], pdf["role"]))
-            values = np.full((len(names), len(names), n_metrics), np.nan)
-            values[[pos[x] for x in pdf["s"]], [pos[x] for x in pdf["r"]]] = \
-                np.stack(pdf["v"].to_numpy())
-            roles_arr = np.asarray([role_of[x] for x in names], dtype=object)
+            _, roles_arr, values = topic_values(pdf, n_metrics)
             e, _, _, _, words = topic_sample_masks(roles_arr, values, triples)
             peer = roles_arr[e] == "peer"
             return pd.DataFrame({f"w{w}": words[peer, w] for w in range(nw)})

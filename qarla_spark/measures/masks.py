@@ -106,6 +106,19 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
     return e_idx[a], m_idx[a], m1[b], m2[b], words
 
 
+def topic_values(pdf, n_metrics: int):
+    """One topic's vectors (rows s, r, v, role) as (names, roles, values):
+    sorted summary names, their roles, and values[s, r, i] (NaN on the
+    diagonal) — the input of the per-topic kernels."""
+    names = sorted(set(pdf["s"]) | set(pdf["r"]))
+    pos = {name: i for i, name in enumerate(names)}
+    role_of = dict(zip(pdf["s"], pdf["role"]))
+    values = np.full((len(names), len(names), n_metrics), np.nan)
+    values[[pos[x] for x in pdf["s"]], [pos[x] for x in pdf["r"]]] = np.stack(pdf["v"].to_numpy())
+    roles = np.asarray([role_of[x] for x in names], dtype=object)
+    return np.asarray(names, dtype=object), roles, values
+
+
 def sets_frame(spark, metric_sets: Dict[str, Sequence[int]], n_metrics: int):
     """(metric_set, n_metrics, words, idx) for named sets of metric indices."""
     rows = [(name, len(set(idx)), set_words(idx, n_metrics), sorted(set(idx)))

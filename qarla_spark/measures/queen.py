@@ -140,7 +140,7 @@ def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard
     import pandas as pd
     from pyspark.sql import functions as F
 
-    from qarla_spark.measures.masks import topic_models
+    from qarla_spark.measures.masks import topic_models, topic_values
     from qarla_spark.spark.partitioning import apply_per_topic
 
     set_words = np.asarray(set_words, dtype=np.int64).reshape(len(set_words), -1) \
@@ -153,19 +153,11 @@ def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard
     types = [f.split()[1] for f in RESULT_SCHEMA.split(", ")]
 
     def kernel(pdf):
-        names = sorted(set(pdf["s"]) | set(pdf["r"]))
-        pos = {name: i for i, name in enumerate(names)}
-        role_of = dict(zip(pdf["s"], pdf["role"]))
-        k = len(pdf["v"].iloc[0])
-        values = np.full((len(names), len(names), k), np.nan)
-        values[[pos[x] for x in pdf["s"]], [pos[x] for x in pdf["r"]]] = \
-            np.stack(pdf["v"].to_numpy())
-        roles = np.asarray([role_of[x] for x in names], dtype=object)
+        names, roles, values = topic_values(pdf, len(pdf["v"].iloc[0]))
         res = topic_queen(roles, values, set_words, triples)
         task, topic = pdf["task"].iloc[0], pdf["topic"].iloc[0]
         parts = []
         peers, models = res["peers"], res["models"]
-        names = np.asarray(names, dtype=object)
         if res["full"] is not None and detailed:
             q = res["full"][:, detailed]
             parts.append(pd.DataFrame({
