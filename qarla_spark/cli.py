@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+import warnings
 from typing import Callable, List, Optional, Sequence
 
 from qarla_spark import __version__
@@ -286,10 +287,24 @@ COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_simila
             "metrics": cmd_metrics, "info": cmd_info}
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """QARLA warnings (skipped topics) as one line, without a source line."""
+    from qarla_spark.measures.stage import QarlaWarning
+    if issubclass(category, QarlaWarning):
+        print(f"qarla: warning: {message}", file=sys.stderr)
+    else:
+        _ORIGINAL_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+_ORIGINAL_SHOWWARNING = warnings.showwarning
+
+
 def guarded(func: Callable[[], int], debug: bool = False) -> int:
     """Run ``func``; turn errors into a message and an exit status."""
     try:
-        return func()
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return func()
     except QarlaError as exc:
         if debug:
             raise

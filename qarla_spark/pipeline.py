@@ -214,22 +214,31 @@ def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Seque
         "systems": "system scores: models and peers ranked together (jackknifed); queen_full "
                    "for peers with all models",
         "king": "KING of every single metric, every subset of representatives, requested sets",
-        "orange": "ORANGE of the same sets",
+        "orange": "ORANGE of the same sets (score QUEEN) and of each metric's plain score "
+                  "(score plain)",
         "jack": "JACK of the best set, the representatives and requested sets",
         "jack_curve": "JACK as systems are added, mean over seeded random orders",
         "clusters": "metric clusters, their representatives and each metric's KING",
         "correlations": "Pearson, Spearman, Kendall with each human criterion, system and "
                         "summary level",
         "human_test": "does each held-out model rank above every system (paper 004, Table 1)",
+        "king_pearson": "KING and system-level Pearson with each criterion of every evaluated "
+                        "set (paper 000, Fig. 5)",
     }
+    timings = dict(result.timings)
     for name, df in result.tables.items():
+        t0 = time.time()
         out.write_table(name, df, None, docs[name])
+        timings[f"write_{name}_s"] = round(time.time() - t0, 3)
     info = {
         "clusters": config.clusters, "triples": config.triples, "jack_orders": config.jack_orders,
         "requested_sets": [registry.metric_set_name(s) for s in requested],
+        "timings": timings,
         "tasks": {s.task: {"best_set": s.best_set, "best_king": s.best_king,
                            "best_single": s.best_single, "best_single_king": s.best_single_king,
-                           "representatives": s.representatives, "jack": s.jack}
+                           "representatives": s.representatives, "jack": s.jack,
+                           "skipped_topics": {reason: {"count": n, "first": names}
+                                              for reason, (n, names) in s.skipped.items()}}
                   for s in result.summaries},
     }
     return info, "\n".join(s.describe() for s in result.summaries)

@@ -60,7 +60,10 @@ def test_correlations_match_scipy(spark, setup):
 
 def test_human_summariser_test_by_loops(spark, setup):
     sims, roles, summaries, judg, s_df, m_df, res = setup
-    got = human_test(res.queen, s_df, m_df, baselines=("x1",)).toPandas()
+    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.measures.plain import plain_results
+    plain = plain_results(build_cube(s_df, m_df, METRICS), METRICS, ("x1",))
+    got = human_test(res.queen, plain).toPandas()
     lookup = ref.sim_from_frame(sims)
     topics = ref.topics_of(roles)
     for h in ["m0", "m1", "m2", "m3"]:
@@ -81,3 +84,27 @@ def test_human_summariser_test_by_loops(spark, setup):
         expected = q[h] > max(q[a] for a in peers)
         row = got[(got.measure == "QUEEN(x1,x2)") & (got.held_out_model == h)].iloc[0]
         assert bool(row.ranked_first) == bool(expected)
+
+
+def test_king_pearson_matches_scipy(spark, setup):
+    """KING-vs-Pearson rows (Fig. 5): Pearson between each set's system
+    scores (mean QUEEN with all models, computed by the brute-force
+    reference) and the systems' mean human scores, by scipy."""
+    from qarla_spark.measures.agreement import king_pearson
+    from qarla_spark.measures.masks import build_cube
+    sims, roles, summaries, judg, s_df, m_df, res = setup
+    j_df = spark.createDataFrame(judg)
+    got = king_pearson(res.king, res.peer_scores, j_df, build_cube(s_df, m_df, METRICS)) \
+        .toPandas().set_index("metric_set")
+    assert sorted(got.index) == ["x1", "x1,x2", "x2"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ["x1", "x1,x2", "x2"]:
+            table = pd.DataFrame(ref.queen_table(sims, roles, name.split(",")))
+            full = table[table.holdout.isna() & (table.role == "peer")]
+            x = full.groupby("summarizer").queen.mean()
+            y = judg.groupby("summarizer").score.mean()
+            assert got.loc[name, "pearson"] == pytest.approx(stats.pearsonr(x, y[x.index])[0],
+                                                             abs=1e-12)
+            assert got.loc[name, "king"] == pytest.approx(
+                ref.king(sims, roles, name.split(","))["t"][0], abs=1e-12)

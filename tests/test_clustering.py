@@ -59,6 +59,21 @@ def test_agglomerate_matches_a_naive_implementation():
     assert sorted(got, key=sorted) == sorted(clusters, key=sorted)
 
 
+def test_clusters_do_not_depend_on_the_order_of_the_metric_list():
+    """Ties between candidate merges are broken by metric names, so listing
+    the metrics in another order gives the same named clusters."""
+    names = ["a", "b", "c", "d", "e"]
+    # a, b, c pass together; d and e always; equal sims everywhere else
+    masks = [frozenset({0, 1, 2, 3, 4}), frozenset({3, 4}), frozenset({0, 1, 2}), frozenset()]
+    got = agglomerate(5, 2, oracle(masks), names)
+    perm = [4, 2, 0, 3, 1]                   # position j holds metric names[perm[j]]
+    permuted = [frozenset(perm.index(i) for i in m) for m in masks]
+    other = agglomerate(5, 2, oracle(permuted), [names[i] for i in perm])
+    named = sorted(sorted(names[i] for i in c) for c in got)
+    assert named == sorted(sorted(names[perm[j]] for j in c) for c in other)
+    assert named == [["a", "b", "c"], ["d", "e"]]
+
+
 def test_representatives_and_best_set():
     metrics = ["a", "b", "c", "d"]
     clusters = [frozenset({0, 1}), frozenset({2, 3})]
@@ -75,14 +90,14 @@ def test_sample_masks_pass_rates_on_executors(spark):
     the peers' samples (reference QUEEN samples built with plain loops)."""
     import reference_qarla as ref
     from testbeds import make_similarities
-    from qarla_spark.measures.masks import vectors
+    from qarla_spark.measures.masks import build_cube
 
     metrics = ["x1", "x2", "x3"]
     sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=3,
                                                metrics=metrics, seed=3)
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
-    sm = SampleMasks(vectors(s_df, metrics), m_df, "t", len(metrics))
+    sm = SampleMasks(build_cube(s_df, m_df, metrics), "t", len(metrics))
     lookup = ref.sim_from_frame(sims)
     masks = []
     for (task, topic), (models, peers) in ref.topics_of(roles).items():
@@ -94,4 +109,10 @@ def test_sample_masks_pass_rates_on_executors(spark):
     sets = [frozenset([0]), frozenset([1, 2]), frozenset([0, 1, 2])]
     assert sm.n_samples == len(masks) == 3 * 3 * 4 * 12
     assert sm.pass_rate(sets) == pytest.approx(oracle(masks)(sets), abs=1e-15)
+    # singles and pairs only: the Gram-matrix path
+    pairs = [frozenset([0]), frozenset([2]), frozenset([0, 1]), frozenset([1, 2])]
+    assert sm.pass_rate(pairs) == pytest.approx(oracle(masks)(pairs), abs=1e-15)
+    # a batch sharing a core (as during the agglomeration)
+    merged = [frozenset([0, 1]), frozenset([0, 1, 2])]
+    assert sm.pass_rate(merged) == pytest.approx(oracle(masks)(merged), abs=1e-15)
     sm.release()

@@ -156,3 +156,56 @@ def test_topics_with_three_models_and_no_detailed_sets(spark):
     assert res.king.count() == 0 and res.queen.count() == 0
     res = evaluate(s_df, m_df, METRICS, named_sets(METRICS, []))
     assert res.queen.filter("holdout is null").count() == 2 * 2 * len(METRICS)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_orange_of_plain_scores_equals_reference(case, spark):
+    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.measures.plain import orange_plain_table, plain_results
+    sims, roles, summaries, res = case
+    s_df, m_df = spark_frames(spark, sims, summaries)
+    got = orange_plain_table(plain_results(build_cube(s_df, m_df, METRICS), METRICS)) \
+        .toPandas().set_index("metric_set")
+    for metric in METRICS:
+        (o, n), = ref.orange_plain(sims, roles, metric).values()
+        assert got.loc[metric, "orange"] == pytest.approx(o, abs=1e-12)
+        assert got.loc[metric, "n_cases"] == n and got.loc[metric, "score"] == "plain"
+
+
+def _topic_arrays(sims, summaries, task, topic):
+    names = sorted(summaries[(summaries.task == task) & (summaries.topic == topic)].summarizer)
+    pos = {n: i for i, n in enumerate(names)}
+    values = np.full((len(names), len(names), len(METRICS)), np.nan)
+    part = sims[(sims.task == task) & (sims.topic == topic)]
+    for r in part.itertuples():
+        values[pos[r.summarizer_s], pos[r.summarizer_r], METRICS.index(r.metric)] = r.value
+    role = dict(zip(summaries.summarizer, summaries.role))
+    return np.array([role[n] for n in names], dtype=object), values
+
+
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+@pytest.mark.parametrize("triples", ["standard", "distinct"])
+def test_one_pass_zeta_counts_equal_direct_counts(shape, triples):
+    """SPEC §6's one pass (counts per distinct mask, sums over supersets)
+    gives exactly the counts of testing every sample against every set."""
+    from itertools import combinations
+    from qarla_spark.measures.masks import set_words
+    from qarla_spark.measures.queen import topic_counts
+    sims, roles, summaries = make_similarities(metrics=list(METRICS), **SHAPES[shape])
+    all_sets = [set_words(c, 3) for r in (1, 2, 3) for c in combinations(range(3), r)]
+    for (task, topic), _ in summaries.groupby(["task", "topic"]):
+        roles_arr, values = _topic_arrays(sims, summaries, task, topic)
+        direct = topic_counts(roles_arr, values, all_sets, triples, "direct")
+        zeta = topic_counts(roles_arr, values, all_sets, triples, "zeta")
+        for key in ("n_e", "pass_e", "n_eh", "pass_eh"):
+            assert np.array_equal(direct[key], zeta[key]), key
+        assert direct["pass_e"].sum() > 0
+
+
+def test_superset_sums_by_hand():
+    from qarla_spark.measures.queen import superset_sums
+    hist = np.array([1, 2, 3, 4])           # masks 00, 01, 10, 11
+    # F[S] = Σ over T ⊇ S: F[00] = 10, F[01] = 2 + 4, F[10] = 3 + 4, F[11] = 4
+    assert superset_sums(hist).tolist() == [10, 6, 7, 4]
+    assert hist.tolist() == [1, 2, 3, 4]    # input not mutated
+    assert superset_sums(np.ones((2, 8), dtype=int))[:, 0].tolist() == [8, 8]

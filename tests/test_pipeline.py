@@ -26,7 +26,7 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
 
     assert sorted(p.name for p in out.iterdir()) == [
         "clusters", "correlations", "human_test", "jack", "jack_curve", "judgments", "king",
-        "orange", "problems", "queen", "run.json", "similarities", "sources", "summaries",
+        "king_pearson", "orange", "problems", "queen", "run.json", "similarities", "sources", "summaries",
         "systems", "testbed"]
     # 2 models per topic: QUEEN is undefined everywhere, so the QARLA tables are empty
     assert spark.read.parquet(str(out / "king")).count() == 0

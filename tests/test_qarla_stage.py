@@ -77,3 +77,43 @@ def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
         assert "best metric set" in summary.describe()
     curve = result.tables["jack_curve"].toPandas()
     assert set(curve.n_peers[curve.task == "b"]) == {2, 3}
+
+
+def test_topics_with_too_few_models_are_skipped_with_a_warning(spark):
+    from qarla_spark.measures.stage import QarlaWarning
+    sims, roles, summaries = make_similarities(n_topics=4, n_models=[2, 3, 4, 4], n_peers=3,
+                                               metrics=METRICS[:2], seed=5)
+    s_df = spark.createDataFrame(sims)
+    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
+    with pytest.warns(QarlaWarning) as caught:
+        result = run_qarla(s_df, m_df, METRICS[:2], [], k=1, n_orders=2, tasks=["t"])
+    messages = sorted(str(w.message) for w in caught)
+    assert messages == [
+        "task t: 1 topic(s) with 3 models or no peer (QUEEN and JACK only; no KING, ORANGE, "
+        "held-out scores) are skipped: t1",
+        "task t: 1 topic(s) with fewer than 3 models (no QUEEN, KING, JACK) are skipped: t0"]
+    (summary,) = result.summaries
+    assert summary.skipped["with fewer than 3 models (no QUEEN, KING, JACK)"] == (1, ["t0"])
+    assert "skipped: 1 topic(s) with fewer than 3 models" in summary.describe()
+    king = result.tables["king"].toPandas().set_index("metric_set")
+    assert king.loc["x1", "n_cases"] == 8        # t2 and t3, 4 held-out models each
+    assert king.loc["x1", "king"] == pytest.approx(ref_king(sims, roles, ["x1"], "t"), abs=1e-12)
+    queen = result.tables["queen"].toPandas()
+    assert "t0" not in set(queen.topic) and "t1" in set(queen.topic)   # QUEEN where |M| = 3
+
+
+def test_an_incomplete_similarity_table_is_an_error_naming_the_pair(spark):
+    from qarla_spark.errors import ConfigError
+    sims, roles, summaries = make_similarities(n_topics=2, n_models=4, n_peers=2,
+                                               metrics=METRICS[:2], seed=6)
+    gone = sims[(sims.topic == "t1") & (sims.summarizer_s == "p1")
+                & (sims.summarizer_r == "m2") & (sims.metric == "x2")].index
+    s_df = spark.createDataFrame(sims.drop(gone))
+    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
+    with pytest.raises(ConfigError, match=r"topic t1: pair \(p1, m2\) has no value of x2"):
+        run_qarla(s_df, m_df, METRICS[:2], [], k=1, tasks=["t"])
+    dup = pd.concat([sims, sims.iloc[[0]]], ignore_index=True)
+    first = sims.iloc[0]
+    with pytest.raises(ConfigError, match=rf"pair \({first.summarizer_s}, {first.summarizer_r}\) "
+                                          rf"has more than one value of {first.metric}"):
+        run_qarla(spark.createDataFrame(dup), m_df, METRICS[:2], [], k=1, tasks=["t"])

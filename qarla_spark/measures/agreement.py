@@ -12,10 +12,11 @@
 
 ``human_test/``: task, measure, held_out_model, ranked_first. For each model
 h: h is removed from the models and scored as one more peer, everyone with
-M∖{h} over all topics (the mean over topics); ``ranked_first`` says whether h
-scores strictly above every system (paper 004, Table 1). Measures: QUEEN of
-the detailed metric sets (``QUEEN(<set>)``) and plain ROUGE recall baselines
-(``R-1.a``: a summary's mean over the models of M∖{h} of R-1.a(e, m)).
+M∖{h} over all topics with ≥ 4 models and a peer (the mean over topics);
+``ranked_first`` says whether h scores strictly above every system (paper
+004, Table 1). Measures: QUEEN of the detailed metric sets (``QUEEN(<set>)``)
+and plain ROUGE recall baselines (``R-1.a``: a summary's mean over the
+models of M∖{h} of R-1.a(e, m); :mod:`~qarla_spark.measures.plain`).
 """
 
 from __future__ import annotations
@@ -94,8 +95,33 @@ def correlations(queen, judgments):
     return spark.createDataFrame(system_rows, schema).unionByName(summary)
 
 
-def human_test(queen, similarities, summaries, baselines: Sequence[str] = ("R-1.a", "R-2.a")):
-    """The ``human_test/`` table (see module doc)."""
+def king_pearson(king, peer_scores, judgments, cube):
+    """The ``king_pearson/`` table (the paper's Fig. 5): task, metric_set,
+    n_metrics, king, criterion, pearson — for every set whose KING was
+    computed (single metrics, subsets of representatives, requested sets),
+    the system-level Pearson between its system scores (a peer system's
+    mean QUEEN over topics with all models, ``peer_scores``) and the mean
+    human score of each system over its judged summaries in the same topics
+    (those of the topic ``cube``). Computed with Spark's ``corr`` per group
+    (null when fewer than 2 systems or a constant side)."""
+    from pyspark.sql import functions as F
+    topics = cube.select("task", "topic")
+    human = (judgments.join(topics, ["task", "topic"])
+             .groupBy("task", "summarizer", "criterion").agg(F.avg("score").alias("y")))
+    pearson = (peer_scores.join(human, ["task", "summarizer"])
+               .groupBy("task", "metric_set", "criterion")
+               .agg(F.corr("queen", "y").alias("pearson")))
+    return (king.select("task", "metric_set", "n_metrics", "king")
+            .join(pearson, ["task", "metric_set"])
+            .select("task", "metric_set", "n_metrics", "king", "criterion",
+                    F.when(F.isnan("pearson"), None).otherwise(F.col("pearson"))
+                    .alias("pearson")))
+
+
+def human_test(queen, plain):
+    """The ``human_test/`` table (see module doc). ``plain``: the rows of
+    :func:`~qarla_spark.measures.plain.plain_results` (its ``score`` rows
+    are the plain baselines)."""
     from pyspark.sql import functions as F
 
     jk = queen.filter(F.col("holdout").isNotNull())
@@ -105,30 +131,12 @@ def human_test(queen, similarities, summaries, baselines: Sequence[str] = ("R-1.
                 .agg(F.avg("q").alias("score"))
                 .select("task", F.concat(F.lit("QUEEN("), "metric_set", F.lit(")")).alias("measure"),
                         "holdout", "summarizer", "role", "score"))
-    roles = summaries.select("task", "topic", "summarizer", "role")
-    models = roles.filter(F.col("role") == "model").select(
-        "task", "topic", F.col("summarizer").alias("holdout"))
-    present = [r["metric"] for r in similarities.select("metric").distinct().collect()]
-    plain = []
-    for metric in [b for b in baselines if b in present]:
-        vs_models = (similarities.filter(F.col("metric") == metric)
-                     .join(roles.filter(F.col("role") == "model")
-                           .select("task", "topic", F.col("summarizer").alias("summarizer_r")),
-                           ["task", "topic", "summarizer_r"]))
-        # score of e against M∖{h}: for every held-out h of the topic, the mean over m ≠ h
-        per = (vs_models.join(models, ["task", "topic"])
-               .filter((F.col("summarizer_r") != F.col("holdout")))
-               .join(roles.select("task", "topic", F.col("summarizer").alias("summarizer_s"),
-                                  "role"), ["task", "topic", "summarizer_s"])
-               .filter((F.col("role") == "peer") | (F.col("summarizer_s") == F.col("holdout")))
-               .groupBy("task", "topic", "holdout", "summarizer_s", "role")
-               .agg(F.avg("value").alias("v"))
-               .groupBy("task", "holdout", "summarizer_s", "role").agg(F.avg("v").alias("score")))
-        plain.append(per.select("task", F.lit(metric).alias("measure"), "holdout",
-                                F.col("summarizer_s").alias("summarizer"), "role", "score"))
-    scores = q_scores
-    for frame in plain:
-        scores = scores.unionByName(frame)
+    p_scores = (plain.filter(F.col("kind") == "score")
+                .groupBy("task", "metric", "holdout", "summarizer", "role")
+                .agg(F.avg("score").alias("score"))
+                .select("task", F.col("metric").alias("measure"), "holdout", "summarizer", "role",
+                        "score"))
+    scores = q_scores.unionByName(p_scores)
     held = (scores.filter((F.col("role") == "model") & (F.col("summarizer") == F.col("holdout")))
             .select("task", "measure", "holdout", F.col("score").alias("h_score")))
     best_peer = (scores.filter(F.col("role") == "peer")

@@ -34,14 +34,14 @@ def wilson(p: float, n: int, z: float = Z95):
 def king_table(cases, set_sizes):
     """The ``king/`` table: task, metric_set, n_metrics, king, ci_low,
     ci_high, n_cases, from the ``case`` rows of
-    :func:`qarla_spark.measures.queen.queen_results` joined with
-    ``set_sizes`` (set_id, metric_set, n_metrics)."""
+    :func:`qarla_spark.measures.queen.topic_results` (one per topic and set:
+    wins and cases) joined with ``set_sizes`` (set_id, metric_set,
+    n_metrics)."""
     from pyspark.sql import functions as F
 
-    per_topic = (cases.groupBy("task", "topic", "set_id")
-                 .agg(F.avg("win").alias("k"), F.count(F.lit(1)).alias("n")))
-    king = (per_topic.groupBy("task", "set_id")
-            .agg(F.avg("k").alias("king"), F.sum("n").alias("n_cases")))
+    king = (cases.groupBy("task", "set_id")
+            .agg(F.avg(F.col("win") / F.col("n_cases")).alias("king"),
+                 F.sum("n_cases").alias("n_cases")))
     low, high = _wilson_columns(F.col("king"), F.col("n_cases").cast("double"))
     return (king.join(F.broadcast(set_sizes), "set_id")
             .select("task", "metric_set", "n_metrics", "king", low.alias("ci_low"),
@@ -49,14 +49,16 @@ def king_table(cases, set_sizes):
 
 
 def orange_table(cases, set_sizes):
-    """The ``orange/`` table: task, metric_set, n_metrics, orange, n_cases
-    (pooled over every (topic, held-out model, peer))."""
+    """The ``orange/`` table: task, metric_set, n_metrics, score (``QUEEN``),
+    orange, n_cases (pooled over every (topic, held-out model, peer)); the
+    plain-score rows come from
+    :func:`~qarla_spark.measures.plain.orange_plain_table`."""
     from pyspark.sql import functions as F
     return (cases.groupBy("task", "set_id")
             .agg((F.sum("n_le") / F.sum("n_peers")).alias("orange"),
                  F.sum("n_peers").alias("n_cases"))
             .join(F.broadcast(set_sizes), "set_id")
-            .select("task", "metric_set", "n_metrics", "orange",
+            .select("task", "metric_set", "n_metrics", F.lit("QUEEN").alias("score"), "orange",
                     F.col("n_cases").cast("long").alias("n_cases")))
 
 

@@ -39,30 +39,173 @@ def set_words(indices: Iterable[int], n_metrics: int) -> List[int]:
     return words
 
 
-def vectors(similarities, metrics: Sequence[str]):
-    """(task, topic, s, r, v): v[i] = metrics[i](s, r) for every ordered pair.
+CUBE_SCHEMA = ("task string, topic string, names array<string>, roles array<string>, "
+               "n_models int, n_metrics int, values binary, problem string")
 
-    Raises :class:`ConfigError` naming a metric absent from the table, or a
-    pair without a value for every metric."""
+
+def topic_cube(similarities, summaries, metrics: Sequence[str], min_models: int = 3,
+               n_partitions=None):
+    """One row per topic with at least ``min_models`` models: the topic's
+    summaries (``names``, sorted, and their ``roles``) and ``values``, the
+    bytes of a float64 array ``values[s, r, i]`` = metrics[i](s, r) (NaN on
+    the diagonal), built once on the executors from the long similarity
+    table (co-grouped with the summaries, partitioned by topic) and read by
+    every per-topic kernel of the QARLA stage with :func:`map_topics`.
+
+    ``problem`` names the first missing or duplicated value of a topic
+    (null when complete); :func:`check_cube` turns it into an error.
+    Raises :class:`ConfigError` for an empty metric list."""
+    import pandas as pd
     from pyspark.sql import functions as F
+
+    from qarla_spark.spark.partitioning import by_topic, topic_partitions
 
     metrics = list(metrics)
     if not metrics:
         raise ConfigError("no metric to evaluate")
-    spark = similarities.sparkSession
+    spark = summaries.sparkSession
+    n = topic_partitions(spark, n_partitions)
+    k = len(metrics)
+    index = spark.createDataFrame([(m, i) for i, m in enumerate(metrics)], "metric string, i int")
+    # only numbers cross the shuffle and Arrow: 64-bit hashes stand for the
+    # topic and the summaries (a collision is detected and reported below)
+    left = by_topic(similarities.join(F.broadcast(index), "metric")
+                    .select(F.xxhash64("task", "topic").alias("key"),
+                            F.xxhash64("summarizer_s").alias("sh"),
+                            F.xxhash64("summarizer_r").alias("rh"), "i", "value"), n, ["key"])
+    topics = topic_models(summaries, min_models).select("task", "topic")
+    right = by_topic(summaries.join(topics, ["task", "topic"])
+                     .select(F.xxhash64("task", "topic").alias("key"), "task", "topic",
+                             F.col("summarizer").alias("name"), "role",
+                             F.xxhash64("summarizer").alias("h")), n, ["key"])
+    columns = [f.split()[0] for f in CUBE_SCHEMA.split(", ")]
+
+    def kernel(pdf, people):
+        if people.empty:   # pairs of a topic with too few models: not in the cube
+            return pd.DataFrame({c: pd.Series([], dtype=object) for c in columns}).astype(
+                {"n_models": "int32", "n_metrics": "int32"})
+        people = people.sort_values(["task", "topic", "name"])
+        task, topic = people["task"].iloc[0], people["topic"].iloc[0]
+        names = people["name"].to_numpy(dtype=object)
+        hashes = people["h"].to_numpy(dtype=np.int64)
+        n_s = len(names)
+        problem = None
+        if people[["task", "topic"]].drop_duplicates().shape[0] > 1:
+            problem = "two topics share a 64-bit hash; rename one"
+        elif len(np.unique(hashes)) != n_s:
+            problem = "two summaries of the topic share a 64-bit hash; rename one"
+        order = np.argsort(hashes, kind="stable")
+        sorted_h = hashes[order]
+
+        def position(h):
+            at = np.minimum(np.searchsorted(sorted_h, h), n_s - 1)
+            return np.where(sorted_h[at] == h, order[at], -1)
+
+        si = position(pdf["sh"].to_numpy(dtype=np.int64))
+        ri = position(pdf["rh"].to_numpy(dtype=np.int64))
+        mi = pdf["i"].to_numpy(dtype=np.int64)
+        known = (si >= 0) & (ri >= 0)
+        if problem is None and not known.all():
+            problem = "a pair names a summary that is not in the topic"
+        keep = known & (si != ri)
+        flat = (si[keep] * n_s + ri[keep]) * k + mi[keep]
+        values = np.full((n_s, n_s, k), np.nan)
+        values.reshape(-1)[flat] = pdf["value"].to_numpy(dtype=np.float64)[keep]
+        if problem is None and len(np.unique(flat)) != len(flat):
+            uniq, counts = np.unique(flat, return_counts=True)
+            d = uniq[counts > 1][0]
+            problem = (f"pair ({names[d // k // n_s]}, {names[d // k % n_s]}) has more than one "
+                       f"value of {metrics[d % k]}")
+        if problem is None:
+            hole = np.isnan(values)
+            hole[np.arange(n_s), np.arange(n_s)] = False
+            if hole.any():
+                s_, r_, i_ = (int(x[0]) for x in np.nonzero(hole))
+                problem = f"pair ({names[s_]}, {names[r_]}) has no value of {metrics[i_]}"
+        return pd.DataFrame({
+            "task": [task], "topic": [topic], "names": [list(names)],
+            "roles": [list(people["role"])],
+            "n_models": [int((people["role"] == "model").sum())], "n_metrics": [k],
+            "values": [values.tobytes()], "problem": [problem]})
+
+    return (left.groupBy("key").cogroup(right.groupBy("key"))
+            .applyInPandas(kernel, CUBE_SCHEMA))
+
+
+def build_cube(similarities, summaries, metrics: Sequence[str], n_partitions=None):
+    """:func:`topic_cube`, persisted and checked: a metric absent from the
+    table or an incomplete topic is a :class:`ConfigError` naming it."""
+    metrics = list(metrics)
+    if not metrics:
+        raise ConfigError("no metric to evaluate")
     present = {r["metric"] for r in similarities.select("metric").distinct().collect()}
     missing = [m for m in metrics if m not in present]
     if missing:
         raise ConfigError(f"metric(s) not in the similarity table: {', '.join(missing)}")
-    index = spark.createDataFrame([(m, i) for i, m in enumerate(metrics)], "metric string, i int")
-    grouped = (similarities.join(F.broadcast(index), "metric")
-               .groupBy("task", "topic", "summarizer_s", "summarizer_r")
-               .agg(F.array_sort(F.collect_list(F.struct("i", "value"))).alias("iv")))
-    return grouped.select("task", "topic", F.col("summarizer_s").alias("s"),
-                          F.col("summarizer_r").alias("r"),
-                          F.expr(f"IF(size(iv) = {len(metrics)}, transform(iv, x -> x.value), "
-                                 "raise_error(concat('pair without every metric: ', task, ', ', "
-                                 "topic, ', ', summarizer_s, ', ', summarizer_r)))").alias("v"))
+    cube = topic_cube(similarities, summaries, metrics, n_partitions=n_partitions).persist()
+    check_cube(cube)
+    return cube
+
+
+def check_cube(cube) -> None:
+    """Raise :class:`ConfigError` naming the first incomplete topics of a
+    :func:`topic_cube` (an action; the cube should be persisted)."""
+    from pyspark.sql import functions as F
+    bad = cube.filter(F.col("problem").isNotNull()).select("task", "topic", "problem") \
+        .limit(5).collect()
+    if bad:
+        raise ConfigError("the similarity table is incomplete: " + "; ".join(
+            f"task {r['task']}, topic {r['topic']}: {r['problem']}" for r in bad))
+
+
+def cube_arrays(row):
+    """(names, roles, values) of one :func:`topic_cube` row (a mapping)."""
+    names = np.asarray(row["names"], dtype=object)
+    n = len(names)
+    values = np.frombuffer(row["values"], dtype=np.float64).reshape(n, n, int(row["n_metrics"]))
+    return names, np.asarray(row["roles"], dtype=object), values
+
+
+def cube_members(cube):
+    """(task, topic, name, role) of every summary of the cube's topics."""
+    from pyspark.sql import functions as F
+    return (cube.select("task", "topic", F.explode(F.arrays_zip("names", "roles")).alias("nr"))
+            .select("task", "topic", F.col("nr.names").alias("name"),
+                    F.col("nr.roles").alias("role")))
+
+
+def map_topics(cube, func, schema: str, combine=None):
+    """``func(task, topic, names, roles, values) -> pandas.DataFrame | None``
+    for every topic of a :func:`topic_cube`, on the executors, keeping the
+    cube's partitioning (no shuffle). Returns the concatenated rows with
+    ``schema`` (a typed empty frame when a partition has none);
+    ``combine(frame) -> frame``, if given, reduces the rows of each batch of
+    topics (a partial aggregation) before they leave the executor."""
+    import pandas as pd
+
+    columns = [f.split()[0] for f in schema.split(", ")]
+    types = [f.split()[1] for f in schema.split(", ")]
+
+    def run(batches):
+        for pdf in batches:
+            parts = []
+            for row in pdf.to_dict("records"):
+                names, roles, values = cube_arrays(row)
+                out = func(row["task"], row["topic"], names, roles, values)
+                if out is not None and len(out):
+                    parts.append(out[columns])
+            if parts:
+                out = pd.concat(parts, ignore_index=True)
+                yield combine(out)[columns] if combine is not None else out
+            else:
+                yield pd.DataFrame({c: pd.Series([], dtype=_EMPTY_DTYPES.get(t, object))
+                                    for c, t in zip(columns, types)})
+
+    return cube.mapInPandas(run, schema)
+
+
+_EMPTY_DTYPES = {"string": object, "int": "int32", "long": "int64", "double": "float64",
+                 "boolean": "bool"}
 
 
 def topic_models(summaries, min_models: int = 3):
@@ -104,24 +247,3 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
         passed = ev[a, lo:hi] >= mv[b, lo:hi]
         words[:, w] = passed.astype(np.int64) @ weights
     return e_idx[a], m_idx[a], m1[b], m2[b], words
-
-
-def topic_values(pdf, n_metrics: int):
-    """One topic's vectors (rows s, r, v, role) as (names, roles, values):
-    sorted summary names, their roles, and values[s, r, i] (NaN on the
-    diagonal) — the input of the per-topic kernels."""
-    names = sorted(set(pdf["s"]) | set(pdf["r"]))
-    pos = {name: i for i, name in enumerate(names)}
-    role_of = dict(zip(pdf["s"], pdf["role"]))
-    values = np.full((len(names), len(names), n_metrics), np.nan)
-    values[[pos[x] for x in pdf["s"]], [pos[x] for x in pdf["r"]]] = np.stack(pdf["v"].to_numpy())
-    roles = np.asarray([role_of[x] for x in names], dtype=object)
-    return np.asarray(names, dtype=object), roles, values
-
-
-def sets_frame(spark, metric_sets: Dict[str, Sequence[int]], n_metrics: int):
-    """(metric_set, n_metrics, words, idx) for named sets of metric indices."""
-    rows = [(name, len(set(idx)), set_words(idx, n_metrics), sorted(set(idx)))
-            for name, idx in metric_sets.items()]
-    return spark.createDataFrame(
-        rows, "metric_set string, n_metrics int, words array<long>, idx array<int>")

@@ -21,6 +21,7 @@ class QarlaTables:
     orange: object
     jack: object
     jack_curve: object
+    peer_scores: object   # task, metric_set, summarizer, queen: mean over topics, all models
 
 
 def named_sets(metrics: Sequence[str], sets: Iterable[Iterable[str]],
@@ -47,20 +48,25 @@ def named_sets(metrics: Sequence[str], sets: Iterable[Iterable[str]],
 def evaluate(similarities, summaries, metrics: Sequence[str],
              metric_sets: Dict[str, Tuple[int, ...]], detailed: Optional[Iterable[str]] = None,
              triples: str = "standard", seed: int = 13, n_orders: int = 20,
-             vecs=None) -> QarlaTables:
+             cube=None, method: str = "auto") -> QarlaTables:
     """KING and ORANGE of every set of ``metric_sets``; QUEEN, system scores,
     JACK and the JACK curve of the sets named in ``detailed`` (default: all).
-    ``vecs``: the :func:`~qarla_spark.measures.masks.vectors` of ``metrics``,
-    if already computed."""
+    ``cube``: the :func:`~qarla_spark.measures.masks.build_cube` of
+    ``metrics``, if already built (it is built and persisted otherwise);
+    ``method``: how the kernel counts (see
+    :func:`~qarla_spark.measures.queen.topic_counts`; same values)."""
     from pyspark.sql import functions as F
 
-    from qarla_spark.measures.jack import jack_curve_table, jack_table
+    from qarla_spark.measures.jack import jack_curve_table, jack_table, task_orders
     from qarla_spark.measures.king import king_table, orange_table
-    from qarla_spark.measures.masks import TRIPLES, set_words, sets_frame, vectors
-    from qarla_spark.measures.queen import queen_results, queen_table, system_scores
+    from qarla_spark.measures.masks import TRIPLES, build_cube, set_words
+    from qarla_spark.measures.queen import (METHODS, queen_table, system_scores,
+                                            topic_results)
 
     if triples not in TRIPLES:
         raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     spark = summaries.sparkSession
     names = list(metric_sets)
     detailed = names if detailed is None else list(detailed)
@@ -69,20 +75,29 @@ def evaluate(similarities, summaries, metrics: Sequence[str],
         raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
     ids = {name: i for i, name in enumerate(names)}
     words = [set_words(metric_sets[name], len(metrics)) for name in names]
-    if vecs is None:
-        vecs = vectors(similarities, metrics).persist()
-    results = queen_results(vecs, summaries, words, [ids[d] for d in detailed], triples).persist()
+    if cube is None:
+        cube = build_cube(similarities, summaries, metrics)
+    orders = task_orders(cube, n_orders, seed) if detailed else {}
+    results = topic_results(cube, words, [ids[d] for d in detailed], triples, method,
+                            orders).persist()
     set_sizes = spark.createDataFrame(
-        [(ids[n], n, len(set(metric_sets[n]))) for n in names],
+        [(ids[n], n, len(set(metric_sets[n]))) for n in names] or [(-1, "", 0)],
         "set_id int, metric_set string, n_metrics int")
+    set_names = set_sizes.select("set_id", "metric_set")
+    detailed_names = set_names.filter(F.col("metric_set").isin(detailed))
     cases = results.filter(F.col("kind") == "case")
-    queen = queen_table(results, set_sizes.select("set_id", "metric_set")).persist()
-    sets = sets_frame(spark, {d: metric_sets[d] for d in detailed}, len(metrics))
+    queen = queen_table(results, set_names).persist()
+    peer_scores = (results.filter(F.col("kind") == "sys")
+                   .groupBy("task", "set_id", "summarizer")
+                   .agg((F.sum("queen") / F.sum("n_cases")).alias("queen"))
+                   .join(F.broadcast(set_names), "set_id")
+                   .select("task", "metric_set", "summarizer", "queen"))
     return QarlaTables(
         queen=queen,
         systems=system_scores(queen),
         king=king_table(cases, set_sizes),
         orange=orange_table(cases, set_sizes),
-        jack=jack_table(vecs, queen, summaries, sets),
-        jack_curve=jack_curve_table(vecs, queen, summaries, sets, n_orders, seed),
+        jack=jack_table(results, cube, detailed_names),
+        jack_curve=jack_curve_table(results, cube, detailed_names, orders),
+        peer_scores=peer_scores,
     )

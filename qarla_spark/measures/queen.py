@@ -9,21 +9,21 @@ Output of :func:`queen_table` (the ``queen/`` table):
 - ``holdout`` = h: QUEEN_{X,M∖{h}}(e) for every peer and for h itself
   (topics with ≥ 4 models, so that M∖{h} has the 3 QUEEN needs).
 
-How: a per-topic kernel (:func:`topic_queen`, numpy, on the executors)
-builds the topic's samples and pass-masks and counts, for every metric set
-at once, the passing samples of each summary; jackknife counts are the full
-ones minus those of the samples whose triple contains the held-out model.
-It returns KING/ORANGE cases for every set and QUEEN rows for the sets
-asked in detail; Spark aggregates them (:mod:`~qarla_spark.measures.king`,
+How: a per-topic kernel (:func:`topic_rows`, numpy, on the executors, over
+the topic cube of :func:`~qarla_spark.measures.masks.topic_cube`) builds the
+topic's samples and pass-masks and counts (:func:`topic_counts`), for every
+metric set at once, the passing samples of each summary; jackknife counts
+are the full ones minus those of the samples whose triple contains the
+held-out model. It returns KING/ORANGE cases and system scores for every
+set and QUEEN rows and JACK's covered pairs for the sets asked in detail; Spark aggregates them (:mod:`~qarla_spark.measures.king`,
 :func:`system_scores`, :mod:`~qarla_spark.measures.jack`).
 """
 
 from __future__ import annotations
 
 
-
 def queen_table(results, set_names):
-    """The ``queen/`` table from :func:`queen_results` rows of kind ``queen``
+    """The ``queen/`` table from :func:`topic_results` rows of kind ``queen``
     (``set_names``: set_id, metric_set)."""
     from pyspark.sql import functions as F
     return (results.filter(F.col("kind") == "queen").join(F.broadcast(set_names), "set_id")
@@ -55,7 +55,123 @@ def system_scores(queen):
 # many metric sets at once: a per-topic kernel (numpy) + Spark aggregations
 # ---------------------------------------------------------------------------
 
-def topic_queen(roles, values, set_words, triples: str = "standard"):
+#: the one-pass ("zeta") method handles families of sets whose metrics number
+#: at most this (2^12 mask counts per summary and held-out model).
+ZETA_MAX_BITS = 12
+METHODS = ("auto", "direct", "zeta")
+
+
+def superset_sums(hist):
+    """F[..., S] = Σ_{T ⊇ S} hist[..., T] over the last axis (length 2^u),
+    the zeta transform: u passes of additions (a new array)."""
+    import numpy as np
+    out = np.array(hist, copy=True)
+    size = out.shape[-1]
+    u = size.bit_length() - 1
+    lead = out.shape[:-1]
+    for j in range(u):
+        view = out.reshape(*lead, size >> (j + 1), 2, 1 << j)
+        view[..., 0, :] += view[..., 1, :]
+    return out
+
+
+def _set_indices(set_words):
+    """Metric indices of each set given as mask words."""
+    from qarla_spark.measures.masks import WORD_BITS
+    sets = []
+    for words in set_words:
+        idx = []
+        for w, word in enumerate(words):
+            word = int(word)
+            idx += [w * WORD_BITS + b for b in range(WORD_BITS) if word >> b & 1]
+        sets.append(idx)
+    return sets
+
+
+def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto"):
+    """Integer counts behind QUEEN for one topic and every metric set (pure
+    numpy): the sufficient statistics of :func:`topic_queen`.
+
+    Returns ``peers``, ``models`` (summary indices) and
+
+    - ``n_e`` (n_summaries): samples of each summary e (full model set);
+    - ``pass_e`` (n_summaries × n_sets): those whose mask contains the set;
+    - ``n_eh`` (|A| × |M|), ``pass_eh`` (|A| × |M| × n_sets): the same
+      restricted to the peer's samples whose triple contains model h.
+
+    ``method``: ``direct`` tests every sample against every set;
+    ``zeta`` (SPEC §6's one pass) counts each summary's samples per distinct
+    mask restricted to the metrics the sets use, then sums over supersets
+    (needs at most :data:`ZETA_MAX_BITS` such metrics); ``auto`` picks zeta
+    when it applies and the sets are many. Both give identical counts.
+    """
+    import numpy as np
+
+    from qarla_spark.measures.masks import WORD_BITS, topic_sample_masks
+
+    roles = np.asarray(roles)
+    peers = np.flatnonzero(roles == "peer")
+    models = np.flatnonzero(roles == "model")
+    n = len(roles)
+    e, m, m1, m2, words = topic_sample_masks(roles, values, triples)
+    n_sets = len(set_words)
+    set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
+        else np.zeros((0, words.shape[1]), dtype=np.int64)
+    used = sorted({i for idx in _set_indices(set_words) for i in idx})
+    if method == "auto":
+        method = "zeta" if len(used) <= ZETA_MAX_BITS and n_sets > 2 * len(used) else "direct"
+    if method not in ("direct", "zeta"):
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    contains = [(m == h) | (m1 == h) | (m2 == h) for h in models]
+    n_e = np.bincount(e, minlength=n).astype(np.int64)
+    n_eh = np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)[peers] \
+        if len(models) else np.zeros((len(peers), 0), dtype=np.int64)
+    if method == "zeta":
+        if len(used) > ZETA_MAX_BITS:
+            raise ValueError(f"the zeta method handles at most {ZETA_MAX_BITS} metrics, "
+                             f"these sets use {len(used)}")
+        u = len(used)
+        code = np.zeros(len(e), dtype=np.int64)
+        for j, i in enumerate(used):
+            code |= ((words[:, i // WORD_BITS] >> (i % WORD_BITS)) & 1) << j
+        size = 1 << u
+        full = superset_sums(np.bincount(e * size + code, minlength=n * size).reshape(n, size))
+        with_h = np.stack([np.bincount(e[c] * size + code[c], minlength=n * size)
+                           .reshape(n, size)[peers] for c in contains], axis=1) \
+            if len(models) else np.zeros((len(peers), 0, size), dtype=np.int64)
+        with_h = superset_sums(with_h)
+        pos = {i: j for j, i in enumerate(used)}
+        codes = np.array([sum(1 << pos[i] for i in idx) for idx in _set_indices(set_words)],
+                         dtype=np.int64)
+        return {"peers": peers, "models": models, "n_e": n_e, "pass_e": full[:, codes],
+                "n_eh": n_eh, "pass_eh": with_h[:, :, codes]}
+    pass_e = np.zeros((n, n_sets), dtype=np.int64)
+    pass_eh = np.zeros((len(peers), len(models), n_sets), dtype=np.int64)
+    order = np.argsort(e, kind="stable")
+    bounds = np.searchsorted(e[order], np.arange(n + 1))
+    contains_m = np.stack(contains, axis=1) if len(models) else np.zeros((len(e), 0), bool)
+    peer_pos = {int(a): k for k, a in enumerate(peers)}
+    for lo_set in range(0, n_sets, 256):   # memory ~ samples × 256 whatever n_sets
+        block = set_words[lo_set:lo_set + 256]
+        ok = np.ones((len(e), len(block)), dtype=bool)
+        for w in range(block.shape[1]):
+            x = block[:, w][None, :]
+            ok &= (words[:, w][:, None] & x) == x
+        ok = ok[order]
+        sums = np.add.reduceat(ok.astype(np.int64), bounds[:-1], axis=0) if len(e) \
+            else np.zeros((n, len(block)), dtype=np.int64)
+        sums[bounds[:-1] == bounds[1:]] = 0          # summaries without samples
+        pass_e[:, lo_set:lo_set + 256] = sums
+        for a, k in peer_pos.items():
+            rows = order[bounds[a]:bounds[a + 1]]
+            pass_eh[k, :, lo_set:lo_set + 256] = (contains_m[rows].T.astype(np.float64)
+                                                  @ ok[bounds[a]:bounds[a + 1]]
+                                                  .astype(np.float64)).astype(np.int64)
+    return {"peers": peers, "models": models, "n_e": n_e, "pass_e": pass_e,
+            "n_eh": n_eh, "pass_eh": pass_eh}
+
+
+def topic_queen(roles, values, set_words, triples: str = "standard", method: str = "auto"):
     """QUEEN of one topic for every metric set at once (pure numpy).
 
     ``values[s, r, i]``: metric i of the ordered pair (s, r); ``roles[s]``;
@@ -66,14 +182,12 @@ def topic_queen(roles, values, set_words, triples: str = "standard"):
     - ``jk_peers``: (|A| × |M| × n_sets) QUEEN_{X,M∖{h}}(a), ``jk_models``:
       (|M| × n_sets) QUEEN_{X,M∖{h}}(h) (None unless |M| ≥ 4).
 
-    Counting is linear algebra over the topic's samples: pass[s, X] =
-    (mask_s ⊇ X); per summary e the counts are Σ_s pass, and for a held-out
-    h the counts of e's samples whose triple contains h are subtracted (one
-    matrix product per peer).
+    From the counts of :func:`topic_counts`: QUEEN_{X,M}(e) = pass_e / n_e;
+    a held-out h removes the samples whose triple contains h, so
+    QUEEN_{X,M∖{h}}(a) = (pass_e − pass_eh) / (n_e − n_eh); a model h's own
+    samples never contain h, so QUEEN_{X,M∖{h}}(h) = pass_e[h] / n_e[h].
     """
     import numpy as np
-
-    from qarla_spark.measures.masks import topic_sample_masks
 
     roles = np.asarray(roles)
     peers = np.flatnonzero(roles == "peer")
@@ -81,125 +195,172 @@ def topic_queen(roles, values, set_words, triples: str = "standard"):
     out = {"peers": peers, "models": models, "full": None, "jk_peers": None, "jk_models": None}
     if len(models) < 3:
         return out
-    e, m, m1, m2, words = topic_sample_masks(roles, values, triples)
-    n_sets = len(set_words)
-    set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
-        else np.zeros((0, words.shape[1]), dtype=np.int64)
-    # pass matrix samples × sets, filled a block of sets at a time (memory
-    # stays ~ samples × 256 whatever the number of sets)
-    passed = np.empty((len(e), n_sets), dtype=np.float32)
-    for lo in range(0, n_sets, 256):
-        block = set_words[lo:lo + 256]
-        ok = np.ones((len(e), len(block)), dtype=bool)
-        for w in range(block.shape[1]):
-            x = block[:, w][None, :]
-            ok &= (words[:, w][:, None] & x) == x
-        passed[:, lo:lo + 256] = ok
-    full = np.zeros((len(peers), n_sets))
-    jk_peers = np.zeros((len(peers), len(models), n_sets))
-    king = len(models) >= 4
-    for k, a in enumerate(peers):
-        rows = e == a
-        p = passed[rows]
-        total, n_all = p.sum(axis=0, dtype=np.float64), rows.sum()
-        full[k] = total / n_all
-        if king:
-            contains = np.stack([(m[rows] == h) | (m1[rows] == h) | (m2[rows] == h)
-                                 for h in models], axis=1).astype(np.float64)
-            with_h = contains.T @ p.astype(np.float64)    # |M| × sets (exact counts)
-            n_h = contains.sum(axis=0)[:, None]
-            jk_peers[k] = (total[None, :] - with_h) / (n_all - n_h)
-    out["full"] = full
-    if king:
-        jk_models = np.zeros((len(models), n_sets))
-        for k, h in enumerate(models):
-            rows = e == h
-            jk_models[k] = passed[rows].sum(axis=0, dtype=np.float64) / rows.sum()
-        out["jk_peers"] = jk_peers
-        out["jk_models"] = jk_models
+    c = topic_counts(roles, values, set_words, triples, method)
+    n_e = c["n_e"].astype(np.float64)[:, None]
+    out["full"] = c["pass_e"][peers] / n_e[peers]
+    if len(models) >= 4:
+        out["jk_peers"] = ((c["pass_e"][peers][:, None, :] - c["pass_eh"])
+                           / (n_e[peers][:, None, :] - c["n_eh"][:, :, None]))
+        out["jk_models"] = c["pass_e"][models] / n_e[models]
     return out
 
 
-_EMPTY_DTYPES = {"string": object, "int": "int32", "long": "int64", "double": "float64"}
-
 RESULT_SCHEMA = ("kind string, task string, topic string, summarizer string, role string, "
-                 "set_id int, holdout string, queen double, win double, n_le long, n_peers long")
+                 "set_id int, holdout string, queen double, win long, n_cases long, "
+                 "n_le long, n_peers long, o int, k_first int")
 
 
-def queen_results(vecs, summaries, set_words, detailed, triples: str = "standard",
-                  n_partitions=None):
-    """Per-topic kernel over all topics (lazy). Rows of ``kind``:
-
-    ``case``  (topic, holdout h, set_id): win = 1[QUEEN(h) > every peer's],
-              n_le = peers with QUEEN ≤ QUEEN(h), n_peers — for every set
-              (KING and ORANGE);
-    ``queen`` QUEEN rows (full: holdout null; jackknifed) for the sets whose
-              id is in ``detailed``.
-    """
+def topic_rows(task, topic, names, roles, values, set_words, detailed, triples="standard",
+               method="auto", orders=()):
+    """The result rows of one topic (a pandas frame, columns of
+    :data:`RESULT_SCHEMA`; see :func:`topic_results`)."""
     import numpy as np
     import pandas as pd
-    from pyspark.sql import functions as F
 
-    from qarla_spark.measures.masks import topic_models, topic_values
-    from qarla_spark.spark.partitioning import apply_per_topic
+    res = topic_queen(roles, values, set_words, triples, method)
+    peers, models = res["peers"], res["models"]
+    if res["full"] is None:
+        return None
+    n_sets = res["full"].shape[1]
+    parts = []
+    # system scores of every set: each peer's QUEEN with all models
+    parts.append(pd.DataFrame({
+        "kind": "sys", "summarizer": np.repeat(names[peers], n_sets), "role": "peer",
+        "set_id": np.tile(np.arange(n_sets), len(peers)), "queen": res["full"].ravel()}))
+    d = np.asarray(sorted(set(detailed)), dtype=np.int64)
+    if len(d):
+        parts.append(pd.DataFrame({
+            "kind": "queen", "summarizer": np.repeat(names[peers], len(d)), "role": "peer",
+            "set_id": np.tile(d, len(peers)), "queen": res["full"][:, d].ravel()}))
+        parts.append(_cover_rows(names, peers, models, values, res["full"], set_words, d,
+                                 orders))
+    if res["jk_models"] is not None:
+        jk, qh = res["jk_peers"], res["jk_models"]          # A×M×S, M×S
+        if len(peers):
+            win = (qh > jk.max(axis=0)).sum(axis=0)          # S
+            n_le = (jk <= qh[None, :, :]).sum(axis=(0, 1))   # S
+            parts.append(pd.DataFrame({
+                "kind": "case", "set_id": np.arange(n_sets), "win": win.astype(np.int64),
+                "n_cases": len(models), "n_le": n_le.astype(np.int64),
+                "n_peers": len(models) * len(peers)}))
+        if len(d):
+            parts.append(pd.DataFrame({
+                "kind": "queen", "summarizer": np.repeat(names[models], len(d)),
+                "role": "model", "set_id": np.tile(d, len(models)),
+                "holdout": np.repeat(names[models], len(d)), "queen": qh[:, d].ravel()}))
+            parts.append(pd.DataFrame({
+                "kind": "queen", "summarizer": np.repeat(names[peers], len(models) * len(d)),
+                "role": "peer", "set_id": np.tile(d, len(peers) * len(models)),
+                "holdout": np.tile(np.repeat(names[models], len(d)), len(peers)),
+                "queen": jk[:, :, d].ravel()}))
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return None
+    out = pd.concat(parts, ignore_index=True)
+    out["task"], out["topic"] = task, topic
+    columns = [f.split()[0] for f in RESULT_SCHEMA.split(", ")]
+    for c in columns:
+        if c not in out:
+            out[c] = None
+    for c in ("win", "n_cases", "n_le", "n_peers", "o", "k_first"):
+        out[c] = out[c].astype("Int64")
+    return out[columns]
+
+
+def _cover_rows(names, peers, models, values, full, set_words, detailed, orders=()):
+    """JACK (SPEC §5) for the detailed sets. A peer pair a ≠ a' covers model
+    m when QUEEN_M(a) > 0, QUEEN_M(a') > 0 and, for every metric x of the
+    set, x(a, a') ≤ x(a, m) and x(a', a) ≤ x(a', m). Rows: ``cover``
+    (holdout = m, set_id) for each covered model; ``first`` (holdout = m,
+    set_id, o, k_first) for each order o of ``orders`` (lists of the task's
+    peer systems): the smallest k such that a covering pair is among the
+    first k systems (the JACK growth curve)."""
+    import numpy as np
+    import pandas as pd
+
+    idx_of = _set_indices(np.asarray(set_words)[detailed])
+    v_pp = values[np.ix_(peers, peers)]                       # A × A × k
+    v_pm = values[np.ix_(peers, models)]                      # A × M × k
+    # ok[a, a2, m, i] = x_i(a, a2) <= x_i(a, m) and x_i(a2, a) <= x_i(a2, m)
+    one = v_pp[:, :, None, :] <= v_pm[:, None, :, :]
+    ok = one & one.transpose(1, 0, 2, 3)
+    upper = np.triu(np.ones((len(peers), len(peers)), dtype=bool), 1)
+    # rank of each of the topic's peers in each order (1-based)
+    ranks = np.array([[order.index(x) + 1 for x in names[peers]] for order in orders],
+                     dtype=np.int64).reshape(len(orders), len(peers))
+    pair_k = np.maximum(ranks[:, :, None], ranks[:, None, :])  # O × A × A
+    big = np.iinfo(np.int64).max
+    frames = []
+    for s_id, idx in zip(detailed, idx_of):
+        positive = full[:, s_id] > 0
+        good = ok[:, :, :, idx].all(axis=3) & (upper & np.outer(positive, positive))[:, :, None]
+        covered = good.any(axis=(0, 1))                         # M
+        if not covered.any():
+            continue
+        frames.append(pd.DataFrame({"kind": "cover", "holdout": names[models[covered]],
+                                    "set_id": int(s_id)}))
+        if len(orders):
+            k_first = np.where(good[None, :, :, :], pair_k[:, :, :, None], big).min(axis=(1, 2))
+            o_idx, m_idx = np.nonzero(k_first[:, covered] < big)
+            frames.append(pd.DataFrame({
+                "kind": "first", "holdout": names[models[covered][m_idx]], "set_id": int(s_id),
+                "o": o_idx, "k_first": k_first[:, covered][o_idx, m_idx]}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def topic_results(cube, set_words, detailed, triples: str = "standard", method: str = "auto",
+                  orders=None):
+    """Per-topic kernel over every topic of a
+    :func:`~qarla_spark.measures.masks.topic_cube` (lazy, no shuffle). Rows
+    of ``kind``:
+
+    ``case``  (topic, set_id): win = held-out models whose QUEEN beats every
+              peer's, n_cases = |M|, n_le = (h, a) with QUEEN(a) ≤ QUEEN(h),
+              n_peers = |M|·|A| — for every set, topics with ≥ 4 models and a
+              peer (KING and ORANGE);
+    ``sys``   (peer, set_id): Σ over the topics of a partition of the
+              peer's QUEEN with all models (queen) and their number
+              (n_cases), for every set (system scores, KING vs Pearson);
+    ``queen`` QUEEN rows (holdout null: all models; else jackknifed) for the
+              sets whose id is in ``detailed``;
+    ``cover`` (topic, holdout = m, set_id): a peer pair satisfies JACK's
+              condition for model m, for the detailed sets;
+    ``first`` (topic, holdout = m, set_id, o, k_first): for each order o of
+              ``orders[task]`` (seeded orders of the task's peer systems),
+              the first k at which m is covered by the first k systems.
+    """
+    import numpy as np
+
+    from qarla_spark.measures.masks import map_topics
 
     set_words = np.asarray(set_words, dtype=np.int64).reshape(len(set_words), -1) \
         if len(set_words) else np.zeros((0, 1), dtype=np.int64)
     detailed = sorted(set(detailed))
-    roles_df = summaries.select("task", "topic", F.col("summarizer").alias("s"), "role")
-    topics = topic_models(summaries).select("task", "topic")
-    rows = vecs.join(topics, ["task", "topic"]).join(roles_df, ["task", "topic", "s"])
-    columns = [f.split()[0] for f in RESULT_SCHEMA.split(", ")]
-    types = [f.split()[1] for f in RESULT_SCHEMA.split(", ")]
 
-    def kernel(pdf):
-        names, roles, values = topic_values(pdf, len(pdf["v"].iloc[0]))
-        res = topic_queen(roles, values, set_words, triples)
-        task, topic = pdf["task"].iloc[0], pdf["topic"].iloc[0]
-        parts = []
-        peers, models = res["peers"], res["models"]
-        if res["full"] is not None and detailed:
-            q = res["full"][:, detailed]
-            parts.append(pd.DataFrame({
-                "kind": "queen", "summarizer": np.repeat(names[peers], len(detailed)),
-                "role": "peer", "set_id": np.tile(detailed, len(peers)), "holdout": None,
-                "queen": q.ravel()}))
-        if res["jk_models"] is not None:
-            jk, qh = res["jk_peers"], res["jk_models"]      # A×M×S, M×S
-            n_sets = qh.shape[1]
-            if len(peers):
-                best = jk.max(axis=0)                          # M × S
-                win = (qh > best).astype(float)
-                n_le = (jk <= qh[None, :, :]).sum(axis=0)
-                parts.append(pd.DataFrame({
-                    "kind": "case", "summarizer": None, "role": None,
-                    "set_id": np.tile(np.arange(n_sets), len(models)),
-                    "holdout": np.repeat(names[models], n_sets),
-                    "win": win.ravel(), "n_le": n_le.ravel().astype(np.int64),
-                    "n_peers": len(peers)}))
-            if detailed:
-                d = np.asarray(detailed)
-                parts.append(pd.DataFrame({
-                    "kind": "queen", "summarizer": np.repeat(names[models], len(d)),
-                    "role": "model", "set_id": np.tile(d, len(models)),
-                    "holdout": np.repeat(names[models], len(d)), "queen": qh[:, d].ravel()}))
-                q = jk[:, :, d]                                 # A × M × D
-                parts.append(pd.DataFrame({
-                    "kind": "queen",
-                    "summarizer": np.repeat(names[peers], len(models) * len(d)),
-                    "role": "peer",
-                    "set_id": np.tile(d, len(peers) * len(models)),
-                    "holdout": np.tile(np.repeat(names[models], len(d)), len(peers)),
-                    "queen": q.ravel()}))
-        if not parts:  # typed, so that Arrow converts it to the schema
-            return pd.DataFrame({c: pd.Series([], dtype=_EMPTY_DTYPES[t])
-                                 for c, t in zip(columns, types)})
-        out = pd.concat(parts, ignore_index=True)
-        out["task"], out["topic"] = task, topic
-        for c in columns:
-            if c not in out:
-                out[c] = None
-        return out[columns]
+    orders = dict(orders or {})
 
-    return apply_per_topic(rows.select("task", "topic", "s", "r", "v", "role"), kernel,
-                           RESULT_SCHEMA, n_partitions)
+    def kernel(task, topic, names, roles, values):
+        return topic_rows(task, topic, names, roles, values, set_words, detailed, triples,
+                          method, orders.get(task, ()))
+
+    return map_topics(cube, kernel, RESULT_SCHEMA, combine=_sum_sys)
+
+
+def _sum_sys(frame):
+    """Partial sums of the ``sys`` rows over the topics of a batch: queen =
+    Σ QUEEN, n_cases = number of topics (per task, peer and set)."""
+    import pandas as pd
+    sys_rows = frame["kind"] == "sys"
+    if not sys_rows.any():
+        return frame
+    sums = (frame[sys_rows].groupby(["task", "summarizer", "set_id"], sort=False)["queen"]
+            .agg(["sum", "count"]).reset_index())
+    part = pd.DataFrame({"kind": "sys", "task": sums["task"], "topic": None,
+                         "summarizer": sums["summarizer"], "role": "peer",
+                         "set_id": sums["set_id"], "holdout": None, "queen": sums["sum"],
+                         "win": None, "n_cases": sums["count"].astype("Int64"),
+                         "n_le": None, "n_peers": None, "o": None, "k_first": None})
+    out = pd.concat([frame[~sys_rows], part], ignore_index=True)
+    for c in ("win", "n_cases", "n_le", "n_peers", "o", "k_first"):
+        out[c] = out[c].astype("Int64")
+    return out

@@ -17,11 +17,17 @@ clusters.
 
 from __future__ import annotations
 
+import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.metrics.registry import metric_set_name
+
+
+#: plain-score baselines of the human-summariser test (when in the table)
+PLAIN_BASELINES = ("R-1.a", "R-2.a")
 
 
 @dataclass
@@ -37,6 +43,7 @@ class TaskSummary:
     systems: List[tuple] = field(default_factory=list)   # (summarizer, role, queen) best first
     agreement: Dict[str, tuple] = field(default_factory=dict)   # criterion -> (r, rho, tau)
     human_first: Dict[str, tuple] = field(default_factory=dict)  # measure -> (first, models)
+    skipped: Dict[str, tuple] = field(default_factory=dict)   # reason -> (count, first names)
 
     def describe(self) -> str:
         beats = "beats" if self.best_king > self.best_single_king else "does not beat"
@@ -62,16 +69,51 @@ class TaskSummary:
                          "Spearman / Kendall): " + "; ".join(
                              f"{c} {r:.2f} / {rho:.2f} / {tau:.2f}"
                              for c, (r, rho, tau) in sorted(self.agreement.items())))
+        for reason, (count, names) in sorted(self.skipped.items()):
+            more = f", ... ({count - len(names)} more)" if count > len(names) else ""
+            lines.append(f"  skipped: {count} topic(s) {reason}: {', '.join(names)}{more}")
         if self.human_first:
             lines.append("  held-out references ranked first (human-summariser test): " + "; ".join(
                 f"{m} {first} of {n}" for m, (first, n) in sorted(self.human_first.items())))
         return "\n".join(lines)
 
 
+class QarlaWarning(UserWarning):
+    """A topic the QARLA stage leaves out (too few models, no peer)."""
+
+
+SKIP_REASONS = {
+    "queen": "with fewer than 3 models (no QUEEN, KING, JACK)",
+    "king": "with 3 models or no peer (QUEEN and JACK only; no KING, ORANGE, held-out scores)",
+}
+
+
+def skipped_topics(summaries, shown: int = 10) -> Dict[str, Dict[str, tuple]]:
+    """Per task and reason (:data:`SKIP_REASONS`), the number of topics the
+    QARLA stage leaves out and the first ``shown`` of them (by name); one
+    small row per (task, reason) reaches the driver."""
+    from pyspark.sql import functions as F
+    per_topic = (summaries.groupBy("task", "topic")
+                 .agg(F.sum((F.col("role") == "model").cast("int")).alias("n_models"),
+                      F.sum((F.col("role") == "peer").cast("int")).alias("n_peers")))
+    reason = (F.when(F.col("n_models") < 3, F.lit("queen"))
+              .when((F.col("n_models") < 4) | (F.col("n_peers") == 0), F.lit("king")))
+    rows = (per_topic.withColumn("reason", reason).filter(F.col("reason").isNotNull())
+            .groupBy("task", "reason")
+            .agg(F.count(F.lit(1)).alias("n"),
+                 F.slice(F.array_sort(F.collect_list("topic")), 1, shown).alias("first"))
+            .collect())
+    out: Dict[str, Dict[str, tuple]] = {}
+    for r in rows:
+        out.setdefault(r["task"], {})[SKIP_REASONS[r["reason"]]] = (int(r["n"]), list(r["first"]))
+    return out
+
+
 @dataclass
 class QarlaRun:
     tables: Dict[str, object]
     summaries: List[TaskSummary]
+    timings: Dict[str, float] = field(default_factory=dict)   # seconds per phase
 
 
 def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequence[Sequence[str]],
@@ -81,24 +123,41 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
 
     from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
                                                  representatives, subsets)
-    from qarla_spark.measures.masks import vectors
+    from qarla_spark.measures.masks import build_cube
     from qarla_spark.measures.qarla import evaluate, named_sets
 
     spark = summaries.sparkSession
     metrics = list(metrics)
     if k < 1:
         raise ConfigError(f"--clusters must be at least 1, not {k}")
-    vecs = vectors(similarities, metrics).persist()
+    timings: Dict[str, float] = {}
+    clock = [time.time()]
+
+    def lap(name):
+        now = time.time()
+        timings[name] = round(now - clock[0], 3)
+        clock[0] = now
+
+    cube = build_cube(similarities, summaries, metrics)
     index = {m: i for i, m in enumerate(metrics)}
+    skipped = skipped_topics(summaries)
+    for task, reasons in sorted(skipped.items()):
+        for reason, (count, names) in sorted(reasons.items()):
+            warnings.warn(f"task {task}: {count} topic(s) {reason} are skipped: "
+                          f"{', '.join(names)}{' ...' if count > len(names) else ''}",
+                          QarlaWarning, stacklevel=2)
+    lap("cube_s")
 
     # 1. singles and requested sets
     first_sets = named_sets(metrics, requested, singles=True)
     first = evaluate(similarities, summaries, metrics, first_sets, detailed=[], triples=triples,
-                     seed=seed, n_orders=n_orders, vecs=vecs)
+                     seed=seed, n_orders=n_orders, cube=cube)
     king1 = first.king.persist()
     single_king: Dict[str, Dict[str, float]] = {}
     for row in king1.select("task", "metric_set", "king").collect():
         single_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
+
+    lap("singles_s")
 
     # 2. clustering, representatives, subsets, per task
     cluster_rows = []
@@ -108,8 +167,8 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
     for task in tasks:
         if task not in single_king:
             continue  # no topic with 4 models and a peer: nothing to rank
-        masks = SampleMasks(vecs, summaries, task, len(metrics), triples)
-        clusters = agglomerate(len(metrics), k, masks.pass_rate)
+        masks = SampleMasks(cube, task, len(metrics), triples)
+        clusters = agglomerate(len(metrics), k, masks.pass_rate, metrics)
         masks.release()
         reps = representatives(clusters, metrics, single_king[task])
         task_reps[task] = reps
@@ -119,10 +178,11 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
                 cluster_rows.append((task, metrics[i], c_id, metrics[i] == rep,
                                      single_king[task].get(metrics[i])))
         task_subsets[task] = [metric_set_name(s) for s in subsets(reps)]
+    lap("clustering_s")
     all_subsets = sorted({s for names in task_subsets.values() for s in names})
     second_sets = {name: tuple(sorted(index[m] for m in name.split(","))) for name in all_subsets}
     second = evaluate(similarities, summaries, metrics, second_sets, detailed=[],
-                      triples=triples, seed=seed, n_orders=n_orders, vecs=vecs)
+                      triples=triples, seed=seed, n_orders=n_orders, cube=cube)
     own = spark.createDataFrame([(t, s) for t, names in task_subsets.items() for s in names]
                                 or [("", "")], "task string, metric_set string")
     king2 = second.king.join(own, ["task", "metric_set"]).persist()
@@ -130,6 +190,7 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
     for row in king2.select("task", "metric_set", "king").collect():
         subset_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
     best = {task: best_set(kings) for task, kings in subset_king.items()}
+    lap("subsets_s")
 
     # 3. detailed sets
     requested_names = [metric_set_name(s) for s in requested]
@@ -137,21 +198,28 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
                             | {r for reps in task_reps.values() for r in reps})
     third_sets = {name: tuple(sorted(index[m] for m in name.split(","))) for name in detailed_names}
     third = evaluate(similarities, summaries, metrics, third_sets, triples=triples, seed=seed,
-                     n_orders=n_orders, vecs=vecs)
+                     n_orders=n_orders, cube=cube)
 
-    orange = first.orange.unionByName(
-        second.orange.join(own, ["task", "metric_set"]))
+    from qarla_spark.measures.agreement import correlations, human_test, king_pearson
+    from qarla_spark.measures.plain import orange_plain_table, plain_results
+
+    plain = plain_results(cube, metrics, PLAIN_BASELINES).persist()
+    orange = (first.orange.unionByName(second.orange.join(own, ["task", "metric_set"]))
+              .dropDuplicates(["task", "metric_set"]).unionByName(orange_plain_table(plain)))
     king = king1.unionByName(king2).dropDuplicates(["task", "metric_set"])
-    orange = orange.dropDuplicates(["task", "metric_set"])
     clusters_df = spark.createDataFrame(
         cluster_rows, "task string, metric string, cluster int, representative boolean, "
                       "king double")
-    from qarla_spark.measures.agreement import correlations, human_test
-    tables = {"queen": third.queen, "systems": third.systems, "king": king, "orange": orange,
-              "jack": third.jack, "jack_curve": third.jack_curve, "clusters": clusters_df,
-              "human_test": human_test(third.queen, similarities, summaries)}
+    tables = {"queen": third.queen, "systems": third.systems.persist(), "king": king,
+              "orange": orange, "jack": third.jack.persist(), "jack_curve": third.jack_curve,
+              "clusters": clusters_df,
+              "human_test": human_test(third.queen, plain).persist()}
     if judgments is not None:
-        tables["correlations"] = correlations(third.queen, judgments)
+        tables["correlations"] = correlations(third.queen, judgments).persist()
+        scores = (first.peer_scores.unionByName(
+            second.peer_scores.join(own, ["task", "metric_set"]))
+            .dropDuplicates(["task", "metric_set", "summarizer"]))
+        tables["king_pearson"] = king_pearson(king, scores, judgments, cube)
 
     agreement: Dict[tuple, Dict[str, tuple]] = {}
     if "correlations" in tables:
@@ -181,5 +249,6 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
             task, best_name, subset_king[task][best_name], top_single, singles[top_single],
             task_reps[task], task_clusters[task], jack.get((task, best_name), float("nan")),
             [(r["summarizer"], r["role"], r["queen"]) for r in systems if r["queen"] is not None],
-            agreement.get(task, {}), firsts.get(task, {})))
-    return QarlaRun(tables, summaries_out)
+            agreement.get(task, {}), firsts.get(task, {}), skipped.get(task, {})))
+    lap("detailed_summary_s")
+    return QarlaRun(tables, summaries_out, timings)

@@ -1,0 +1,143 @@
+"""Benchmark: the QARLA stage on SummEval, and KING of all subsets of the
+representatives in one pass vs one subset at a time — one run.
+
+1. The similarity table of the bundled SummEval testbed (59 metrics) is
+   computed once (or read with ``--similarities PATH``); not timed.
+2. ``stage``: the whole QARLA stage as ``qarla run`` does it (topic cube,
+   KING/ORANGE of the 59 metrics, clustering into 10 clusters, KING of the
+   1,023 subsets of the representatives, QUEEN/JACK/curve/agreement tables
+   of the detailed sets), every table written as Parquet. Target: < 60 s.
+3. KING of all 2^k − 1 subsets of the stage's representatives:
+   - ``one-pass`` (contender): one kernel pass over the cached topic cube,
+     counting each summary's samples per distinct mask restricted to the
+     representatives and summing over supersets (SPEC §6);
+   - ``per-subset`` (baseline, named ``straightforward``): one evaluation
+     per subset (its own kernel pass testing every sample against the
+     subset, then the KING aggregation), timed on a seeded sample of
+     subsets and extrapolated to all of them;
+   - ``direct``: one kernel pass testing every sample against every subset
+     (the one-pass layout without the superset sums), for reference.
+   KING of the sampled subsets must be equal in all three (checked).
+
+    python jobs/benchmark_qarla.py [--sample 20] [--similarities PATH]
+    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit jobs/benchmark_qarla.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import tempfile
+import time
+
+
+def king_of(spark, sims, summaries, metrics, sets, method, cube):
+    from qarla_spark.measures.qarla import evaluate
+    res = evaluate(sims, summaries, metrics, sets, detailed=[], method=method, cube=cube)
+    return {r["metric_set"]: r["king"] for r in res.king.select("metric_set", "king").collect()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", type=int, default=20,
+                        help="subsets evaluated one at a time by the baseline (default 20)")
+    parser.add_argument("--similarities", default=None,
+                        help="reuse this similarity table (default: compute it)")
+    parser.add_argument("--seed", type=int, default=13, help="seed of the subset sample")
+    parser.add_argument("--master", default=None, help="Spark master (default: the profile's)")
+    parser.add_argument("--json", default=None, help="also write the results to this file")
+    args = parser.parse_args(argv)
+
+    from qarla_spark import __version__
+    from qarla_spark.config import RunConfig
+    from qarla_spark.io import bundled_inputs, load_testbed
+    from qarla_spark.measures.clustering import subsets
+    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.metrics import registry
+    from qarla_spark.pipeline import qarla_stage
+    from qarla_spark.spark.output import RunDirectory
+    from qarla_spark.spark.session import build_session
+    from qarla_spark.spark.similarities import compute_similarities
+
+    spark = build_session(master=args.master)
+    testbed, report = load_testbed(spark, bundled_inputs())
+    report.raise_for_errors()
+    testbed.summaries.persist().count()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.similarities:
+            sims_path = args.similarities
+        else:
+            sims_path = f"{tmp}/similarities"
+            compute_similarities(testbed.summaries, registry.resolve_metrics("default"),
+                                 testbed.sources).write.parquet(sims_path)
+        sims = spark.read.parquet(sims_path)
+        metrics = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
+
+        # 1. the whole stage, tables written
+        config = RunConfig(out=f"{tmp}/run", seed=args.seed)
+        out = RunDirectory(spark, config.out)
+        start = time.perf_counter()
+        info, _ = qarla_stage(spark, config, testbed, sims, metrics, report, out)
+        stage_s = time.perf_counter() - start
+        out.commit({"benchmark": True})
+        (task, task_info), = info["tasks"].items()
+        reps = task_info["representatives"]
+
+        # 2. all subsets of the representatives
+        index = {m: i for i, m in enumerate(metrics)}
+        all_sets = {",".join(s): tuple(sorted(index[m] for m in s)) for s in subsets(reps)}
+        cube = build_cube(sims, testbed.summaries, metrics)
+        start = time.perf_counter()
+        one_pass = king_of(spark, sims, testbed.summaries, metrics, all_sets, "zeta", cube)
+        one_pass_s = time.perf_counter() - start
+        start = time.perf_counter()
+        direct = king_of(spark, sims, testbed.summaries, metrics, all_sets, "direct", cube)
+        direct_s = time.perf_counter() - start
+        rng = random.Random(args.seed)
+        sample = rng.sample(sorted(all_sets), min(args.sample, len(all_sets)))
+        start = time.perf_counter()
+        single = {}
+        for name in sample:
+            single.update(king_of(spark, sims, testbed.summaries, metrics,
+                                  {name: all_sets[name]}, "direct", cube))
+        per_subset_s = (time.perf_counter() - start) / len(sample)
+        for name in sample:
+            assert single[name] == one_pass[name] == direct[name], name
+        assert direct == one_pass
+    baseline_s = per_subset_s * len(all_sets)
+
+    print(f"qarla_spark {__version__}, Spark {spark.version} ({spark.sparkContext.master}, "
+          f"{spark.sparkContext.defaultParallelism} cores), Python {platform.python_version()}, "
+          f"seed {args.seed}")
+    print(f"SummEval: {len(metrics)} metrics, representatives of {len(reps)} clusters: "
+          f"{', '.join(reps)}; best set {task_info['best_set']} "
+          f"(KING {task_info['best_king']:.3f})")
+    print(f"QARLA stage (similarities given, every table written): {stage_s:.1f} s "
+          f"(target < 60 s)")
+    print("  phases: " + ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in info["timings"].items()
+                                   if not k.startswith("write_")) +
+          f"; writing tables {sum(v for k, v in info['timings'].items() if k.startswith('write_')):.1f} s")
+    print(f"baseline straightforward (one evaluation per subset): {per_subset_s:.2f} s per subset "
+          f"over {len(sample)} sampled subsets -> {baseline_s:.0f} s for all {len(all_sets):,}")
+    print(f"direct (one pass, every sample tested against every subset): {direct_s:.2f} s "
+          f"= {baseline_s / direct_s:.0f}x the baseline")
+    print(f"one-pass (one pass, counts per distinct mask + superset sums): {one_pass_s:.2f} s "
+          f"= {baseline_s / one_pass_s:.0f}x the baseline")
+    print(f"KING of the {len(sample)} sampled subsets: equal in all three")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"version": __version__, "spark": spark.version, "seed": args.seed,
+                       "stage_s": stage_s, "stage_timings": info["timings"],
+                       "subsets": len(all_sets), "sample": sample,
+                       "per_subset_s": per_subset_s, "baseline_s": baseline_s,
+                       "direct_s": direct_s, "one_pass_s": one_pass_s,
+                       "representatives": reps}, handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
