@@ -349,6 +349,8 @@ def topic_results(cube, set_words, detailed, triples: str = "standard", method: 
 def _sum_sys(frame):
     """Partial sums of the ``sys`` rows over the topics of a batch: queen =
     Σ QUEEN, n_cases = number of topics (per task, peer and set)."""
+    import warnings
+
     import pandas as pd
     sys_rows = frame["kind"] == "sys"
     if not sys_rows.any():
@@ -360,7 +362,13 @@ def _sum_sys(frame):
                          "set_id": sums["set_id"], "holdout": None, "queen": sums["sum"],
                          "win": None, "n_cases": sums["count"].astype("Int64"),
                          "n_le": None, "n_peers": None, "o": None, "k_first": None})
-    out = pd.concat([frame[~sys_rows], part], ignore_index=True)
+    rest = frame[~sys_rows]
+    if len(rest):
+        with warnings.catch_warnings():   # all-null columns: dtypes are fixed below
+            warnings.simplefilter("ignore", FutureWarning)
+            out = pd.concat([rest, part], ignore_index=True)
+    else:
+        out = part
     for c in ("win", "n_cases", "n_le", "n_peers", "o", "k_first"):
         out[c] = out[c].astype("Int64")
     return out
