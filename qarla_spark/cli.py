@@ -148,12 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
               problems/    every warning: severity, file, line, unit, field, message
               similarities/  task, topic, summarizer_s, summarizer_r, metric, value
               king/        task, metric_set, n_metrics, king, ci_low, ci_high, n_cases
-              orange/      task, metric_set, n_metrics, orange, n_cases
+              orange/      task, metric_set, n_metrics, score, orange, n_cases
               queen/       task, topic, summarizer, role, metric_set, holdout, queen
               systems/     task, summarizer, role, metric_set, queen, queen_full
               jack/        task, metric_set, jack
               jack_curve/  task, metric_set, n_peers, jack
               clusters/    task, metric, cluster, representative, king
+              king_pearson/  task, metric_set, n_metrics, king, criterion, pearson
+              human_test/  task, measure, held_out_model, ranked_first
+              hbr/         task, topic, summarizer, measure_set, hbr
+              heterogeneity/  task, measure_set, h, std_error, n_pairs, exact
+              auc/         task, criterion, measure, scope, auc, n_pairs
+              robustness/  task, criterion, measure, worst10_rank
+              hetero_curve/  task, criterion, bin, mean_h, p_quality_increase
             """))
     _add_input_args(r)
     _add_run_args(r)
@@ -169,6 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="QUEEN triples (default standard: m may equal m' or m'')")
     q.add_argument("--jack-orders", type=int, default=None, metavar="R", dest="jack_orders",
                    help="random orders of the systems in the JACK curve (default 20)")
+    h = r.add_argument_group("HBR")
+    h.add_argument("--hbr-pairs", type=int, default=None, metavar="N", dest="hbr_pairs",
+                   help="same-topic pairs sampled to estimate heterogeneity (default 10000)")
+    h.add_argument("--hbr-exact", action="store_true", default=None, dest="hbr_exact",
+                   help="estimate heterogeneity exactly, on all pairs")
+    h.add_argument("--hbr-measures", action="append", default=None, metavar="NAMES",
+                   dest="hbr_measures",
+                   help='HBR\'s measures, names or patterns, e.g. "R-*.a,Rpre-*.a" (default: the '
+                        "R, Rpre and F metrics and your own)")
+    h.add_argument("--hbr-models", action="store_true", default=None, dest="hbr_models",
+                   help="also score and rank the models (each against the other models)")
+    h.add_argument("--hbr-aggregate", default=None, choices=("mean", "max"),
+                   dest="hbr_aggregate", help="a summary's score over the models (default mean)")
     _add_spark_args(r)
 
     s = sub.add_parser(
@@ -220,6 +240,11 @@ def config_from_args(args: argparse.Namespace, base: Optional[RunConfig] = None)
         clusters=getattr(args, "clusters", None),
         triples=getattr(args, "triples", None),
         jack_orders=getattr(args, "jack_orders", None),
+        hbr_pairs=getattr(args, "hbr_pairs", None),
+        hbr_exact=getattr(args, "hbr_exact", None),
+        hbr_measures=(tuple(args.hbr_measures) if getattr(args, "hbr_measures", None) else None),
+        hbr_models=getattr(args, "hbr_models", None),
+        hbr_aggregate=getattr(args, "hbr_aggregate", None),
     )
 
 

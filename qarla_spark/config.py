@@ -26,6 +26,12 @@ Keys of a TOML run file (all optional; ``conf/summeval.toml`` is an example):
 ``clusters``   number of metric clusters (default 10)
 ``triples``    QUEEN triples: ``standard`` or ``distinct``
 ``jack_orders``    random orders of the systems averaged in the JACK curve
+``hbr_pairs``  same-topic pairs sampled to estimate heterogeneity (default 10,000)
+``hbr_exact``  estimate heterogeneity on all pairs instead
+``hbr_measures``   HBR's measures: names or patterns (default: R, Rpre, F and
+               user metrics of the similarity table)
+``hbr_models`` also score (and rank) the models, each against the others
+``hbr_aggregate``  a summary's score over the models: ``mean`` or ``max``
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
 #: stages of a run, in order (each writes the tables named in pipeline.py)
-STAGES = ("testbed", "similarities", "qarla")
+STAGES = ("testbed", "similarities", "qarla", "hbr")
 
 
 @dataclass(frozen=True)
@@ -71,12 +77,17 @@ class RunConfig:
     clusters: int = 10
     triples: str = "standard"
     jack_orders: int = 20
+    hbr_pairs: int = 10_000
+    hbr_exact: bool = False
+    hbr_measures: Tuple[str, ...] = ()
+    hbr_models: bool = False
+    hbr_aggregate: str = "mean"
 
     def __post_init__(self):
         if isinstance(self.metrics, str):
             object.__setattr__(self, "metrics", (self.metrics,))
         for name in ("inputs", "judgments", "sources", "metrics", "user_metrics",
-                     "metric_plugins", "stages", "metric_sets"):
+                     "metric_plugins", "stages", "metric_sets", "hbr_measures"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f"'{name}' must be a list of paths, found {value!r}")
@@ -100,7 +111,12 @@ class RunConfig:
                               f"{list(self.stages)!r}")
         if self.triples not in ("standard", "distinct"):
             raise ConfigError(f"'triples' must be standard or distinct, found {self.triples!r}")
-        for name in ("clusters", "jack_orders"):
+        for name in ("hbr_exact", "hbr_models", "overwrite"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"'{name}' must be true or false, found {getattr(self, name)!r}")
+        if self.hbr_aggregate not in ("mean", "max"):
+            raise ConfigError(f"'hbr_aggregate' must be mean or max, found {self.hbr_aggregate!r}")
+        for name in ("clusters", "jack_orders", "hbr_pairs"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"'{name}' must be a positive integer, found {value!r}")
@@ -114,7 +130,7 @@ class RunConfig:
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
         for k in ("inputs", "judgments", "sources", "metrics", "user_metrics", "metric_plugins",
-                  "stages", "metric_sets"):
+                  "stages", "metric_sets", "hbr_measures"):
             d[k] = list(d[k])
         d["spark_conf"] = dict(self.spark_conf)
         return d

@@ -147,12 +147,27 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> Ru
             extra["similarities"] = similarity_stage(spark, config, testbed, metrics, out)
             sims = spark.read.parquet(out.path("similarities"))
             timings["similarities_s"] = round(time.time() - t0, 3)
-        if "qarla" in config.stages and sims is not None:
+        cube = None
+        texts = []
+        if sims is not None and ("qarla" in config.stages or "hbr" in config.stages):
+            from qarla_spark.measures.masks import build_cube
             t0 = time.time()
-            extra["qarla"], summaries_text = qarla_stage(
-                spark, config, testbed, sims, extra["similarities"]["metrics"], report, out)
+            cube = build_cube(sims, testbed.summaries, extra["similarities"]["metrics"])
+            timings["cube_s"] = round(time.time() - t0, 3)
+        if "qarla" in config.stages and cube is not None:
+            t0 = time.time()
+            extra["qarla"], text = qarla_stage(
+                spark, config, testbed, sims, extra["similarities"]["metrics"], report, out, cube)
             timings["qarla_s"] = round(time.time() - t0, 3)
-            extra["qarla_summary"] = summaries_text
+            texts.append(text)
+        if "hbr" in config.stages and cube is not None:
+            t0 = time.time()
+            extra["hbr"], text = hbr_stage(config, testbed, cube,
+                                           extra["similarities"]["metrics"], out)
+            timings["hbr_s"] = round(time.time() - t0, 3)
+            texts.append(text)
+        if texts:
+            extra["qarla_summary"] = "\n".join(texts)
 
         info = run_info(spark, config, command, report, started, timings)
         info.update(extra)
@@ -195,7 +210,7 @@ def reuse_similarities(spark, path: str, testbed: Testbed):
 
 
 def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Sequence[str],
-                report: ValidationReport, out: RunDirectory):
+                report: ValidationReport, out: RunDirectory, cube=None):
     """QUEEN/KING/JACK, clustering and the best set for every task."""
     from qarla_spark.errors import ConfigError
     from qarla_spark.measures.stage import run_qarla
@@ -208,7 +223,8 @@ def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Seque
                               f"{', '.join(unknown)}")
     result = run_qarla(sims, testbed.summaries, metrics, requested, config.clusters,
                        config.triples, config.seed, config.jack_orders,
-                       tasks=[t.task for t in report.tasks], judgments=testbed.judgments)
+                       tasks=[t.task for t in report.tasks], judgments=testbed.judgments,
+                       cube=cube)
     docs = {
         "queen": "QUEEN of every summary (holdout null: all models; else that model held out)",
         "systems": "system scores: models and peers ranked together (jackknifed); queen_full "
@@ -242,6 +258,33 @@ def qarla_stage(spark, config: RunConfig, testbed: Testbed, sims, metrics: Seque
                   for s in result.summaries},
     }
     return info, "\n".join(s.describe() for s in result.summaries)
+
+
+def hbr_stage(config: RunConfig, testbed: Testbed, cube, metrics: Sequence[str],
+              out: RunDirectory):
+    """HBR, heterogeneity and the AUC meta-evaluation for every task."""
+    from qarla_spark.measures.hbr import run_hbr
+
+    result = run_hbr(cube, metrics, testbed.judgments, list(config.hbr_measures) or None,
+                     config.hbr_pairs, config.hbr_exact, config.seed, config.hbr_aggregate,
+                     config.hbr_models)
+    docs = {
+        "hbr": "HBR of every scored summary (peers; models with --hbr-models)",
+        "heterogeneity": "H of every measure set HBR needs, its standard error and sample size",
+        "hbr_systems": "HBR system scores: mean over topics",
+        "auc": "AUC of every measure and of HBR per human criterion: all topics pooled, "
+               "consistent / inconsistent topics, and per topic",
+        "robustness": "mean scaled AUC rank over each measure's worst 10% topics",
+        "hetero_curve": "pairs in 100 equal bins of heterogeneity: mean H and P(quality "
+                        "increase)",
+        "hbr_correlations": "system-level Pearson, Spearman, Kendall of HBR with each criterion",
+    }
+    timings = {}
+    for name, df in result.tables.items():
+        t0 = time.time()
+        out.write_table(name, df, None, docs[name])
+        timings[f"write_{name}_s"] = round(time.time() - t0, 3)
+    return {**result.info, "timings": timings}, "\n".join(result.lines)
 
 
 def similarity_stage(spark, config: RunConfig, testbed: Testbed, metrics: Sequence[str],

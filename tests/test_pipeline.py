@@ -25,11 +25,14 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     result = pipeline.run(spark, config, command=["qarla", "run"])
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "clusters", "correlations", "human_test", "jack", "jack_curve", "judgments", "king",
-        "king_pearson", "orange", "problems", "queen", "run.json", "similarities", "sources", "summaries",
-        "systems", "testbed"]
+        "auc", "clusters", "correlations", "hbr", "hbr_correlations", "hbr_systems",
+        "hetero_curve", "heterogeneity", "human_test", "jack", "jack_curve", "judgments", "king",
+        "king_pearson", "orange", "problems", "queen", "robustness", "run.json", "similarities",
+        "sources", "summaries", "systems", "testbed"]
     # 2 models per topic: QUEEN is undefined everywhere, so the QARLA tables are empty
     assert spark.read.parquet(str(out / "king")).count() == 0
+    # HBR needs no more than a model per topic: every peer is ranked
+    assert spark.read.parquet(str(out / "hbr")).count() == 6
     assert not list(tmp_path.glob("run.incomplete-*"))
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == "complete"
@@ -140,3 +143,36 @@ def test_bundled_testbed_run(spark, tmp_path):
     assert info["similarities"]["n_metrics"] == 59
     assert info["similarities"]["tvm_terms_from"] == {
         "summeval": {"topics_with_sources": 100, "topics_with_pooled_models": 0}}
+    # issue 4: QARLA from the run's own similarities/ equals the brute-force
+    # reference (tests/reference_qarla.py) over all 100 topics, for the best set
+    import warnings
+
+    import reference_qarla as ref
+    best = info["qarla"]["tasks"]["summeval"]["best_set"]
+    X = best.split(",")
+    mine = sims.filter(F.col("metric").isin(X)).toPandas()
+    summ = spark.read.parquet(str(out / "summaries")).toPandas()
+    lookup, roles = ref.sim_from_frame(mine), ref.roles_from_frame(summ)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (k, n), = ref.king(lookup, roles, X).values()
+        (o, n_o), = ref.orange(lookup, roles, X).values()
+        (j,) = ref.jack(lookup, roles, X).values()
+    king = spark.read.parquet(str(out / "king")).filter(F.col("metric_set") == best).first()
+    assert king.king == pytest.approx(k, abs=1e-12) and king.n_cases == n == 1100
+    orange = (spark.read.parquet(str(out / "orange"))
+              .filter((F.col("metric_set") == best) & (F.col("score") == "QUEEN")).first())
+    assert orange.orange == pytest.approx(o, abs=1e-12) and orange.n_cases == n_o
+    jack = spark.read.parquet(str(out / "jack")).filter(F.col("metric_set") == best).first()
+    assert jack.jack == pytest.approx(j, abs=1e-12)
+    queen = (spark.read.parquet(str(out / "queen")).filter(F.col("metric_set") == best)
+             .orderBy("topic", "summarizer", "holdout").limit(300).toPandas())
+    for r in queen.itertuples():
+        M = [m for m in sorted(summ[(summ.topic == r.topic) & (summ.role == "model")].summarizer)
+             if m != r.holdout]
+        assert r.queen == pytest.approx(ref.queen(lookup, "summeval", r.topic, r.summarizer, X, M),
+                                        abs=1e-12)
+    # the seeds' findings, checked on this data (printed in the summary)
+    task = info["qarla"]["tasks"]["summeval"]
+    assert task["best_king"] > task["best_single_king"]
+    assert "5 of 11 models rank above every system" in info["qarla_summary"]

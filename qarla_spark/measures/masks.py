@@ -132,9 +132,12 @@ def topic_cube(similarities, summaries, metrics: Sequence[str], min_models: int 
             .applyInPandas(kernel, CUBE_SCHEMA))
 
 
-def build_cube(similarities, summaries, metrics: Sequence[str], n_partitions=None):
-    """:func:`topic_cube`, persisted and checked: a metric absent from the
-    table or an incomplete topic is a :class:`ConfigError` naming it."""
+def build_cube(similarities, summaries, metrics: Sequence[str], n_partitions=None,
+               min_models: int = 1):
+    """:func:`topic_cube` of the topics with at least ``min_models`` models,
+    persisted and checked: a metric absent from the table or an incomplete
+    topic is a :class:`ConfigError` naming it. (QARLA's kernels use the
+    topics with ≥ 3 models, HBR those with a model.)"""
     metrics = list(metrics)
     if not metrics:
         raise ConfigError("no metric to evaluate")
@@ -142,7 +145,8 @@ def build_cube(similarities, summaries, metrics: Sequence[str], n_partitions=Non
     missing = [m for m in metrics if m not in present]
     if missing:
         raise ConfigError(f"metric(s) not in the similarity table: {', '.join(missing)}")
-    cube = topic_cube(similarities, summaries, metrics, n_partitions=n_partitions).persist()
+    cube = topic_cube(similarities, summaries, metrics, min_models=min_models,
+                      n_partitions=n_partitions).persist()
     check_cube(cube)
     return cube
 

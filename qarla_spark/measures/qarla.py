@@ -77,6 +77,7 @@ def evaluate(similarities, summaries, metrics: Sequence[str],
     words = [set_words(metric_sets[name], len(metrics)) for name in names]
     if cube is None:
         cube = build_cube(similarities, summaries, metrics)
+    cube = cube.filter(F.col("n_models") >= 3)     # QUEEN needs 3 models (no shuffle)
     orders = task_orders(cube, n_orders, seed) if detailed else {}
     results = topic_results(cube, words, [ids[d] for d in detailed], triples, method,
                             orders).persist()

@@ -118,7 +118,7 @@ class QarlaRun:
 
 def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequence[Sequence[str]],
               k: int = 10, triples: str = "standard", seed: int = 13, n_orders: int = 20,
-              tasks: Sequence[str] = (), judgments=None) -> QarlaRun:
+              tasks: Sequence[str] = (), judgments=None, cube=None) -> QarlaRun:
     from pyspark.sql import functions as F
 
     from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
@@ -138,7 +138,9 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
         timings[name] = round(now - clock[0], 3)
         clock[0] = now
 
-    cube = build_cube(similarities, summaries, metrics)
+    if cube is None:
+        cube = build_cube(similarities, summaries, metrics)
+    cube = cube.filter(F.col("n_models") >= 3)     # QUEEN needs 3 models (no shuffle)
     index = {m: i for i, m in enumerate(metrics)}
     skipped = skipped_topics(summaries)
     for task, reasons in sorted(skipped.items()):

@@ -1,0 +1,92 @@
+"""A brute-force reference for HBR and AUC (SPEC §8-9), written with plain
+loops over the definitions, independent of qarla_spark's code.
+
+Input: a similarity lookup ``sim[(task, topic, s, r, metric)]`` and roles
+``{(task, topic, summarizer): role}`` (as in reference_qarla), and
+judgments ``{(task, topic, summarizer, criterion): score}``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Sequence, Tuple
+
+
+def scores(sim, roles, measures: Sequence[str], models: bool = False, agg: str = "mean"):
+    """x(s) per scored summary: {(task, topic, s): [x_1(s), ...]} — the mean
+    (or max) over the topic's models m ≠ s of x(s, m)."""
+    topics: Dict[tuple, Dict[str, str]] = {}
+    for (task, topic, who), role in roles.items():
+        topics.setdefault((task, topic), {})[who] = role
+    out = {}
+    for (task, topic), people in topics.items():
+        model_list = sorted(w for w, r in people.items() if r == "model")
+        for s, role in sorted(people.items()):
+            if role == "peer" or (models and role == "model"):
+                row = []
+                for x in measures:
+                    vals = [sim[(task, topic, s, m, x)] for m in model_list if m != s]
+                    row.append(sum(vals) / len(vals) if agg == "mean" else max(vals))
+                out[(task, topic, s)] = row
+    return out
+
+
+def ordered_pairs(x) -> List[tuple]:
+    """Every ordered pair (task, topic, u, u2), u ≠ u2, of scored summaries."""
+    by_topic: Dict[tuple, List[str]] = {}
+    for (task, topic, s) in x:
+        by_topic.setdefault((task, topic), []).append(s)
+    return [(task, topic, u, v) for (task, topic), names in sorted(by_topic.items())
+            for u in sorted(names) for v in sorted(names) if u != v]
+
+
+def heterogeneity(x, S: Sequence[int], pairs) -> float:
+    """H(S) = share of ``pairs`` (u, u2) for which some x ∈ S has
+    x(u) > x(u2) and some x' ∈ S has x'(u) < x'(u2)."""
+    hits = 0
+    for (task, topic, u, v) in pairs:
+        xu, xv = x[(task, topic, u)], x[(task, topic, v)]
+        up = any(xu[i] > xv[i] for i in S)
+        down = any(xu[i] < xv[i] for i in S)
+        if up and down:
+            hits += 1
+    return hits / len(pairs)
+
+
+def hbr(x, pairs) -> Dict[tuple, float]:
+    """HBR(s) = mean over s' ≠ s of H({x: x(s) ≥ x(s')}), H over ``pairs``."""
+    k = len(next(iter(x.values())))
+    out = {}
+    cache: Dict[tuple, float] = {}
+    for (task, topic, s) in x:
+        values = []
+        for (t2, p2, u, v) in ordered_pairs(x):
+            if (t2, p2, u) != (task, topic, s):
+                continue
+            S = tuple(i for i in range(k) if x[(task, topic, s)][i] >= x[(task, topic, v)][i])
+            if S not in cache:
+                cache[S] = heterogeneity(x, S, pairs) if S else 0.0
+            values.append(cache[S])
+        out[(task, topic, s)] = sum(values) / len(values)
+    return out
+
+
+def auc(x_of, judgments, criterion) -> Tuple[float, int, Dict[str, Tuple[float, int]]]:
+    """AUC = P(x(s) > x(s') | Q(s) > Q(s')), ties ½, over ordered pairs of
+    judged summaries of the same topic: (pooled auc, n, {topic: (auc, n)}).
+    ``x_of``: {(task, topic, s): value}."""
+    num: Dict[str, float] = {}
+    n: Dict[str, int] = {}
+    for (task, topic, s), xs in x_of.items():
+        for (t2, p2, s2), xs2 in x_of.items():
+            if (t2, p2) != (task, topic) or s2 == s:
+                continue
+            q1 = judgments.get((task, topic, s, criterion))
+            q2 = judgments.get((task, topic, s2, criterion))
+            if q1 is None or q2 is None or not q1 > q2:
+                continue
+            n[topic] = n.get(topic, 0) + 1
+            num[topic] = num.get(topic, 0.0) + (1.0 if xs > xs2 else 0.5 if xs == xs2 else 0.0)
+    total = sum(n.values())
+    pooled = sum(num.values()) / total if total else math.nan
+    return pooled, total, {t: (num[t] / n[t], n[t]) for t in n}
