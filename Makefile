@@ -1,8 +1,9 @@
 # qarla_spark: the two commands of the README's quick start.
 #   make run    set up .venv, install, run the main job on the bundled SummEval
 #   make test   set up .venv with the test tools, run the whole test suite
-#   make bench  the similarity battery vs rouge-score, and the QARLA stage with
-#               KING of all subsets in one pass vs one subset at a time
+#   make bench  the similarity battery vs rouge-score; the QARLA stage with
+#               KING of all subsets in one pass vs one subset at a time; the
+#               HBR stage on SummEval and on a synthetic 1,000-topic testbed
 # Needs Python >= 3.10 and Java >= 17 (checked first, with a clear message).
 
 PYTHON ?= python3
@@ -22,6 +23,7 @@ test: check $(VENV)/.installed-dev
 bench: check $(VENV)/.installed-dev
 	$(VENV)/bin/python jobs/benchmark_similarities.py
 	$(VENV)/bin/python jobs/benchmark_qarla.py
+	$(VENV)/bin/python jobs/benchmark_hbr.py
 
 check:
 	@$(PYTHON) -m qarla_spark.spark.java

@@ -33,3 +33,11 @@ def test_qarla_summeval_notebook(tmp_path):
     assert "the best combination beats the best single metric: True" in text
     assert "models above every system: ['ref07', 'ref08', 'ref06', 'ref10', 'ref09']" in text
     assert (tmp_path / "runs" / "notebook" / "run.json").exists()
+
+
+def test_hbr_summeval_notebook(tmp_path):
+    text = execute("hbr_summeval.ipynb", tmp_path)
+    for figure in ("auc_hbr_vs_measures.png", "robustness.png", "heterogeneity_vs_quality.png"):
+        assert (tmp_path / figure).stat().st_size > 10_000, figure
+    assert "HBR over 48 measures (10,000 sampled pairs, seed 13)" in text
+    assert not (tmp_path / "runs" / "hbr_notebook" / "king").exists()   # QARLA not run
