@@ -77,16 +77,56 @@ def auc(x_of, judgments, criterion) -> Tuple[float, int, Dict[str, Tuple[float, 
     ``x_of``: {(task, topic, s): value}."""
     num: Dict[str, float] = {}
     n: Dict[str, int] = {}
+    by_topic: Dict[tuple, List[tuple]] = {}
     for (task, topic, s), xs in x_of.items():
-        for (t2, p2, s2), xs2 in x_of.items():
-            if (t2, p2) != (task, topic) or s2 == s:
-                continue
-            q1 = judgments.get((task, topic, s, criterion))
-            q2 = judgments.get((task, topic, s2, criterion))
-            if q1 is None or q2 is None or not q1 > q2:
-                continue
-            n[topic] = n.get(topic, 0) + 1
-            num[topic] = num.get(topic, 0.0) + (1.0 if xs > xs2 else 0.5 if xs == xs2 else 0.0)
+        by_topic.setdefault((task, topic), []).append((s, xs))
+    for (task, topic), members in by_topic.items():
+        for s, xs in members:
+            for s2, xs2 in members:
+                if s2 == s:
+                    continue
+                q1 = judgments.get((task, topic, s, criterion))
+                q2 = judgments.get((task, topic, s2, criterion))
+                if q1 is None or q2 is None or not q1 > q2:
+                    continue
+                n[topic] = n.get(topic, 0) + 1
+                num[topic] = num.get(topic, 0.0) + (1.0 if xs > xs2 else
+                                                    0.5 if xs == xs2 else 0.0)
     total = sum(n.values())
     pooled = sum(num.values()) / total if total else math.nan
     return pooled, total, {t: (num[t] / n[t], n[t]) for t in n}
+
+
+# ------------------------------------------------ vectorised (large testbeds)
+
+def hbr_matrix(x: Dict[tuple, List[float]], chunk: int = 500) -> Dict[tuple, float]:
+    """Exact HBR by boolean matrix products (numpy), for testbeds too large
+    for :func:`hbr`'s loops — independent of qarla_spark's bit masks: H(S) =
+    mean over all ordered pairs of [G·S > 0 and L·S > 0] with G, L, S 0/1
+    vectors over the measures."""
+    import numpy as np
+    keys = sorted(x)
+    by_topic: Dict[tuple, List[int]] = {}
+    for n, (task, topic, _) in enumerate(keys):
+        by_topic.setdefault((task, topic), []).append(n)
+    X = np.array([x[k] for k in keys], dtype=float)
+    i_all, j_all = [], []
+    for rows in by_topic.values():
+        for a in rows:
+            for b in rows:
+                if a != b:
+                    i_all.append(a)
+                    j_all.append(b)
+    i_all, j_all = np.array(i_all), np.array(j_all)
+    G = (X[i_all] > X[j_all]).astype(np.float32)
+    L = (X[i_all] < X[j_all]).astype(np.float32)
+    S = (X[i_all] >= X[j_all])
+    uniq, inverse = np.unique(S, axis=0, return_inverse=True)
+    H = np.empty(len(uniq))
+    for lo in range(0, len(uniq), chunk):
+        block = uniq[lo:lo + chunk].astype(np.float32).T
+        H[lo:lo + chunk] = (((G @ block) > 0) & ((L @ block) > 0)).mean(axis=0)
+    h_pair = H[np.ravel(inverse)]
+    sums = np.bincount(i_all, weights=h_pair, minlength=len(keys))
+    counts = np.bincount(i_all, minlength=len(keys))
+    return {k: sums[n] / counts[n] for n, k in enumerate(keys) if counts[n]}

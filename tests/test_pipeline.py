@@ -176,3 +176,48 @@ def test_bundled_testbed_run(spark, tmp_path):
     task = info["qarla"]["tasks"]["summeval"]
     assert task["best_king"] > task["best_single_king"]
     assert "5 of 11 models rank above every system" in info["qarla_summary"]
+    # issue 5: HBR in exact mode from the run's own similarities/ equals an
+    # independent implementation (tests/reference_hbr.py, matrix products);
+    # the run's sampled H and HBR are within 3 standard errors of exact
+    import reference_hbr as rh
+    from qarla_spark.measures.hbr import run_hbr
+    from qarla_spark.measures.masks import build_cube
+    hbr_info = info["hbr"]
+    measures = hbr_info["measures"]
+    assert len(measures) == 48 and hbr_info["pairs"] == 10_000
+    cube = build_cube(sims, spark.read.parquet(str(out / "summaries")), measures)
+    judg = spark.read.parquet(str(out / "judgments"))
+    exact = run_hbr(cube, measures, judg, measures, exact=True, seed=13)
+    # 3.4 million values: read with pyarrow, not through the JVM of the test session
+    import pandas as pd
+    mine = pd.read_parquet(out / "similarities", filters=[("metric", "in", measures)])
+    mine["task"] = mine["task"].astype(str)
+    x = rh.scores(ref.sim_from_frame(mine), roles, measures)
+    expected = rh.hbr_matrix(x)
+    got = exact.tables["hbr"].toPandas()
+    assert len(got) == len(expected) == 1600
+    for r in got.itertuples():
+        assert r.hbr == pytest.approx(expected[("summeval", r.topic, r.summarizer)], abs=1e-12)
+    sampled = spark.read.parquet(str(out / "hbr")).toPandas().set_index(["topic", "summarizer"])
+    joined = got.set_index(["topic", "summarizer"]).join(sampled, rsuffix="_s")
+    assert ((joined.hbr_s - joined.hbr).abs() <= 3 * joined.std_error_s).all()
+    het_s = spark.read.parquet(str(out / "heterogeneity")).toPandas().set_index("measure_set")
+    het_e = exact.tables["heterogeneity"].toPandas().set_index("measure_set")
+    assert len(het_s) == len(het_e) > 10_000
+    z = (het_s.h - het_e.h.reindex(het_s.index)).abs() / het_s.std_error.clip(lower=1e-12)
+    assert (z <= 3).all()
+    # AUC of HBR and of two measures, pooled and per topic, against plain loops
+    jd = {(r.task, r.topic, r.summarizer, r.criterion): r.score
+          for r in judg.toPandas().itertuples()}
+    auc = exact.tables["auc"].toPandas()
+    for criterion in ("relevance", "consistency"):
+        for measure in ("HBR", "R-1.a", "Rpre-2.c"):
+            values = ({k: v for k, v in expected.items()} if measure == "HBR" else
+                      {k: v[measures.index(measure)] for k, v in x.items()})
+            pooled, n, per_topic = rh.auc(values, jd, criterion)
+            row = auc[(auc.criterion == criterion) & (auc.measure == measure)].set_index("scope")
+            assert row.loc["all", "auc"] == pytest.approx(pooled, abs=1e-12)
+            assert row.loc["all", "n_pairs"] == n
+            assert all(row.loc[t, "auc"] == pytest.approx(a, abs=1e-12)
+                       for t, (a, _) in per_topic.items())
+    assert "AUC of HBR" in info["qarla_summary"]

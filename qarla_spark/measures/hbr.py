@@ -265,13 +265,16 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact: bool):
 
 
 def hbr_table(pairs, hetero, measure_set: str):
-    """The ``hbr/`` table: task, topic, summarizer, measure_set, hbr."""
+    """The ``hbr/`` table: task, topic, summarizer, measure_set, hbr,
+    std_error — the mean of the standard errors of the H it averages (a
+    bound on HBR's sampling error, reached if their errors were perfectly
+    correlated; 0 in exact mode)."""
     from pyspark.sql import functions as F
-    return (pairs.join(hetero.select("task", "need", "h"), ["task", "need"])
+    return (pairs.join(hetero.select("task", "need", "h", "std_error"), ["task", "need"])
             .groupBy("task", "topic", F.col("s").alias("summarizer"))
-            .agg(F.avg("h").alias("hbr"))
+            .agg(F.avg("h").alias("hbr"), F.avg("std_error").alias("std_error"))
             .select("task", "topic", "summarizer", F.lit(measure_set).alias("measure_set"),
-                    "hbr"))
+                    "hbr", "std_error"))
 
 
 # ---------------------------------------------------------------------------
