@@ -27,6 +27,10 @@ def test_unknown_key_names_the_closest(tmp_path):
     ('inputs = "a.jsonl"', "list of paths"),
     ('out = ""', "out"),
     ("seed = ", "not valid TOML"),
+    ('hbr_aggregate = "median"', "hbr_aggregate"),
+    ("hbr_pairs = 0", "hbr_pairs"),
+    ('hbr_exact = "yes"', "hbr_exact"),
+    ('hbr_measures = "R-*"', "list of paths"),
 ])
 def test_bad_values(tmp_path, text, match):
     path = tmp_path / "r.toml"
@@ -46,3 +50,16 @@ def test_updated_ignores_none_and_keeps_the_original():
     new = base.updated(out="b", seed=None)
     assert (new.out, new.seed, base.out) == ("b", 1, "a")
     assert new.to_dict()["inputs"] == []
+
+
+def test_hbr_options_from_the_command_line():
+    from qarla_spark.cli import build_parser, config_from_args
+    args = build_parser().parse_args(["run", "--hbr-pairs", "500", "--hbr-exact",
+                                      "--hbr-measures", "R-*.a", "--hbr-measures", "bert",
+                                      "--hbr-models", "--hbr-aggregate", "max"])
+    config = config_from_args(args)
+    assert (config.hbr_pairs, config.hbr_exact, config.hbr_measures, config.hbr_models,
+            config.hbr_aggregate) == (500, True, ("R-*.a", "bert"), True, "max")
+    default = config_from_args(build_parser().parse_args(["run"]))
+    assert (default.hbr_pairs, default.hbr_exact, default.hbr_models) == (10_000, False, False)
+    assert "hbr" in default.stages

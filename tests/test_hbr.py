@@ -198,3 +198,17 @@ def test_sampled_heterogeneity_within_three_standard_errors(spark):
         exact = rh.heterogeneity(x, S, pairs)
         assert abs(r.h - exact) <= 3 * max(r.std_error, 1e-9), (r.measure_set, r.h, exact)
     assert set(res.tables) == {"hbr", "heterogeneity", "hbr_systems"}   # no judgments
+
+
+@pytest.mark.spark
+def test_a_sample_as_large_as_the_task_is_exact(spark):
+    from qarla_spark.measures.hbr import run_hbr
+    from qarla_spark.measures.masks import build_cube
+    sims, roles, summaries = make_similarities(n_topics=2, n_models=3, n_peers=4,
+                                               metrics=METRICS, seed=10)
+    s_df = spark.createDataFrame(sims)
+    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
+    cube = build_cube(s_df, m_df, METRICS)
+    het = run_hbr(cube, METRICS, None, measures=METRICS, n_pairs=10_000).tables[
+        "heterogeneity"].toPandas()
+    assert het.exact.all() and (het.std_error == 0).all() and (het.n_pairs == 2 * 4 * 3).all()

@@ -209,3 +209,35 @@ def test_superset_sums_by_hand():
     assert superset_sums(hist).tolist() == [10, 6, 7, 4]
     assert hist.tolist() == [1, 2, 3, 4]    # input not mutated
     assert superset_sums(np.ones((2, 8), dtype=int))[:, 0].tolist() == [8, 8]
+
+
+def test_sets_beyond_63_metrics_use_more_mask_words():
+    """70 metrics: metric j is a copy of metric j % 3 of a 3-metric topic, so
+    QUEEN of {0, 64, 68} (three mask words' worth of indices) must equal
+    QUEEN of {0, 1, 2} on the 3-metric values (the issue: no cap at 63)."""
+    from qarla_spark.measures.masks import set_words
+    from qarla_spark.measures.queen import topic_queen
+    sims, roles, summaries = make_similarities(n_topics=1, n_models=4, n_peers=3,
+                                               metrics=list(METRICS), seed=12, ties=True)
+    roles_arr, values = _topic_arrays(sims, summaries, "t", "t0")
+    wide = values[:, :, [j % 3 for j in range(70)]]
+    small = topic_queen(roles_arr, values, [set_words([0, 1, 2], 3)])
+    big = topic_queen(roles_arr, wide, [set_words([0, 64, 68], 70), set_words([63], 70)])
+    assert len(set_words([0, 64, 68], 70)) == 2
+    assert np.array_equal(small["full"][:, 0], big["full"][:, 0])
+    assert np.array_equal(small["jk_peers"][:, :, 0], big["jk_peers"][:, :, 0])
+    single = topic_queen(roles_arr, values, [set_words([0], 3)])      # 63 % 3 == 0
+    assert np.array_equal(single["full"][:, 0], big["full"][:, 1])
+
+
+def test_hbr_measures_default_patterns_and_errors():
+    from qarla_spark.errors import ConfigError
+    from qarla_spark.measures.hbr import hbr_measures
+    table = ["R-1.a", "Rpre-2.c", "TVM.8", "AVLS", "GRAMSIM", "F-1.a", "bertscore"]
+    assert hbr_measures(table) == ["R-1.a", "Rpre-2.c", "F-1.a", "bertscore"]
+    assert hbr_measures(table, "R*.?,AVLS") == ["R-1.a", "Rpre-2.c", "AVLS"]
+    assert hbr_measures(table, ["R-*", "GRAMSIM,AVLS"]) == ["R-1.a", "GRAMSIM", "AVLS"]
+    with pytest.raises(ConfigError, match="'BLEU' matches no metric"):
+        hbr_measures(table, ["BLEU"])
+    with pytest.raises(ConfigError, match="no HBR measure"):
+        hbr_measures(["TVM.8", "AVLS"])

@@ -144,7 +144,7 @@ def hbr_measures(metrics: Sequence[str], chosen=None) -> List[str]:
     metrics = list(metrics)
     if chosen:
         out: List[str] = []
-        for item in registry.split_names(chosen) if isinstance(chosen, str) else chosen:
+        for item in registry.split_names(chosen):
             found = [m for m in metrics if fnmatch(m, item)]
             if not found:
                 raise ConfigError(f"--hbr-measures: {item!r} matches no metric of the "
@@ -223,6 +223,9 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact: bool):
 
     spark = pairs.sparkSession
     grouped = sample.groupBy("task", "g", "l").agg(F.count(F.lit(1)).alias("c")).collect()
+    # a sample that holds every pair of its task is exact (no sampling error)
+    totals = {r["task"]: r["n"] for r in
+              pairs.groupBy("task").agg(F.count(F.lit(1)).alias("n")).collect()}
     per_task: Dict[str, tuple] = {}
     for task in sorted({r["task"] for r in grouped}):
         rows = [r for r in grouped if r["task"] == task]
@@ -248,10 +251,11 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact: bool):
                 need = np.stack(part["need"].to_numpy()).astype(np.int64)
                 n = c.sum()
                 h = split_counts(need, g, l, c) / n
-                se = np.zeros_like(h) if exact else np.sqrt(h * (1 - h) / n)
+                complete = exact or n >= totals.get(task, np.inf)
+                se = np.zeros_like(h) if complete else np.sqrt(h * (1 - h) / n)
                 parts.append(pd.DataFrame({
                     "task": task, "need": list(need), "measure_set": [name_of(x) for x in need],
-                    "h": h, "std_error": se, "n_pairs": int(n), "exact": exact}))
+                    "h": h, "std_error": se, "n_pairs": int(n), "exact": bool(complete)}))
             yield pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
                 {c: [] for c in ["task", "need", "measure_set", "h", "std_error", "n_pairs",
                                  "exact"]})
