@@ -38,6 +38,7 @@ from qarla_spark.config import RunConfig
 from qarla_spark.metrics import registry
 from qarla_spark.io import InputSpec, Testbed, ValidationReport, bundled_inputs, load_testbed
 from qarla_spark.io.readers import parse_input_arg
+from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory
 
 
@@ -112,7 +113,14 @@ class RunResult:
 
 def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> RunResult:
     """Run the configured stages for every task of the input and write the
-    run directory (atomically: see :mod:`qarla_spark.spark.output`)."""
+    run directory (atomically: see :mod:`qarla_spark.spark.output`). What
+    the stages cached is released when the run ends (see
+    :mod:`qarla_spark.spark.cache`), so one session can run many."""
+    with cache.scope():
+        return _run(spark, config, command)
+
+
+def _run(spark, config: RunConfig, command: Optional[Sequence[str]]) -> RunResult:
     started = time.time()
     metrics = plan_metrics(config) if "similarities" in config.stages else ()
     out = RunDirectory(spark, config.out, config.overwrite)

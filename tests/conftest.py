@@ -26,3 +26,15 @@ def spark():
               "spark.app.name": "qarla_spark-tests"})
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_cached_frames():
+    """Tests also call stage functions directly (outside a run's cache
+    scope); what a module cached is dropped after it, so the shared
+    session's heap does not fill up over the suite."""
+    yield
+    from pyspark.sql import SparkSession
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.catalog.clearCache()

@@ -10,6 +10,7 @@ from importlib import resources
 import pytest
 
 from helpers import make_testbed, write_jsonl
+from test_cache import cached_in_session
 from qarla_spark import pipeline
 from qarla_spark.config import RunConfig
 from qarla_spark.errors import ConfigError, InputError
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.spark
 
 
 def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
+    spark.catalog.clearCache()
     src = write_jsonl(tmp_path / "in" / "s.jsonl", make_testbed(n_topics=2, n_models=2))
     out = tmp_path / "run"
     config = RunConfig(inputs=(str(src),), out=str(out), seed=7)
@@ -57,6 +59,9 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     # README documents the same columns that are written
     assert info["tables"]["testbed"]["columns"][0] == "task: string"
     assert "results:" in result.summary()
+    # what the stages cached (cube, QUEEN counts, HBR pairs, ...) is released:
+    # a session that runs many evaluations does not fill the driver's heap
+    assert cached_in_session(spark) == 0
 
 
 def test_input_errors_stop_the_run_and_leave_nothing(spark, tmp_path):

@@ -15,6 +15,9 @@ def test_local_profile_settings():
     assert local["spark.sql.execution.arrow.pyspark.enabled"] == "true"
     assert local["spark.driver.bindAddress"] == "127.0.0.1"
     assert int(local["spark.sql.shuffle.partitions"]) <= 8
+    # small memory pages: broadcast hash tables keep a whole page on the
+    # driver (docs/DECISIONS.md, "Memory pages of 2 MB")
+    assert local["spark.buffer.pageSize"] == read_profile("cluster")["spark.buffer.pageSize"] == "2m"
 
 
 def test_cluster_profile_leaves_the_master_to_spark_submit():

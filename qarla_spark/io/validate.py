@@ -28,6 +28,7 @@ from typing import Dict, List, Optional
 
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.spark import cache
 
 #: QUEEN needs 3 models in a topic, KING 4 (one held out).
 MIN_MODELS_QUEEN = 3
@@ -164,8 +165,8 @@ def build_testbed(raw) -> Testbed:
     parse_problems = raw.filter(F.col("kind") == PROBLEM).select(*_PROBLEM_COLS)
 
     # summaries are read by every check below and by every later stage
-    summ = _merge_embedded(raw.filter(F.col("kind") == SUMMARY),
-                           ["task", "topic", "summarizer", "role", "text"]).persist()
+    summ = cache.persist(_merge_embedded(raw.filter(F.col("kind") == SUMMARY),
+                                         ["task", "topic", "summarizer", "role", "text"]))
     skeys = ["task", "topic", "summarizer"]
     dup_summ, dup_summ_problems = _duplicates(summ, skeys, "summary", "summarizer")
 

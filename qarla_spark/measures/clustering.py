@@ -25,6 +25,8 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import numpy as np
 
+from qarla_spark.spark import cache
+
 Cluster = FrozenSet[int]
 
 
@@ -123,9 +125,9 @@ class SampleMasks:
             uniq, counts = np.unique(words, axis=0, return_counts=True)
             yield uniq, counts.astype(np.int64)
 
-        self.blocks = (cube.filter(F.col("task") == task).select("names", "roles", "n_metrics",
-                                                                  "values")
-                       .rdd.mapPartitions(to_block).cache())
+        self.blocks = cache.persist(
+            cube.filter(F.col("task") == task).select("names", "roles", "n_metrics", "values")
+            .rdd.mapPartitions(to_block))
         self.n_samples = int(self.blocks.map(lambda b: int(b[1].sum())).sum())
 
     def pass_rate(self, sets: Sequence[Cluster]) -> List[float]:

@@ -35,6 +35,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from qarla_spark.errors import ConfigError
+from qarla_spark.spark import cache
 
 AGGREGATES = ("mean", "max")
 DEFAULT_PAIRS = 10_000
@@ -312,11 +313,11 @@ def run_hbr(cube, metrics: Sequence[str], judgments=None, measures=None,
     X = hbr_measures(metrics, measures)
     name = metric_set_name(X)
     spark = cube.sparkSession
-    scores = summary_scores(cube, metrics, X, aggregate, models).persist()
-    pairs = summary_pairs(cube, metrics, X, aggregate, models).persist()
+    scores = cache.persist(summary_scores(cube, metrics, X, aggregate, models))
+    pairs = cache.persist(summary_pairs(cube, metrics, X, aggregate, models))
     sample = sample_pairs(pairs, n_pairs, seed, exact)
-    hetero = heterogeneity(pairs, sample, X, exact).persist()
-    hbr = hbr_table(pairs, hetero, name).persist()
+    hetero = cache.persist(heterogeneity(pairs, sample, X, exact))
+    hbr = cache.persist(hbr_table(pairs, hetero, name))
     roles = scores.select("task", "topic", "summarizer", "role")
     systems = (hbr.join(roles, ["task", "topic", "summarizer"])
                .groupBy("task", "summarizer", "role", "measure_set")
@@ -331,8 +332,8 @@ def run_hbr(cube, metrics: Sequence[str], judgments=None, measures=None,
              f", seed {seed})"]
     if judgments is not None:
         long = long_scores(scores, X, hbr)
-        per_topic = topic_auc(long, judgments).persist()
-        auc = auc_table(per_topic).persist()
+        per_topic = cache.persist(topic_auc(long, judgments))
+        auc = cache.persist(auc_table(per_topic))
         tables.update({"auc": auc, "robustness": robustness_table(per_topic),
                        "hetero_curve": hetero_curve_table(pairs, hetero, judgments)})
         # system level agreement of HBR (one row per system and criterion)

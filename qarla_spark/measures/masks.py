@@ -22,6 +22,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import numpy as np
 
 from qarla_spark.errors import ConfigError
+from qarla_spark.spark import cache
 
 WORD_BITS = 63
 TRIPLES = ("standard", "distinct")
@@ -145,8 +146,8 @@ def build_cube(similarities, summaries, metrics: Sequence[str], n_partitions=Non
     missing = [m for m in metrics if m not in present]
     if missing:
         raise ConfigError(f"metric(s) not in the similarity table: {', '.join(missing)}")
-    cube = topic_cube(similarities, summaries, metrics, min_models=min_models,
-                      n_partitions=n_partitions).persist()
+    cube = cache.persist(topic_cube(similarities, summaries, metrics, min_models=min_models,
+                                    n_partitions=n_partitions))
     check_cube(cube)
     return cube
 

@@ -11,6 +11,7 @@ from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.metrics.registry import metric_set_name
+from qarla_spark.spark import cache
 
 
 @dataclass
@@ -79,15 +80,15 @@ def evaluate(similarities, summaries, metrics: Sequence[str],
         cube = build_cube(similarities, summaries, metrics)
     cube = cube.filter(F.col("n_models") >= 3)     # QUEEN needs 3 models (no shuffle)
     orders = task_orders(cube, n_orders, seed) if detailed else {}
-    results = topic_results(cube, words, [ids[d] for d in detailed], triples, method,
-                            orders).persist()
+    results = cache.persist(topic_results(cube, words, [ids[d] for d in detailed], triples,
+                                          method, orders))
     set_sizes = spark.createDataFrame(
         [(ids[n], n, len(set(metric_sets[n]))) for n in names] or [(-1, "", 0)],
         "set_id int, metric_set string, n_metrics int")
     set_names = set_sizes.select("set_id", "metric_set")
     detailed_names = set_names.filter(F.col("metric_set").isin(detailed))
     cases = results.filter(F.col("kind") == "case")
-    queen = queen_table(results, set_names).persist()
+    queen = cache.persist(queen_table(results, set_names))
     peer_scores = (results.filter(F.col("kind") == "sys")
                    .groupBy("task", "set_id", "summarizer")
                    .agg((F.sum("queen") / F.sum("n_cases")).alias("queen"))

@@ -24,6 +24,7 @@ from typing import Dict, List, Sequence
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.metrics.registry import metric_set_name
+from qarla_spark.spark import cache
 
 
 #: plain-score baselines of the human-summariser test (when in the table)
@@ -154,7 +155,7 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
     first_sets = named_sets(metrics, requested, singles=True)
     first = evaluate(similarities, summaries, metrics, first_sets, detailed=[], triples=triples,
                      seed=seed, n_orders=n_orders, cube=cube)
-    king1 = first.king.persist()
+    king1 = cache.persist(first.king)
     single_king: Dict[str, Dict[str, float]] = {}
     for row in king1.select("task", "metric_set", "king").collect():
         single_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
@@ -187,7 +188,7 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
                       triples=triples, seed=seed, n_orders=n_orders, cube=cube)
     own = spark.createDataFrame([(t, s) for t, names in task_subsets.items() for s in names]
                                 or [("", "")], "task string, metric_set string")
-    king2 = second.king.join(own, ["task", "metric_set"]).persist()
+    king2 = cache.persist(second.king.join(own, ["task", "metric_set"]))
     subset_king: Dict[str, Dict[str, float]] = {}
     for row in king2.select("task", "metric_set", "king").collect():
         subset_king.setdefault(row["task"], {})[row["metric_set"]] = row["king"]
@@ -205,19 +206,19 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
     from qarla_spark.measures.agreement import correlations, human_test, king_pearson
     from qarla_spark.measures.plain import orange_plain_table, plain_results
 
-    plain = plain_results(cube, metrics, PLAIN_BASELINES).persist()
+    plain = cache.persist(plain_results(cube, metrics, PLAIN_BASELINES))
     orange = (first.orange.unionByName(second.orange.join(own, ["task", "metric_set"]))
               .dropDuplicates(["task", "metric_set"]).unionByName(orange_plain_table(plain)))
     king = king1.unionByName(king2).dropDuplicates(["task", "metric_set"])
     clusters_df = spark.createDataFrame(
         cluster_rows, "task string, metric string, cluster int, representative boolean, "
                       "king double")
-    tables = {"queen": third.queen, "systems": third.systems.persist(), "king": king,
-              "orange": orange, "jack": third.jack.persist(), "jack_curve": third.jack_curve,
+    tables = {"queen": third.queen, "systems": cache.persist(third.systems), "king": king,
+              "orange": orange, "jack": cache.persist(third.jack), "jack_curve": third.jack_curve,
               "clusters": clusters_df,
-              "human_test": human_test(third.queen, plain).persist()}
+              "human_test": cache.persist(human_test(third.queen, plain))}
     if judgments is not None:
-        tables["correlations"] = correlations(third.queen, judgments).persist()
+        tables["correlations"] = cache.persist(correlations(third.queen, judgments))
         scores = (first.peer_scores.unionByName(
             second.peer_scores.join(own, ["task", "metric_set"]))
             .dropDuplicates(["task", "metric_set", "summarizer"]))

@@ -28,6 +28,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.metrics import registry
 from qarla_spark.metrics.registry import UserMetric
+from qarla_spark.spark import cache
 
 KEYS = ("task", "topic")
 PAIR_KEYS = ("task", "topic", "summarizer_s", "summarizer_r")
@@ -229,7 +230,7 @@ def add_user_tables(similarities, summaries, paths: Sequence[str], reserved: Ite
     added: List[str] = []
     taken = set(reserved)
     for path in paths:
-        table = read_user_table(spark, path).persist()
+        table = cache.persist(read_user_table(spark, path))
         names = check_user_table(table, summaries, path, taken)
         taken.update(names)
         added += names
