@@ -127,7 +127,8 @@ def test_bundled_data_matches_its_provenance():
 def test_bundled_testbed_run(spark, tmp_path):
     """The issue's acceptance numbers for the bundled SummEval testbed."""
     out = tmp_path / "summeval"
-    result = pipeline.run(spark, RunConfig(out=str(out)))
+    chosen = "R-1.a,TVM.512"     # a set the user names (--metric-set)
+    result = pipeline.run(spark, RunConfig(out=str(out), metric_sets=(chosen,)))
     (t,) = result.report.tasks
     assert (t.task, t.n_topics, t.models_min, t.models_median, t.models_max) == (
         "summeval", 100, 11, 11.0, 11)
@@ -177,6 +178,34 @@ def test_bundled_testbed_run(spark, tmp_path):
              if m != r.holdout]
         assert r.queen == pytest.approx(ref.queen(lookup, "summeval", r.topic, r.summarizer, X, M),
                                         abs=1e-12)
+    # the set the user named: its QUEEN rows (a sample) equal the reference,
+    # KING and ORANGE equal plain aggregations of the run's own jackknifed
+    # QUEEN rows (model beats every peer / peer <= model), JACK the reference
+    Xc = chosen.split(",")
+    lookup_c = ref.sim_from_frame(sims.filter(F.col("metric").isin(Xc)).toPandas())
+    q = spark.read.parquet(str(out / "queen")).filter(F.col("metric_set") == chosen).toPandas()
+    jk = q[q.holdout.notna()]
+    assert len(jk) == 100 * 11 * 17 and (q.holdout.isna() & (q.role == "peer")).sum() == 1600
+    for r in jk.sample(150, random_state=0).itertuples():
+        M = [m for m in sorted(summ[(summ.topic == r.topic) & (summ.role == "model")].summarizer)
+             if m != r.holdout]
+        assert r.queen == pytest.approx(ref.queen(lookup_c, "summeval", r.topic, r.summarizer, Xc,
+                                                  M), abs=1e-12)
+    model_q = jk[jk.role == "model"].set_index(["topic", "holdout"]).queen
+    peer_q = jk[jk.role == "peer"].join(model_q.rename("model_q"), on=["topic", "holdout"])
+    best_peer = peer_q.groupby(["topic", "holdout"]).queen.max()
+    king_c = (model_q > best_peer.reindex(model_q.index)).groupby(level="topic").mean().mean()
+    row = spark.read.parquet(str(out / "king")).filter(F.col("metric_set") == chosen).first()
+    assert row.king == pytest.approx(king_c, abs=1e-12) and row.n_cases == 1100
+    row = (spark.read.parquet(str(out / "orange"))
+           .filter((F.col("metric_set") == chosen) & (F.col("score") == "QUEEN")).first())
+    assert row.orange == pytest.approx((peer_q.queen <= peer_q.model_q).mean(), abs=1e-12)
+    assert row.n_cases == len(peer_q) == 100 * 11 * 16
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (j_c,) = ref.jack(lookup_c, roles, Xc).values()
+    row = spark.read.parquet(str(out / "jack")).filter(F.col("metric_set") == chosen).first()
+    assert row.jack == pytest.approx(j_c, abs=1e-12)
     # the seeds' findings, checked on this data (printed in the summary)
     task = info["qarla"]["tasks"]["summeval"]
     assert task["best_king"] > task["best_single_king"]
