@@ -107,34 +107,36 @@ def main(argv=None) -> int:
     from qarla_spark.io import bundled_inputs, load_testbed
     from qarla_spark.measures.masks import build_cube
     from qarla_spark.metrics import registry
+    from qarla_spark.spark import cache
     from qarla_spark.spark.session import build_session
     from qarla_spark.spark.similarities import compute_similarities
 
     spark = build_session(master=args.master)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        testbed, report = load_testbed(spark, bundled_inputs())
-        report.raise_for_errors()
-        if args.similarities:
-            sims_path = args.similarities
-        else:
-            sims_path = f"{tmp}/similarities"
-            compute_similarities(testbed.summaries, registry.resolve_metrics("default"),
-                                 testbed.sources).write.parquet(sims_path)
-        sims = spark.read.parquet(sims_path)
-        metrics = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
-        cube = build_cube(sims, testbed.summaries, metrics)
-        sampled_s, sampled = time_stage(cube, metrics, testbed.judgments, f"{tmp}/s", args.pairs,
-                                        False, args.seed)
-        exact_s, exact = time_stage(cube, metrics, testbed.judgments, f"{tmp}/e", args.pairs,
-                                    True, args.seed)
+        # each part releases what it cached (as a run does) before the next
+        with cache.scope():
+            testbed, report = load_testbed(spark, bundled_inputs())
+            report.raise_for_errors()
+            if args.similarities:
+                sims_path = args.similarities
+            else:
+                sims_path = f"{tmp}/similarities"
+                compute_similarities(testbed.summaries, registry.resolve_metrics("default"),
+                                     testbed.sources).write.parquet(sims_path)
+            sims = spark.read.parquet(sims_path)
+            metrics = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
+            cube = build_cube(sims, testbed.summaries, metrics)
+            sampled_s, sampled = time_stage(cube, metrics, testbed.judgments, f"{tmp}/s",
+                                            args.pairs, False, args.seed)
+            exact_s, exact = time_stage(cube, metrics, testbed.judgments, f"{tmp}/e",
+                                        args.pairs, True, args.seed)
         a = pd.read_parquet(f"{tmp}/s/heterogeneity").set_index("measure_set")
         b = pd.read_parquet(f"{tmp}/e/heterogeneity").set_index("measure_set")
         z = ((a.h - b.h.reindex(a.index)).abs() / a.std_error.clip(lower=1e-12))
         results["summeval"] = {"sampled_s": sampled_s, "exact_s": exact_s,
                                "sets": len(a), "within_3_se": float((z <= 3).mean()),
                                "max_se": float(z.max()), "exact_pairs": int(b.n_pairs.iloc[0])}
-        cube.unpersist()
 
         for n_topics in (100, args.synthetic_topics):
             s_df, m_df, j_df, names = synthetic(spark, n_topics, args.synthetic_measures,
@@ -143,14 +145,14 @@ def main(argv=None) -> int:
             path = f"{tmp}/synthetic{n_topics}"
             s_df.write.parquet(path)
             gen_s = time.perf_counter() - start
-            start = time.perf_counter()
-            syn_cube = build_cube(spark.read.parquet(path), m_df, names)
-            cube_s = time.perf_counter() - start
-            stage_s, _ = time_stage(syn_cube, names, j_df, f"{tmp}/h{n_topics}", args.pairs,
-                                    False, args.seed)
+            with cache.scope():
+                start = time.perf_counter()
+                syn_cube = build_cube(spark.read.parquet(path), m_df, names)
+                cube_s = time.perf_counter() - start
+                stage_s, _ = time_stage(syn_cube, names, j_df, f"{tmp}/h{n_topics}", args.pairs,
+                                        False, args.seed)
             results[f"synthetic_{n_topics}"] = {"generate_s": gen_s, "cube_s": cube_s,
                                                 "hbr_s": stage_s, "driver_rss_mb": rss_mb()}
-            syn_cube.unpersist()
 
     s = results["summeval"]
     print(f"qarla_spark {__version__}, Spark {spark.version} ({spark.sparkContext.master}, "

@@ -60,6 +60,7 @@ def main(argv=None) -> int:
     from qarla_spark.metrics import registry
     from qarla_spark.pipeline import qarla_stage
     from qarla_spark.spark.output import RunDirectory
+    from qarla_spark.spark import cache
     from qarla_spark.spark.session import build_session
     from qarla_spark.spark.similarities import compute_similarities
 
@@ -81,7 +82,8 @@ def main(argv=None) -> int:
         config = RunConfig(out=f"{tmp}/run", seed=args.seed)
         out = RunDirectory(spark, config.out)
         start = time.perf_counter()
-        info, _ = qarla_stage(spark, config, testbed, sims, metrics, report, out)
+        with cache.scope():      # released after the stage, as a run does
+            info, _ = qarla_stage(spark, config, testbed, sims, metrics, report, out)
         stage_s = time.perf_counter() - start
         out.commit({"benchmark": True})
         (task, task_info), = info["tasks"].items()
