@@ -8,8 +8,9 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
-                                             representatives, subsets)
+from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set, bit_slices,
+                                             popcount, representatives, slice_counts, subsets)
+from qarla_spark.measures.masks import set_words
 
 
 def oracle(masks):
@@ -74,6 +75,37 @@ def test_clusters_do_not_depend_on_the_order_of_the_metric_list():
     assert named == [["a", "b", "c"], ["d", "e"]]
 
 
+def test_bit_slices_count_like_the_brute_force_oracle():
+    """70 metrics (two mask words) and 150 samples (three slice words, the
+    last one padded): counts of singles, pairs, sets sharing a core (as
+    during the agglomeration), mixed batches, metrics of the second word."""
+    rng = np.random.default_rng(4)
+    n_metrics = 70
+    masks = [frozenset(np.flatnonzero(rng.random(n_metrics) < 0.8)) for _ in range(150)]
+    words = np.array([set_words(m, n_metrics) for m in masks], dtype=np.int64)
+    slices = bit_slices(words, n_metrics)
+    assert slices.shape == (70, 3) and slices.dtype == np.uint64
+    core = frozenset(range(3, 9))
+    batches = [
+        [frozenset([i]) for i in range(n_metrics)],
+        [frozenset(p) for p in combinations(range(0, n_metrics, 7), 2)],
+        [core | {j} for j in range(n_metrics)],
+        [frozenset([1, 65]), frozenset([64, 69]), core, frozenset(range(60, 70)),
+         frozenset([0]), frozenset(range(n_metrics))],
+    ]
+    for sets in batches:
+        expected = [sum(1 for m in masks if s <= m) for s in sets]
+        assert list(slice_counts(slices, sets)) == expected
+    assert list(slice_counts(bit_slices(words[:0], n_metrics), [core])) == [0]
+
+
+def test_popcount_with_and_without_numpy_bitwise_count(monkeypatch):
+    words = np.array([0, 1, 3, 2 ** 63 - 1, 2 ** 64 - 1], dtype=np.uint64)
+    assert popcount(words) == 0 + 1 + 2 + 63 + 64
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert popcount(words) == 130
+
+
 def test_representatives_and_best_set():
     metrics = ["a", "b", "c", "d"]
     clusters = [frozenset({0, 1}), frozenset({2, 3})]
@@ -115,4 +147,10 @@ def test_sample_masks_pass_rates_on_executors(spark):
     # a batch sharing a core (as during the agglomeration)
     merged = [frozenset([0, 1]), frozenset([0, 1, 2])]
     assert sm.pass_rate(merged) == pytest.approx(oracle(masks)(merged), abs=1e-15)
+    # the agglomeration in one task and with one job per merge: the clusters
+    # of the brute-force oracle
+    expected = agglomerate(3, 2, oracle(masks), metrics)
+    assert sm.agglomerate(2, metrics) == expected
+    assert sm.agglomerate(2, metrics, local_limit=0) == expected
+    assert sm.slice_bytes == 3 * 8 * 7   # 432 samples: 7 words per metric
     sm.release()

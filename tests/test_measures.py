@@ -138,6 +138,24 @@ def test_topic_sample_masks_by_hand():
     assert set(np.unique(words)) <= {0, 1}
 
 
+def test_mask_words_pack_and_unpack_across_words():
+    """pack() puts column 63·w + b in bit b of word w (bit 63 unused, words
+    non-negative); set_indices() inverts set_words(); 130 columns = 3 words."""
+    from qarla_spark.measures.masks import pack, set_indices, set_words
+    bits = np.zeros((3, 130), dtype=bool)
+    bits[0, [0, 62]] = True           # word 0: 1 + 2**62
+    bits[1, [63, 125]] = True         # word 1 bit 0, word 1 bit 62
+    bits[2, [126, 129]] = True        # word 2: bits 0 and 3
+    assert pack(bits).tolist() == [[1 + 2 ** 62, 0, 0], [0, 1 + 2 ** 62, 0], [0, 0, 1 + 8]]
+    assert pack(bits[:, :0]).tolist() == [[0], [0], [0]]
+    sets = [[0, 62], [63, 125], [126, 129], [], list(range(130))]
+    words = [set_words(x, 130) for x in sets]
+    assert set_indices(words) == sets
+    assert pack(np.eye(130, dtype=bool)[[5, 70]]).tolist() == [set_words([5], 130),
+                                                             set_words([70], 130)]
+    assert set_indices(np.zeros((0, 3), dtype=np.int64)) == []
+
+
 def test_wilson_interval_known_value():
     """Wilson 95% interval of 50/100: 0.4038..0.5962 (textbook value)."""
     from qarla_spark.measures.king import wilson

@@ -5,9 +5,10 @@ the peers with the full model set. sim(X, X') = P[H_X ↔ H_X'].
 
 Since H_C ∧ H_C' = H_{C∪C'}, sim(C, C') = 1 − P(C) − P(C') + 2·P(C ∪ C'),
 where P(S) is the share of samples whose mask contains S. The clustering
-therefore needs only pass rates of metric sets, which the executors count on
-the cached sample masks (:class:`SampleMasks`): one Spark job for all pairs
-of metrics, then one per merge for the new cluster against the others.
+therefore needs only pass rates of metric sets: popcounts of ANDs of the
+samples' bit slices (one packed row of pass bits per metric), built on the
+executors and read by one Spark task that runs the whole agglomeration
+(:class:`SampleMasks`).
 
 Agglomerative rule: start with singletons; repeatedly merge the two clusters
 with the highest sim (ties: the pair that comes first when each cluster is
@@ -98,14 +99,77 @@ def subsets(names: Sequence[str]) -> List[List[str]]:
 
 
 # ---------------------------------------------------------------------------
-# Spark: pass rates counted on the executors
+# pass rates from bit slices (pure numpy)
+# ---------------------------------------------------------------------------
+
+_POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def popcount(words: np.ndarray) -> int:
+    """Number of set bits of an integer array."""
+    words = np.ascontiguousarray(words)
+    if hasattr(np, "bitwise_count"):          # numpy >= 2.0
+        return int(np.bitwise_count(words).sum())
+    return int(_POP8[words.view(np.uint8)].sum())
+
+
+def bit_slices(words: np.ndarray, n_metrics: int) -> np.ndarray:
+    """Mask words (samples × mask words, 63 bits a word) → bit slices:
+    row i packs bit i of every sample (samples / 64 uint64 words, little
+    endian, zero-padded; a padding bit is 0 in every row, so no set ever
+    counts it)."""
+    from qarla_spark.measures.masks import WORD_BITS
+    n = len(words)
+    width = -(-n // 64)
+    out = np.zeros((n_metrics, width), dtype=np.uint64)
+    for i in range(n_metrics):
+        column = ((words[:, i // WORD_BITS] >> (i % WORD_BITS)) & 1).astype(bool)
+        packed = np.packbits(column, bitorder="little")
+        buffer = np.zeros(width * 8, dtype=np.uint8)
+        buffer[:len(packed)] = packed
+        out[i] = buffer.view(np.uint64)
+    return out
+
+
+def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:
+    """For each set S of metric indices, the number of samples passing every
+    metric of S: popcount of the AND of S's bit slices. Sets are taken in
+    runs that share a core (:func:`_chunks`; during the agglomeration, the
+    cluster just merged): the core's AND is computed once per run."""
+    out = np.zeros(len(sets), dtype=np.int64)
+    if not len(slices) or not slices.shape[1]:
+        return out
+    for lo, hi in _chunks(sets):
+        core = frozenset.intersection(*[frozenset(s) for s in sets[lo:hi]])
+        base = np.bitwise_and.reduce(slices[sorted(core)], axis=0) if core else None
+        for j in range(lo, hi):
+            acc = base
+            for i in sorted(frozenset(sets[j]) - core):
+                acc = slices[i] if acc is None else acc & slices[i]
+            out[j] = 0 if acc is None else popcount(acc)     # the empty set: 0
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Spark: the peers' samples as bit slices on the executors
 # ---------------------------------------------------------------------------
 
 class SampleMasks:
-    """The pass-masks of the peers' QUEEN samples (full model sets) of every
-    topic of one task, cached on the executors as numpy blocks of distinct
-    masks with their counts (SummEval: 1,936,000 samples, 721,097 distinct
-    masks over 59 metrics); the driver only receives counts."""
+    """The pass bits of the peers' QUEEN samples (full model sets) of every
+    topic of one task, cached on the executors as bit slices (one packed row
+    per metric; SummEval: 1,936,000 samples × 59 metrics = 14 MB), built in
+    parallel per partition of the topic cube.
+
+    :meth:`agglomerate` clusters the metrics in one Spark task that reads
+    the task's slices: every merge costs one AND and one popcount per
+    candidate, so there is no Spark job per merge (SummEval: 49 merges).
+    That task holds n_metrics × samples / 8 bytes (14 MB on SummEval, 140 MB
+    for 1,000 such topics); above ``local_limit`` bytes each merge is one
+    Spark job over the partitions instead (:meth:`pass_rate`), with the same
+    result. The driver only receives counts and clusters."""
+
+    #: largest bit slices (bytes) the agglomeration reads in one task
+    LOCAL_LIMIT = 512 * 2 ** 20
 
     def __init__(self, cube, task: str, n_metrics: int, triples: str = "standard"):
         from pyspark.sql import functions as F
@@ -122,50 +186,47 @@ class SampleMasks:
                 e, _, _, _, words = topic_sample_masks(roles, values, triples)
                 found.append(words[roles[e] == "peer"])
             words = np.concatenate(found) if found else np.zeros((0, nw), dtype=np.int64)
-            uniq, counts = np.unique(words, axis=0, return_counts=True)
-            yield uniq, counts.astype(np.int64)
+            yield bit_slices(words, n_metrics), len(words)
 
         self.blocks = cache.persist(
             cube.filter(F.col("task") == task).select("names", "roles", "n_metrics", "values")
             .rdd.mapPartitions(to_block))
-        self.n_samples = int(self.blocks.map(lambda b: int(b[1].sum())).sum())
+        self.n_samples = int(self.blocks.map(lambda b: b[1]).sum())
+
+    @property
+    def slice_bytes(self) -> int:
+        """Bytes of the task's bit slices (what :meth:`agglomerate` holds)."""
+        return self.n_metrics * 8 * -(-self.n_samples // 64)
 
     def pass_rate(self, sets: Sequence[Cluster]) -> List[float]:
         """P(S) for each set of metric indices (one Spark job)."""
-        from qarla_spark.measures.masks import WORD_BITS, set_words
         if not sets or not self.n_samples:
             return [0.0] * len(sets)
-        words = np.array([set_words(s, self.n_metrics) for s in sets], dtype=np.int64)
-        pairs_only = all(len(s) <= 2 for s in sets)
-        chunks = _chunks(sets)
-        n_metrics = self.n_metrics
-        members = [sorted(s) for s in sets]
-
-        def count(block):
-            masks, weights = block
-            if pairs_only and len(masks):
-                # singles and pairs at once: a weighted Gram matrix of the bits
-                bits = np.stack([(masks[:, i // WORD_BITS] >> (i % WORD_BITS)) & 1
-                                 for i in range(n_metrics)], axis=1).astype(np.float64)
-                gram = bits.T @ (bits * weights[:, None])
-                return np.array([gram[m[0], m[-1]] for m in members], dtype=np.float64)
-            # the sets of a chunk share a core (their intersection: the merged
-            # cluster during the agglomeration): only rows passing it count
-            out = np.zeros(len(words), dtype=np.float64)
-            for lo, hi in chunks:
-                chunk = words[lo:hi]
-                core = np.bitwise_and.reduce(chunk, axis=0)
-                keep = np.all((masks & core[None, :]) == core[None, :], axis=1)
-                sub, w_sub = masks[keep], weights[keep].astype(np.float64)
-                ok = np.ones((len(sub), len(chunk)), dtype=bool)
-                for w in range(chunk.shape[1]):
-                    x = chunk[:, w][None, :]
-                    ok &= (sub[:, w][:, None] & x) == x
-                out[lo:hi] = w_sub @ ok
-            return out
-
-        total = self.blocks.map(count).reduce(lambda a, b: a + b)
+        sets = [frozenset(s) for s in sets]
+        total = self.blocks.map(lambda b: slice_counts(b[0], sets)).reduce(lambda a, b: a + b)
         return list(total / self.n_samples)
+
+    def agglomerate(self, k: int, names: Optional[Sequence[str]] = None,
+                    local_limit: Optional[int] = None) -> List[Cluster]:
+        """:func:`agglomerate` over the task's samples: in one Spark task
+        when the slices fit ``local_limit`` (default :data:`LOCAL_LIMIT`),
+        else with one Spark job per merge."""
+        limit = self.LOCAL_LIMIT if local_limit is None else local_limit
+        n_metrics, n = self.n_metrics, self.n_samples
+        if not n or self.slice_bytes > limit:
+            return agglomerate(n_metrics, k, self.pass_rate, names)
+        names = None if names is None else list(names)
+
+        def run(blocks):
+            blocks = [b for b, size in blocks if size]
+            slices = np.concatenate(blocks, axis=1)
+
+            def rate(sets):
+                return list(slice_counts(slices, [frozenset(s) for s in sets]) / n)
+            yield [sorted(c) for c in agglomerate(n_metrics, k, rate, names)]
+
+        (clusters,) = self.blocks.coalesce(1).mapPartitions(run).collect()
+        return [frozenset(c) for c in clusters]
 
     def release(self) -> None:
         self.blocks.unpersist()

@@ -35,6 +35,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from qarla_spark.errors import ConfigError
+from qarla_spark.measures.masks import pack
 from qarla_spark.spark import cache
 
 AGGREGATES = ("mean", "max")
@@ -62,19 +63,6 @@ def topic_scores(roles, values, measures: Sequence[int], aggregate: str = "mean"
         warnings.simplefilter("ignore", RuntimeWarning)
         out = np.nanmean(v, axis=1) if aggregate == "mean" else np.nanmax(v, axis=1)
     return who, out
-
-
-def pack(bits) -> np.ndarray:
-    """Boolean (n × k) → (n × n_words) int64 mask words (63 bits a word)."""
-    from qarla_spark.measures.masks import WORD_BITS, n_words
-    bits = np.asarray(bits, dtype=bool)
-    n, k = bits.shape
-    words = np.zeros((n, n_words(k)), dtype=np.int64)
-    for w in range(words.shape[1]):
-        lo, hi = w * WORD_BITS, min(k, (w + 1) * WORD_BITS)
-        weights = np.int64(1) << np.arange(hi - lo, dtype=np.int64)
-        words[:, w] = bits[:, lo:hi].astype(np.int64) @ weights
-    return words
 
 
 def pair_masks(scores):
@@ -238,11 +226,9 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact: bool):
     schema = ("task string, need array<long>, measure_set string, h double, std_error double, "
               "n_pairs long, exact boolean")
 
-    def name_of(words):
-        from qarla_spark.measures.masks import WORD_BITS
-        bits = [w * WORD_BITS + b for w, word in enumerate(words) for b in range(WORD_BITS)
-                if int(word) >> b & 1 and w * WORD_BITS + b < k]
-        return ",".join(sorted(names[bits])) if bits else ""
+    def names_of(need):
+        from qarla_spark.measures.masks import set_indices
+        return [",".join(sorted(names[[i for i in idx if i < k]])) for idx in set_indices(need)]
 
     def run(batches):
         for pdf in batches:
@@ -255,7 +241,7 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact: bool):
                 complete = exact or n >= totals.get(task, np.inf)
                 se = np.zeros_like(h) if complete else np.sqrt(h * (1 - h) / n)
                 parts.append(pd.DataFrame({
-                    "task": task, "need": list(need), "measure_set": [name_of(x) for x in need],
+                    "task": task, "need": list(need), "measure_set": names_of(need),
                     "h": h, "std_error": se, "n_pairs": int(n), "exact": bool(complete)}))
             yield pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
                 {c: [] for c in ["task", "need", "measure_set", "h", "std_error", "n_pairs",

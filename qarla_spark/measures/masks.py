@@ -17,7 +17,7 @@ triples), e.g. 29,260 for SummEval's 11 models and 16 peers.
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Sequence
 
 import numpy as np
 
@@ -32,6 +32,21 @@ def n_words(n_metrics: int) -> int:
     return max(1, -(-n_metrics // WORD_BITS))
 
 
+def pack(bits) -> np.ndarray:
+    """Boolean (n × k) → (n × n_words(k)) int64 mask words: bit b of word w
+    is column 63·w + b (bit 63 stays 0, so words are non-negative)."""
+    bits = np.asarray(bits, dtype=bool)
+    n, k = bits.shape
+    words = np.zeros((n, n_words(k)), dtype=np.int64)
+    for w in range(words.shape[1]):
+        packed = np.packbits(bits[:, w * WORD_BITS:(w + 1) * WORD_BITS], axis=1,
+                             bitorder="little")
+        buffer = np.zeros((n, 8), dtype=np.uint8)
+        buffer[:, :packed.shape[1]] = packed
+        words[:, w] = buffer.view("<i8")[:, 0]
+    return words
+
+
 def set_words(indices: Iterable[int], n_metrics: int) -> List[int]:
     """The mask words of a metric set given by metric indices."""
     words = [0] * n_words(n_metrics)
@@ -42,6 +57,17 @@ def set_words(indices: Iterable[int], n_metrics: int) -> List[int]:
 
 CUBE_SCHEMA = ("task string, topic string, names array<string>, roles array<string>, "
                "n_models int, n_metrics int, values binary, problem string")
+
+
+def set_indices(words) -> List[List[int]]:
+    """The metric indices (increasing) of each set given as a row of mask
+    words: the inverse of :func:`set_words`."""
+    words = np.asarray(words, dtype=np.int64)
+    if not words.size:
+        return [[] for _ in range(len(words))]
+    words = words.reshape(len(words), -1)
+    bits = (words[:, :, None] >> np.arange(WORD_BITS, dtype=np.int64)) & 1
+    return [np.flatnonzero(row).tolist() for row in bits.reshape(len(words), -1)]
 
 
 def topic_cube(similarities, summaries, metrics: Sequence[str], min_models: int = 3,
@@ -245,10 +271,4 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
     if triples == "distinct":
         valid &= (m_idx[:, None] != m1[None, :]) & (m_idx[:, None] != m2[None, :])
     a, b = np.nonzero(valid)
-    words = np.zeros((len(a), n_words(k)), dtype=np.int64)
-    for w in range(n_words(k)):
-        lo, hi = w * WORD_BITS, min(k, (w + 1) * WORD_BITS)
-        weights = np.int64(1) << np.arange(hi - lo, dtype=np.int64)
-        passed = ev[a, lo:hi] >= mv[b, lo:hi]
-        words[:, w] = passed.astype(np.int64) @ weights
-    return e_idx[a], m_idx[a], m1[b], m2[b], words
+    return e_idx[a], m_idx[a], m1[b], m2[b], pack(ev[a] >= mv[b])

@@ -75,19 +75,6 @@ def superset_sums(hist):
     return out
 
 
-def _set_indices(set_words):
-    """Metric indices of each set given as mask words."""
-    from qarla_spark.measures.masks import WORD_BITS
-    sets = []
-    for words in set_words:
-        idx = []
-        for w, word in enumerate(words):
-            word = int(word)
-            idx += [w * WORD_BITS + b for b in range(WORD_BITS) if word >> b & 1]
-        sets.append(idx)
-    return sets
-
-
 def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto"):
     """Integer counts behind QUEEN for one topic and every metric set (pure
     numpy): the sufficient statistics of :func:`topic_queen`.
@@ -107,7 +94,7 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     """
     import numpy as np
 
-    from qarla_spark.measures.masks import WORD_BITS, topic_sample_masks
+    from qarla_spark.measures.masks import WORD_BITS, set_indices, topic_sample_masks
 
     roles = np.asarray(roles)
     peers = np.flatnonzero(roles == "peer")
@@ -117,7 +104,8 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     n_sets = len(set_words)
     set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
         else np.zeros((0, words.shape[1]), dtype=np.int64)
-    used = sorted({i for idx in _set_indices(set_words) for i in idx})
+    indices = set_indices(set_words)
+    used = sorted({i for idx in indices for i in idx})
     if method == "auto":
         method = "zeta" if len(used) <= ZETA_MAX_BITS and n_sets > 2 * len(used) else "direct"
     if method not in ("direct", "zeta"):
@@ -141,7 +129,7 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
             if len(models) else np.zeros((len(peers), 0, size), dtype=np.int64)
         with_h = superset_sums(with_h)
         pos = {i: j for j, i in enumerate(used)}
-        codes = np.array([sum(1 << pos[i] for i in idx) for idx in _set_indices(set_words)],
+        codes = np.array([sum(1 << pos[i] for i in idx) for idx in indices],
                          dtype=np.int64)
         return {"peers": peers, "models": models, "n_e": n_e, "pass_e": full[:, codes],
                 "n_eh": n_eh, "pass_eh": with_h[:, :, codes]}
@@ -278,7 +266,9 @@ def _cover_rows(names, peers, models, values, full, set_words, detailed, orders=
     import numpy as np
     import pandas as pd
 
-    idx_of = _set_indices(np.asarray(set_words)[detailed])
+    from qarla_spark.measures.masks import set_indices
+
+    idx_of = set_indices(np.asarray(set_words)[detailed])
     v_pp = values[np.ix_(peers, peers)]                       # A × A × k
     v_pm = values[np.ix_(peers, models)]                      # A × M × k
     # ok[a, a2, m, i] = x_i(a, a2) <= x_i(a, m) and x_i(a2, a) <= x_i(a2, m)

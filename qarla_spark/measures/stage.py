@@ -122,8 +122,8 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
               tasks: Sequence[str] = (), judgments=None, cube=None) -> QarlaRun:
     from pyspark.sql import functions as F
 
-    from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set,
-                                                 representatives, subsets)
+    from qarla_spark.measures.clustering import (SampleMasks, best_set, representatives,
+                                                 subsets)
     from qarla_spark.measures.masks import build_cube
     from qarla_spark.measures.qarla import evaluate, named_sets
 
@@ -171,7 +171,7 @@ def run_qarla(similarities, summaries, metrics: Sequence[str], requested: Sequen
         if task not in single_king:
             continue  # no topic with 4 models and a peer: nothing to rank
         masks = SampleMasks(cube, task, len(metrics), triples)
-        clusters = agglomerate(len(metrics), k, masks.pass_rate, metrics)
+        clusters = masks.agglomerate(k, metrics)
         masks.release()
         reps = representatives(clusters, metrics, single_king[task])
         task_reps[task] = reps
