@@ -103,29 +103,18 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
+    from bench_common import summeval_similarities
     from qarla_spark import __version__
-    from qarla_spark.io import bundled_inputs, load_testbed
     from qarla_spark.measures.masks import build_cube
-    from qarla_spark.metrics import registry
     from qarla_spark.spark import cache
     from qarla_spark.spark.session import build_session
-    from qarla_spark.spark.similarities import compute_similarities
 
     spark = build_session(master=args.master)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         # each part releases what it cached (as a run does) before the next
         with cache.scope():
-            testbed, report = load_testbed(spark, bundled_inputs())
-            report.raise_for_errors()
-            if args.similarities:
-                sims_path = args.similarities
-            else:
-                sims_path = f"{tmp}/similarities"
-                compute_similarities(testbed.summaries, registry.resolve_metrics("default"),
-                                     testbed.sources).write.parquet(sims_path)
-            sims = spark.read.parquet(sims_path)
-            metrics = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
+            testbed, _, sims, metrics = summeval_similarities(spark, tmp, args.similarities)
             cube = build_cube(sims, testbed.summaries, metrics)
             sampled_s, sampled = time_stage(cube, metrics, testbed.judgments, f"{tmp}/s",
                                             args.pairs, False, args.seed)

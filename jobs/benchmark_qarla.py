@@ -52,31 +52,19 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
 
+    from bench_common import summeval_similarities
     from qarla_spark import __version__
     from qarla_spark.config import RunConfig
-    from qarla_spark.io import bundled_inputs, load_testbed
     from qarla_spark.measures.clustering import subsets
     from qarla_spark.measures.masks import build_cube
-    from qarla_spark.metrics import registry
     from qarla_spark.pipeline import qarla_stage
     from qarla_spark.spark.output import RunDirectory
     from qarla_spark.spark import cache
     from qarla_spark.spark.session import build_session
-    from qarla_spark.spark.similarities import compute_similarities
 
     spark = build_session(master=args.master)
-    testbed, report = load_testbed(spark, bundled_inputs())
-    report.raise_for_errors()
-    testbed.summaries.persist().count()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.similarities:
-            sims_path = args.similarities
-        else:
-            sims_path = f"{tmp}/similarities"
-            compute_similarities(testbed.summaries, registry.resolve_metrics("default"),
-                                 testbed.sources).write.parquet(sims_path)
-        sims = spark.read.parquet(sims_path)
-        metrics = sorted(r["metric"] for r in sims.select("metric").distinct().collect())
+        testbed, report, sims, metrics = summeval_similarities(spark, tmp, args.similarities)
 
         # 1. the whole stage, tables written
         config = RunConfig(out=f"{tmp}/run", seed=args.seed)
