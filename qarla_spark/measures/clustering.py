@@ -119,16 +119,13 @@ def bit_slices(words: np.ndarray, n_metrics: int) -> np.ndarray:
     endian, zero-padded; a padding bit is 0 in every row, so no set ever
     counts it)."""
     from qarla_spark.measures.masks import WORD_BITS
-    n = len(words)
-    width = -(-n // 64)
-    out = np.zeros((n_metrics, width), dtype=np.uint64)
-    for i in range(n_metrics):
-        column = ((words[:, i // WORD_BITS] >> (i % WORD_BITS)) & 1).astype(bool)
-        packed = np.packbits(column, bitorder="little")
-        buffer = np.zeros(width * 8, dtype=np.uint8)
-        buffer[:len(packed)] = packed
-        out[i] = buffer.view(np.uint64)
-    return out
+    words = np.asarray(words, dtype=np.int64)          # samples × mask words
+    metric = np.arange(n_metrics)
+    bits = ((words[:, metric // WORD_BITS] >> (metric % WORD_BITS)) & 1).astype(bool).T
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    buffer = np.zeros((n_metrics, -(-len(words) // 64) * 8), dtype=np.uint8)
+    buffer[:, :packed.shape[1]] = packed
+    return buffer.view("<u8")
 
 
 def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:
