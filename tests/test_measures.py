@@ -140,8 +140,9 @@ def test_topic_sample_masks_by_hand():
 
 def test_mask_words_pack_and_unpack_across_words():
     """pack() puts column 63·w + b in bit b of word w (bit 63 unused, words
-    non-negative); set_indices() inverts set_words(); 130 columns = 3 words."""
-    from qarla_spark.measures.masks import pack, set_indices, set_words
+    non-negative); unpack() inverts pack(), set_indices() inverts set_words();
+    130 columns = 3 words."""
+    from qarla_spark.measures.masks import pack, packed_u64, set_indices, set_words, unpack
     bits = np.zeros((3, 130), dtype=bool)
     bits[0, [0, 62]] = True           # word 0: 1 + 2**62
     bits[1, [63, 125]] = True         # word 1 bit 0, word 1 bit 62
@@ -154,6 +155,11 @@ def test_mask_words_pack_and_unpack_across_words():
     assert pack(np.eye(130, dtype=bool)[[5, 70]]).tolist() == [set_words([5], 130),
                                                              set_words([70], 130)]
     assert set_indices(np.zeros((0, 3), dtype=np.int64)) == []
+    assert unpack(pack(bits), 130).tolist() == bits.tolist()
+    assert unpack(np.zeros((0, 3), dtype=np.int64), 130).shape == (0, 130)
+    # packed_u64: 64 bits a word (no spare bit), zero padding
+    assert packed_u64(bits[:, :65]).tolist() == [[1 + 2 ** 62, 0], [2 ** 63, 0], [0, 0]]
+    assert packed_u64(bits[:, :0]).shape == (3, 0)
 
 
 def test_wilson_interval_known_value():

@@ -118,14 +118,8 @@ def bit_slices(words: np.ndarray, n_metrics: int) -> np.ndarray:
     row i packs bit i of every sample (samples / 64 uint64 words, little
     endian, zero-padded; a padding bit is 0 in every row, so no set ever
     counts it)."""
-    from qarla_spark.measures.masks import WORD_BITS
-    words = np.asarray(words, dtype=np.int64)          # samples × mask words
-    metric = np.arange(n_metrics)
-    bits = ((words[:, metric // WORD_BITS] >> (metric % WORD_BITS)) & 1).astype(bool).T
-    packed = np.packbits(bits, axis=1, bitorder="little")
-    buffer = np.zeros((n_metrics, -(-len(words) // 64) * 8), dtype=np.uint8)
-    buffer[:, :packed.shape[1]] = packed
-    return buffer.view("<u8")
+    from qarla_spark.measures.masks import packed_u64, unpack
+    return packed_u64(unpack(words, n_metrics).T)
 
 
 def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:

@@ -32,19 +32,34 @@ def n_words(n_metrics: int) -> int:
     return max(1, -(-n_metrics // WORD_BITS))
 
 
+def packed_u64(bits) -> np.ndarray:
+    """Boolean (n × c) → (n × ⌈c/64⌉) uint64: column j is bit j % 64 of word
+    j // 64 (little endian), padding bits 0."""
+    bits = np.asarray(bits, dtype=bool)
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    buffer = np.zeros((bits.shape[0], -(-bits.shape[1] // 64) * 8), dtype=np.uint8)
+    buffer[:, :packed.shape[1]] = packed
+    return buffer.view("<u8")
+
+
 def pack(bits) -> np.ndarray:
     """Boolean (n × k) → (n × n_words(k)) int64 mask words: bit b of word w
-    is column 63·w + b (bit 63 stays 0, so words are non-negative)."""
+    is column 63·w + b (bit 63 stays 0, so words are non-negative); the
+    inverse of :func:`unpack`."""
     bits = np.asarray(bits, dtype=bool)
     n, k = bits.shape
     words = np.zeros((n, n_words(k)), dtype=np.int64)
-    for w in range(words.shape[1]):
-        packed = np.packbits(bits[:, w * WORD_BITS:(w + 1) * WORD_BITS], axis=1,
-                             bitorder="little")
-        buffer = np.zeros((n, 8), dtype=np.uint8)
-        buffer[:, :packed.shape[1]] = packed
-        words[:, w] = buffer.view("<i8")[:, 0]
+    for w in range(-(-k // WORD_BITS)):
+        words[:, w] = packed_u64(bits[:, w * WORD_BITS:(w + 1) * WORD_BITS])[:, 0]
     return words
+
+
+def unpack(words, k: int) -> np.ndarray:
+    """Mask words (n × words) → boolean (n × k): column i is bit i % 63 of
+    word i // 63; the inverse of :func:`pack`."""
+    words = np.asarray(words, dtype=np.int64)
+    col = np.arange(k)
+    return ((words[:, col // WORD_BITS] >> (col % WORD_BITS)) & 1).astype(bool)
 
 
 def set_words(indices: Iterable[int], n_metrics: int) -> List[int]:
@@ -66,8 +81,8 @@ def set_indices(words) -> List[List[int]]:
     if not words.size:
         return [[] for _ in range(len(words))]
     words = words.reshape(len(words), -1)
-    bits = (words[:, :, None] >> np.arange(WORD_BITS, dtype=np.int64)) & 1
-    return [np.flatnonzero(row).tolist() for row in bits.reshape(len(words), -1)]
+    return [np.flatnonzero(row).tolist()
+            for row in unpack(words, words.shape[1] * WORD_BITS)]
 
 
 def topic_cube(similarities, summaries, metrics: Sequence[str], min_models: int = 3,
