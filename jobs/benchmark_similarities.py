@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     from qarla_spark import __version__
     from qarla_spark.io import bundled_inputs, load_testbed
     from qarla_spark.metrics import registry
-    from qarla_spark.metrics.rouge import get_backend
+    from qarla_spark.metrics.rouge_lcs import BACKEND as lcs_backend
     from qarla_spark.spark.session import build_session
 
     metrics = registry.resolve_metrics(args.metrics)
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
 
     print(f"qarla_spark {__version__}, Spark {spark.version} ({spark.sparkContext.master}, "
           f"{spark.sparkContext.defaultParallelism} cores), Python {platform.python_version()}, "
-          f"LCS backend {get_backend()}, seed {args.seed}")
+          f"LCS backend {lcs_backend}, seed {args.seed}")
     print(f"baseline rouge-score (rouge1, rouge2, rougeLsum; stemmer; 1 process): "
           f"{len(pairs):,} ordered pairs in {baseline_s:.2f} s = {baseline:,.0f} pairs/s")
     for label, r in results.items():
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
             json.dump({"version": __version__, "spark": spark.version, "seed": args.seed,
                        "metrics": list(metrics), "baseline_pairs": len(pairs),
                        "baseline_pairs_per_s": baseline, "battery": results,
-                       "ordered_pairs": n_pairs, "lcs_backend": get_backend()}, handle, indent=2)
+                       "ordered_pairs": n_pairs, "lcs_backend": lcs_backend}, handle, indent=2)
     return 0
 
 

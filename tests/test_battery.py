@@ -1,5 +1,6 @@
-"""The per-topic battery (pure): equal, bit for bit, to the pair kernels that
-are checked against ROUGE-1.5.5; pair layout; user functions."""
+"""The per-topic battery (pure): equal, bit for bit, to the per-pair test
+reference (tests/reference_rouge.py; both are checked against ROUGE-1.5.5 in
+tests/test_rouge_kernels.py); pair layout; user functions."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qarla_spark.metrics import registry
-from qarla_spark.metrics.battery import ngram_hits, ordered_pairs, topic_similarities
-from qarla_spark.metrics.rouge import rouge_scores
+from qarla_spark.metrics.battery import ordered_pairs, topic_similarities
+from qarla_spark.metrics.rouge import ngram_hits
 from qarla_spark.text.variants import prepare
+from reference_rouge import rouge_scores
 
 
 def summeval_topic(k):
@@ -45,9 +47,9 @@ def test_ngram_hits_is_the_counter_intersection(counts):
 
 @pytest.mark.parametrize("topic", [0, 57])
 def test_rouge_and_f_equal_the_pair_kernel_exactly(topic):
-    """Every R/Rpre value of every ordered pair of a SummEval topic equals
-    rouge_scores() on the pair (itself equal to ROUGE-1.5.5, tests/golden);
-    F is the harmonic mean of the two."""
+    """Every R/Rpre value of every ordered pair of a SummEval topic equals the
+    test reference's rouge_scores() on the pair (itself equal to ROUGE-1.5.5,
+    tests/golden); F is the harmonic mean of the two."""
     texts = summeval_topic(topic)
     metrics = registry.resolve_metrics("rouge,F")
     result = topic_similarities(texts, metrics)

@@ -1,4 +1,11 @@
-"""Tests of qarla_spark.metrics.rouge against ROUGE-1.5.5 itself (SPEC §2).
+"""Tests of the ROUGE counts and scores against ROUGE-1.5.5 itself (SPEC §2).
+
+What is checked is the production path -- the topic counts of
+:mod:`qarla_spark.metrics.rouge` (with each LCS backend of
+:mod:`qarla_spark.metrics.rouge_lcs`) and the scores of the battery
+(:func:`qarla_spark.metrics.battery.topic_similarities`) -- and the per-pair
+test reference ``tests/reference_rouge.py`` that other tests compare the
+battery and the Spark stage with.
 
 Golden values: ``tests/golden/rouge155_golden.json.gz`` holds texts and the
 raw counts ROUGE-1.5.5 printed for them (``-t 2 -d``), per ordered pair,
@@ -23,32 +30,27 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import qarla_spark.metrics.rouge as rouge
-from qarla_spark.metrics.rouge import (
-    COUNT_FIELDS,
-    KINDS,
-    METRIC_NAMES,
-    RougeProfile,
-    available_backends,
-    metric_names,
-    pair_counts,
-    pair_scores,
-    profiles,
-    rouge_all_pairs,
-    rouge_pair,
-    rouge_scores,
-    scores_from_counts,
-    set_backend,
-)
+import reference_rouge as ref
+from qarla_spark.metrics import registry, rouge_lcs
+from qarla_spark.metrics.battery import topic_similarities
+from qarla_spark.metrics.rouge import recall, topic_counts
+from qarla_spark.metrics.rouge_profiles import profile
+from reference_rouge import COUNT_FIELDS, KINDS, METRIC_NAMES, metric_names
 from qarla_spark.text.tokenize import split_sentences
 from qarla_spark.text.variants import VARIANTS, prepare
 
@@ -68,11 +70,52 @@ def golden_prepared():
     return [prepare(t["text"]) for t in golden()["texts"]]
 
 
-@pytest.fixture(params=available_backends())
+ROUGE = registry.GROUPS["rouge"]
+
+
+@contextmanager
+def using_backend(name):
+    """Production's topic counts with the LCS backend ``name``."""
+    previous = rouge_lcs.BACKEND
+    rouge_lcs.BACKEND = name
+    try:
+        yield name
+    finally:
+        rouge_lcs.BACKEND = previous
+
+
+@pytest.fixture(params=rouge_lcs.BACKENDS)
 def backend(request):
-    previous = set_backend(request.param)
-    yield request.param
-    set_backend(previous)
+    with using_backend(request.param):
+        yield request.param
+
+
+def production_counts(ps, pr):
+    """Production's counts of the pair (s, r) -- :func:`topic_counts` of the
+    topic [s, r] -- in the layout of :func:`reference_rouge.pair_counts`."""
+    c = topic_counts([ps, pr], KINDS)
+    out = []
+    for kind in KINDS:
+        out += (c.hits[kind][0, 1], c.dens[kind][1], c.hits[kind][1, 0], c.dens[kind][0])
+    return tuple(out)
+
+
+def production_scores(ps, pr):
+    """Production's ``(R(s, r), Rpre(s, r))`` per kind of :data:`KINDS`."""
+    c = topic_counts([ps, pr], KINDS)
+    s, r = np.array([0]), np.array([1])
+    out = []
+    for kind in KINDS:
+        out += (recall(c, kind, s, r)[0], recall(c, kind, r, s)[0])
+    return tuple(out)
+
+
+def battery_scores(s_text, r_text):
+    """The battery's 48 ROUGE values of (s, r) and of (r, s)."""
+    result = topic_similarities([s_text, r_text], ROUGE)
+    assert list(zip(result.s, result.r)) == [(0, 1), (1, 0)]
+    return (dict(zip(result.metrics, result.values[0].tolist())),
+            dict(zip(result.metrics, result.values[1].tolist())))
 
 
 def _f(k):
@@ -246,23 +289,30 @@ def test_golden_sentences_are_the_spec_split():
         assert split_sentences(t["text"]) == t["sentences"], t["source"]
 
 
-def test_golden_counts_all_kinds_variants_directions(backend):
-    """pair_counts(s, r) == ROUGE-1.5.5 (corrected) for R(s, r) and for Rpre = R(r, s)."""
-    g = golden()
+def _golden_profile():
     preps = golden_prepared()
     profs = {}
 
     def prof(i, v):
         if (i, v) not in profs:
-            profs[i, v] = RougeProfile(preps[i].variant(v))
+            profs[i, v] = profile(preps[i].variant(v))
         return profs[i, v]
+
+    return prof
+
+
+def test_golden_counts_all_kinds_variants_directions(backend):
+    """Production's counts of (s, r) == ROUGE-1.5.5 (corrected) for R(s, r)
+    and for Rpre = R(r, s), with each LCS backend."""
+    g = golden()
+    prof = _golden_profile()
 
     by_pair = {(ev["peer"], ev["model"]): ev for ev in g["evals"]}
     mismatches = []
     checked = 0
     for (p, m), ev in by_pair.items():
         for v in VARIANTS:
-            counts = pair_counts(prof(p, v), prof(m, v))  # s = peer, r = model
+            counts = production_counts(prof(p, v), prof(m, v))  # s = peer, r = model
             exp_sr = _expected_from_rouge(ev[v])
             exp_rs = _expected_from_rouge(by_pair[(m, p)][v])  # ROUGE with roles swapped
             for kind in KINDS:
@@ -276,15 +326,62 @@ def test_golden_counts_all_kinds_variants_directions(backend):
     assert not mismatches[:10], f"{len(mismatches)} mismatches"
 
 
+def _golden_score(exp, kind):
+    hit, den = exp[kind]
+    value = hit / den if den else 0.0
+    return value ** (1 / W) if kind == "W-1.2" else value
+
+
+def test_golden_scores_of_the_battery(backend):
+    """The battery's R and Rpre of every golden pair, every kind and variant,
+    == the scores of ROUGE-1.5.5's (corrected) counts: exactly for the integer
+    kinds, to 1e-12 for W (ROUGE prints 15 digits)."""
+    g = golden()
+    texts = [t["text"] for t in g["texts"]]
+    by_pair = {(ev["peer"], ev["model"]): ev for ev in g["evals"]}
+    mismatches = []
+    checked = 0
+    for p, m in by_pair:
+        if p > m:
+            continue  # (m, p) is row 1 of the same call
+        for row, (s, r) in zip(battery_scores(texts[p], texts[m]), ((p, m), (m, p))):
+            for v in VARIANTS:
+                exp_sr = _expected_from_rouge(by_pair[(s, r)][v])
+                exp_rs = _expected_from_rouge(by_pair[(r, s)][v])
+                for kind in KINDS:
+                    for name, exp in ((f"R-{kind}.{v}", exp_sr), (f"Rpre-{kind}.{v}", exp_rs)):
+                        want = _golden_score(exp, kind)
+                        got = row[name]
+                        checked += 1
+                        if not (_close(got, want) if kind == "W-1.2" else got == want):
+                            mismatches.append((s, r, name, got, want))
+    assert checked >= 1300 * 48
+    assert not mismatches[:10], f"{len(mismatches)} mismatches"
+
+
+def test_reference_equals_production_on_golden_pairs(backend):
+    """The per-pair test reference gives production's counts, bit for bit, on
+    every golden pair and variant (so it, too, equals ROUGE-1.5.5)."""
+    prof = _golden_profile()
+    checked = 0
+    for ev in golden()["evals"]:
+        for v in VARIANTS:
+            ps, pr = prof(ev["peer"], v), prof(ev["model"], v)
+            got = ref.pair_counts(ps, pr)
+            assert got == production_counts(ps, pr), (ev["peer"], ev["model"], v)
+            checked += 1
+    assert checked >= 1300 * 3
+
+
 def test_golden_denominators_match_rouge_peer_counts():
     """ROUGE's P_count (peer units) is our denominator of the other direction."""
     g = golden()
     preps = golden_prepared()
     for ev in g["evals"][::7]:
         for v in VARIANTS:
-            s = RougeProfile(preps[ev["peer"]].variant(v))
-            r = RougeProfile(preps[ev["model"]].variant(v))
-            counts = pair_counts(s, r)
+            s = profile(preps[ev["peer"]].variant(v))
+            r = profile(preps[ev["model"]].variant(v))
+            counts = production_counts(s, r)
             for kind in ("1", "2", "3", "4", "S4", "L"):
                 assert _fields(counts, kind, "rs")[1] == ev[v][kind][1]
             if ev[v]["W-1.2"] is not None:  # ROUGE: f(peer tokens), not Σ f(|s_i|)
@@ -299,12 +396,12 @@ def test_literal_transcription_reproduces_rouge_raw_output():
     sample = rng.sample(g["evals"], 250)
     for ev in sample:
         for v in VARIANTS:
-            ref = _Rouge155(preps[ev["peer"]].variant(v), preps[ev["model"]].variant(v))
+            oracle = _Rouge155(preps[ev["peer"]].variant(v), preps[ev["model"]].variant(v))
             for kind in KINDS:
                 raw = ev[v][kind]
                 if raw is None:
                     continue
-                got = ref.count(kind)
+                got = oracle.count(kind)
                 assert all(_close(a, b) for a, b in zip(got, raw)), (kind, v, got, raw)
 
 
@@ -322,17 +419,19 @@ def test_golden_shows_both_defects():
 
 
 def test_identical_texts_score_one_where_defined():
+    texts = golden()["texts"]
     preps = golden_prepared()
-    for p in preps[::5]:
+    for t, p in list(zip(texts, preps))[::5]:
+        rows = battery_scores(t["text"], t["text"])
         for v in VARIANTS:
-            prof = RougeProfile(p.variant(v))
-            counts = pair_counts(prof, prof)
-            scores = scores_from_counts(counts)
-            for k, kind in enumerate(KINDS):
+            prof = profile(p.variant(v))
+            counts = production_counts(prof, prof)
+            for kind in KINDS:
                 h, d = _fields(counts, kind, "sr")
                 expected = 1.0 if d else 0.0
-                assert scores[2 * k] == pytest.approx(expected, abs=1e-12), kind
-                assert scores[2 * k + 1] == pytest.approx(expected, abs=1e-12), kind
+                for row in rows:
+                    assert row[f"R-{kind}.{v}"] == pytest.approx(expected, abs=1e-12), kind
+                    assert row[f"Rpre-{kind}.{v}"] == pytest.approx(expected, abs=1e-12), kind
 
 
 # --- against the literal oracle on generated texts --------------------------------------
@@ -345,29 +444,42 @@ _text = st.lists(_sentence, min_size=0, max_size=4).map(tuple)
 @settings(max_examples=400, deadline=None)
 @given(_text, _text)
 def test_kernel_matches_literal_rouge(s, r):
-    counts = pair_counts(RougeProfile(s), RougeProfile(r))
+    """Production's counts (each backend) and the test reference's == the literal oracle."""
+    ps, pr = profile(s), profile(r)
+    engines = []
+    for name in rouge_lcs.BACKENDS:
+        with using_backend(name):
+            engines.append((name, production_counts(ps, pr)))
+    engines.append(("reference", ref.pair_counts(ps, pr)))
     fwd = _Rouge155(s, r)  # peer s, model r: R(s, r)
     bwd = _Rouge155(r, s)  # peer r, model s: R(r, s) = Rpre(s, r)
-    for kind in KINDS:
-        for direction, ref in (("sr", fwd), ("rs", bwd)):
-            got = _fields(counts, kind, direction)
-            h, d = ref.corrected(kind)
-            assert _close(got[0], h), (kind, direction, got, (h, d))
-            assert _close(got[1], d), (kind, direction, got, (h, d))
+    for engine, counts in engines:
+        for kind in KINDS:
+            for direction, oracle in (("sr", fwd), ("rs", bwd)):
+                got = _fields(counts, kind, direction)
+                h, d = oracle.corrected(kind)
+                assert _close(got[0], h), (engine, kind, direction, got, (h, d))
+                assert _close(got[1], d), (engine, kind, direction, got, (h, d))
 
 
 @settings(max_examples=150, deadline=None)
-@given(_text, _text)
-def test_backends_agree(s, r):
-    results = set()
-    previous = rouge.get_backend()
-    try:
-        for name in available_backends():
-            set_backend(name)
-            results.add(pair_counts(RougeProfile(s), RougeProfile(r)))
-    finally:
-        set_backend(previous)
-    assert len(results) == 1
+@given(st.lists(_text, min_size=2, max_size=4))
+def test_backends_agree(texts):
+    """Every backend gives the same counts, bit for bit, for every pair of a topic."""
+    profs = [profile(t) for t in texts]
+    results = []
+    for name in rouge_lcs.BACKENDS:
+        with using_backend(name):
+            results.append(topic_counts(profs, KINDS))
+    for other in results[1:]:
+        for kind in KINDS:
+            assert np.array_equal(other.hits[kind], results[0].hits[kind]), kind
+            assert np.array_equal(other.dens[kind], results[0].dens[kind]), kind
+    python = rouge_lcs.topic_lcs_python(profs)
+    for name in rouge_lcs.BACKENDS:
+        with using_backend(name):
+            lcs, wlcs = rouge_lcs.topic_lcs(profs)
+        assert np.array_equal(lcs, python.lcs) and np.array_equal(wlcs, python.wlcs), name
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -376,15 +488,15 @@ def test_backends_agree(s, r):
 @settings(max_examples=300, deadline=None)
 @given(_text, _text)
 def test_scores_in_unit_interval_and_directions_swap(s, r):
-    ps, pr = RougeProfile(s), RougeProfile(r)
-    c_sr = pair_counts(ps, pr)
-    c_rs = pair_counts(pr, ps)
+    ps, pr = profile(s), profile(r)
+    c_sr = production_counts(ps, pr)
+    c_rs = production_counts(pr, ps)
     for kind in KINDS:
         assert _fields(c_sr, kind, "sr") == _fields(c_rs, kind, "rs")
         assert _fields(c_sr, kind, "rs") == _fields(c_rs, kind, "sr")
     for kind in KINDS[:6]:  # n-gram kinds: one symmetric hit count
         assert _fields(c_sr, kind, "sr")[0] == _fields(c_sr, kind, "rs")[0]
-    for value in scores_from_counts(c_sr):
+    for value in production_scores(ps, pr):
         assert 0.0 <= value <= 1.0 + 1e-12
     # L never exceeds unigram overlap (the clip of ROUGE 1.4.1)
     assert _fields(c_sr, "L", "sr")[0] <= _fields(c_sr, "1", "sr")[0]
@@ -394,8 +506,8 @@ def test_scores_in_unit_interval_and_directions_swap(s, r):
 @given(_text)
 def test_identity_scores_one(s):
     assume(any(s))
-    vals = pair_scores(RougeProfile(s), RougeProfile(s))
-    counts = pair_counts(RougeProfile(s), RougeProfile(s))
+    vals = production_scores(profile(s), profile(s))
+    counts = production_counts(profile(s), profile(s))
     for k, kind in enumerate(KINDS):
         den = _fields(counts, kind, "sr")[1]
         assert vals[2 * k] == pytest.approx(1.0 if den else 0.0, abs=1e-12)
@@ -404,11 +516,14 @@ def test_identity_scores_one(s):
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("abc xyz.!?\n-THE")), max_size=60))
 def test_empty_side_scores_zero(text):
+    for row in battery_scores(text, ""):  # (text, empty) and (empty, text)
+        for name, value in row.items():
+            assert value == 0.0, name
     p = prepare(text)
     empty = prepare("")
-    for name, value in rouge_scores(p, empty).items():
+    for name, value in ref.rouge_scores(p, empty).items():
         assert value == 0.0, name
-    for name, value in rouge_scores(empty, p).items():
+    for name, value in ref.rouge_scores(empty, p).items():
         assert value == 0.0, name
 
 
@@ -421,6 +536,7 @@ def test_metric_names():
     assert "R-W-1.2.c" in METRIC_NAMES and "Rpre-SU4.b" in METRIC_NAMES
     assert metric_names(["b"]) == METRIC_NAMES[16:32]
     assert COUNT_FIELDS == ("hit_sr", "den_r", "hit_rs", "den_s")
+    assert set(METRIC_NAMES) == set(ROUGE) and len(ROUGE) == 48  # the registry's names
 
 
 def test_rouge_scores_all_pairs_and_rouge_pair_agree():
@@ -428,35 +544,51 @@ def test_rouge_scores_all_pairs_and_rouge_pair_agree():
     topic = [t["text"] for t in texts if t["source"].startswith("summeval:")][:6]
     prepared = [prepare(t) for t in topic]
     seen = set()
-    for i, j, values in rouge_all_pairs(prepared):
+    for i, j, values in ref.rouge_all_pairs(prepared):
         seen.add((i, j))
-        expected = rouge_scores(prepared[i], prepared[j])
+        expected = ref.rouge_scores(prepared[i], prepared[j])
         assert dict(zip(METRIC_NAMES, values)) == pytest.approx(expected, abs=1e-15)
     assert seen == {(i, j) for i in range(6) for j in range(6) if i != j}
-    one = rouge_pair(prepared[0].c, prepared[1].c)
-    full = rouge_scores(prepared[0], prepared[1])
+    one = ref.rouge_pair(prepared[0].c, prepared[1].c)
+    full = ref.rouge_scores(prepared[0], prepared[1])
     for key, value in one.items():
         assert full[f"{key}.c"] == value
     # precomputed profiles give the same values
-    again = list(rouge_all_pairs(prepared, [profiles(p) for p in prepared]))
-    assert again == list(rouge_all_pairs(prepared))
+    again = list(ref.rouge_all_pairs(prepared, [ref.profiles(p) for p in prepared]))
+    assert again == list(ref.rouge_all_pairs(prepared))
 
 
 def test_known_values():
-    s = prepare("The cat sat on the mat. It was happy!")
-    r = prepare("A cat was sitting on a mat. The cat was happy.")
-    v = rouge_scores(s, r)
-    assert v["R-1.a"] == pytest.approx(6 / 11)
-    assert v["Rpre-1.a"] == pytest.approx(6 / 9)
-    assert v["R-SU4.a"] == pytest.approx((11 + 6) / (40 + 11))
-    # ROUGE-1.5.5: W hit 6.59479341998814, M_count 27.041546497226 (= f(f(7) + f(4)))
-    assert v["R-W-1.2.a"] == pytest.approx((6.59479341998814 / (_f(7) + _f(4))) ** (1 / W))
+    s_text = "The cat sat on the mat. It was happy!"
+    r_text = "A cat was sitting on a mat. The cat was happy."
+    production = battery_scores(s_text, r_text)[0]
+    reference = ref.rouge_scores(prepare(s_text), prepare(r_text))
+    for v in (production, reference):
+        assert v["R-1.a"] == pytest.approx(6 / 11)
+        assert v["Rpre-1.a"] == pytest.approx(6 / 9)
+        assert v["R-SU4.a"] == pytest.approx((11 + 6) / (40 + 11))
+        # ROUGE-1.5.5: W hit 6.59479341998814, M_count 27.041546497226 (= f(f(7) + f(4)))
+        assert v["R-W-1.2.a"] == pytest.approx((6.59479341998814 / (_f(7) + _f(4))) ** (1 / W))
 
 
-def test_set_backend_rejects_unknown():
-    with pytest.raises(ValueError):
-        set_backend("fortran")
-    assert set_backend(rouge.get_backend()) in available_backends()
+def test_backend_choice_rejects_unknown():
+    with pytest.raises(ValueError, match="fortran"):
+        rouge_lcs.choose_backend("fortran")
+    assert rouge_lcs.choose_backend("python") == "python"
+    assert rouge_lcs.choose_backend("") == rouge_lcs.choose_backend(" Auto ") == \
+        rouge_lcs.BACKENDS[-1]
+    assert rouge_lcs.BACKEND in rouge_lcs.BACKENDS
+
+
+@pytest.mark.parametrize("wanted", ["python", "fortran"])
+def test_backend_is_read_from_the_environment_at_import(wanted):
+    env = dict(os.environ, QARLA_ROUGE_BACKEND=wanted)
+    run = subprocess.run([sys.executable, "-c", "from qarla_spark.metrics import rouge_lcs; "
+                          "print(rouge_lcs.BACKEND)"], env=env, capture_output=True, text=True)
+    if wanted == "python":
+        assert run.returncode == 0 and run.stdout.strip() == "python", run.stderr
+    else:
+        assert run.returncode != 0 and "QARLA_ROUGE_BACKEND='fortran'" in run.stderr
 
 
 # --- dev-only cross-check with Google's rouge-score package -----------------------------
@@ -475,7 +607,6 @@ def test_rouge_score_package_agrees_on_variant_a():
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeLsum"], use_stemmer=False)
     g = golden()
-    preps = golden_prepared()
     rng = random.Random(11)
     evals = [
         ev
@@ -487,7 +618,7 @@ def test_rouge_score_package_agrees_on_variant_a():
     for ev in rng.sample(evals, 400):
         s_text = "\n".join(g["texts"][ev["peer"]]["sentences"])
         r_text = "\n".join(g["texts"][ev["model"]]["sentences"])
-        ours = rouge_scores(preps[ev["peer"]], preps[ev["model"]])
+        ours = battery_scores(g["texts"][ev["peer"]]["text"], g["texts"][ev["model"]]["text"])[0]
         theirs = scorer.score(r_text, s_text)  # score(target=reference, prediction)
         assert ours["R-1.a"] == pytest.approx(theirs["rouge1"].recall, abs=1e-9)
         assert ours["R-2.a"] == pytest.approx(theirs["rouge2"].recall, abs=1e-9)

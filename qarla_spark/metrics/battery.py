@@ -15,7 +15,7 @@ topic on the executors.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -44,87 +44,26 @@ def ordered_pairs(n: int) -> Tuple[np.ndarray, np.ndarray]:
     return s[keep], r[keep]
 
 
-def ngram_hits(counters: Sequence[Mapping]) -> np.ndarray:
-    """``H[i, j] = Σ_k min(c_i[k], c_j[k])`` for all summaries of a topic at once.
-
-    min(a, b) = Σ_{t≥1} [a ≥ t][b ≥ t], so H = Σ_t B_t B_tᵀ with B_t the 0/1
-    matrix "count ≥ t": a few small matrix products replace one Counter
-    intersection per pair. Exact (integers below 2^53 in float64).
-    """
-    vocab: Dict[object, int] = {}
-    code = vocab.setdefault
-    cols: List[int] = []
-    vals: List[int] = []
-    sizes: List[int] = []
-    for counter in counters:
-        cols += [code(key, len(vocab)) for key in counter]
-        vals += counter.values()
-        sizes.append(len(counter))
-    n = len(counters)
-    if not vocab:
-        return np.zeros((n, n))
-    counts = np.zeros((n, len(vocab)), dtype=np.int32)
-    counts[np.repeat(np.arange(n), sizes), cols] = vals
-    hits = np.zeros((n, n))
-    for t in range(1, int(counts.max()) + 1):
-        layer = (counts >= t).astype(np.float64)
-        hits += layer @ layer.T
-    return hits
-
-
-def _ratio(hits: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """hit / den, 0 where den = 0 (SPEC §2: an empty side scores 0)."""
-    safe = np.where(den > 0, den, 1)
-    return np.where(den > 0, hits / safe, 0.0)
-
-
 def _rouge_columns(prepared: Sequence[PreparedSummary], metrics: Sequence[str],
                    s_idx: np.ndarray, r_idx: np.ndarray) -> Dict[str, np.ndarray]:
-    """R, Rpre and F columns for the requested metrics.
-
-    Same numbers as :func:`qarla_spark.metrics.rouge.pair_counts` (tested
-    for equality): n-gram, S4 and SU4 hits come from :func:`ngram_hits` for
-    the whole topic; L and W hits from :func:`rouge.lcs_counts`, once per
-    unordered pair (both directions), all pairs of the topic in one call.
-    """
-    from qarla_spark.metrics import rouge
-
+    """R, Rpre and F columns for the requested metrics: per variant, the
+    counts of the whole topic (:func:`rouge.topic_counts`, each unordered
+    pair once), then the scores of every ordered pair (:func:`rouge.recall`)."""
     wanted = [m for m in metrics if m in registry.BUILTIN
               and registry.BUILTIN[m].family in ("rouge", "f")]
     if not wanted:
         return {}
+    from qarla_spark.metrics import rouge  # loads numba: only when ROUGE is asked for
+    from qarla_spark.metrics.rouge_profiles import profile
+
     needed_variants = {registry.BUILTIN[m].variant for m in wanted}
     needed_kinds = {registry.BUILTIN[m].kind for m in wanted}
-    n = len(prepared)
     cols: Dict[str, np.ndarray] = {}
     for v in (v for v in VARIANTS if v in needed_variants):
-        profs = [rouge.profile(p.variant(v)) for p in prepared]
-        units = np.array([p.units for p in profs], dtype=np.float64)  # n × 5
-        hits: Dict[str, np.ndarray] = {}
-        dens: Dict[str, np.ndarray] = {}
-        for g, kind in enumerate(("1", "2", "3", "4", "S4")):
-            if kind in needed_kinds or (kind in ("1", "S4") and "SU4" in needed_kinds):
-                hits[kind] = ngram_hits([p.grams[g] for p in profs])
-                dens[kind] = units[:, g]
-        if "SU4" in needed_kinds:
-            hits["SU4"] = hits["S4"] + hits["1"]
-            dens["SU4"] = dens["S4"] + dens["1"]
-        for kind in hits:
-            h = hits[kind][s_idx, r_idx]
-            cols[f"R-{kind}.{v}"] = _ratio(h, dens[kind][r_idx])
-            cols[f"Rpre-{kind}.{v}"] = _ratio(h, dens[kind][s_idx])
-        if needed_kinds & {"L", "W-1.2"}:
-            lcs, wlcs = rouge.lcs_counts_all(profs)  # [i, j]: hits of R(i, j), units of j
-            n_tok = np.array([p.n_tokens for p in profs], dtype=np.float64)
-            w_base = np.array([p.w_base for p in profs], dtype=np.float64)
-            cols[f"R-L.{v}"] = _ratio(lcs[s_idx, r_idx], n_tok[r_idx])
-            cols[f"Rpre-L.{v}"] = _ratio(lcs[r_idx, s_idx], n_tok[s_idx])
-            # f⁻¹ with Python's pow, as rouge.scores_from_counts does (numpy's
-            # vectorised pow may differ in the last bit)
-            inv = 1.0 / rouge.W_WEIGHT
-            for name, ratio in ((f"R-W-1.2.{v}", _ratio(wlcs[s_idx, r_idx], w_base[r_idx])),
-                                (f"Rpre-W-1.2.{v}", _ratio(wlcs[r_idx, s_idx], w_base[s_idx]))):
-                cols[name] = np.array([x ** inv for x in ratio.tolist()])
+        counts = rouge.topic_counts([profile(p.variant(v)) for p in prepared], needed_kinds)
+        for kind in counts.hits:
+            cols[f"R-{kind}.{v}"] = rouge.recall(counts, kind, s_idx, r_idx)
+            cols[f"Rpre-{kind}.{v}"] = rouge.recall(counts, kind, r_idx, s_idx)
     out = {}
     for m in wanted:
         info = registry.BUILTIN[m]

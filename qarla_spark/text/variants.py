@@ -15,8 +15,8 @@ contributes nothing to any ROUGE kind (ROUGE-1.5.5 adds 0 to the LCS/WLCS
 base for it and it can hold no hit). The n-gram kinds use the concatenation
 of the sentences, which is ROUGE-1.5.5's token sequence of the whole text.
 
-Per-pair kernels (:mod:`qarla_spark.metrics.rouge`) take these token
-sequences and never re-tokenize.
+The ROUGE profiles (:mod:`qarla_spark.metrics.rouge_profiles`) take these
+token sequences and never re-tokenize.
 """
 
 from __future__ import annotations

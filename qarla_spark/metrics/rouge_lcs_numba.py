@@ -1,0 +1,195 @@
+"""The numba backend of :func:`qarla_spark.metrics.rouge_lcs.topic_lcs`.
+
+The compiled twins of the pure-Python functions of
+:mod:`qarla_spark.metrics.rouge_lcs` (same operations in the same order, so
+the same hits, W's floats included), run on int64 token codes: one call per
+topic computes every pair. Importing this module fails with
+:class:`ImportError` when numba is missing; :mod:`~qarla_spark.metrics.rouge_lcs`
+then falls back to pure Python.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Sequence, Tuple
+
+import numba
+import numpy as np
+
+from qarla_spark.metrics.rouge_profiles import RougeProfile, weights
+
+
+def topic_lcs(profs: Sequence[RougeProfile]) -> Tuple[np.ndarray, np.ndarray]:
+    """``(lcs, wlcs)`` of every ordered pair of ``profs`` (the fields of
+    :class:`~qarla_spark.metrics.rouge_lcs.LcsHits`), in one compiled call."""
+    vocab: Dict[str, int] = {}
+    code = vocab.setdefault
+    n_tokens = [p.n_tokens for p in profs]
+    n_starts = [len(p.starts) for p in profs]
+    codes = np.fromiter((code(t, len(vocab)) for p in profs for t in p.tokens),
+                        dtype=np.int64, count=sum(n_tokens))
+    starts = np.fromiter((s for p in profs for s in p.starts), dtype=np.int64,
+                         count=sum(n_starts))
+    tok_off = np.cumsum([0] + n_tokens, dtype=np.int64)
+    start_off = np.cumsum([0] + n_starts, dtype=np.int64)
+    f = np.array(weights(max((p.max_len for p in profs), default=0) + 1), dtype=np.float64)
+    n = len(profs)
+    lcs = np.zeros((n, n))
+    wlcs = np.zeros((n, n))
+    _topic_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs)
+    return lcs, wlcs
+
+
+@numba.njit(cache=True, nogil=True)
+def _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_x, w_x, l_y, w_y):  # pragma: no cover
+    """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._union_masks` for
+    the model ``x`` and the peer ``y`` (same operations, same order; one
+    allocation of the tables per pair of summaries, sized for their longest
+    sentences)."""
+    max_m = 0
+    for a in range(len(xoff) - 1):
+        max_m = max(max_m, xoff[a + 1] - xoff[a])
+    max_n = 0
+    for b in range(len(yoff) - 1):
+        max_n = max(max_n, yoff[b + 1] - yoff[b])
+    L = np.zeros((max_m + 1, max_n + 1), np.int64)
+    W = np.zeros((max_m + 1, max_n + 1), np.float64)
+    K = np.zeros((max_m + 1, max_n + 1), np.int64)
+    for a in range(len(xoff) - 1):
+        x = xt[xoff[a]:xoff[a + 1]]
+        for b in range(len(yoff) - 1):
+            y = yt[yoff[b]:yoff[b + 1]]
+            if not _tables(x, y, f, L, W, K):
+                continue  # no equal tokens: nothing marked
+            _mark_rows_model(L, x, y, l_x, xoff[a])
+            _mark_columns_model(L, x, y, l_y, yoff[b])
+            _mark_rows_model(W, x, y, w_x, xoff[a])
+            _mark_columns_model(W, x, y, w_y, yoff[b])
+
+
+@numba.njit(cache=True, nogil=True)
+def _tables(x, y, f, L, W, K):  # pragma: no cover
+    """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._tables`, in the
+    top-left corner of ``L``, ``W`` (and ``K``, the run lengths); False when
+    no token of ``x`` equals one of ``y``."""
+    found = False
+    for i in range(1, len(x) + 1):
+        xi = x[i - 1]
+        for j in range(1, len(y) + 1):
+            if y[j - 1] == xi:
+                found = True
+                L[i, j] = L[i - 1, j - 1] + 1
+                k = K[i - 1, j - 1]
+                W[i, j] = (W[i - 1, j - 1] + f[k + 1]) - f[k]
+                K[i, j] = k + 1
+            else:
+                K[i, j] = 0
+                if L[i - 1, j] >= L[i, j - 1]:
+                    L[i, j] = L[i - 1, j]
+                else:
+                    L[i, j] = L[i, j - 1]
+                if W[i - 1, j] >= W[i, j - 1]:
+                    W[i, j] = W[i - 1, j]
+                else:
+                    W[i, j] = W[i, j - 1]
+    return found
+
+
+@numba.njit(cache=True, nogil=True)
+def _mark_rows_model(T, x, y, mask, x0):  # pragma: no cover
+    """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._mark_rows_model`."""
+    i, j = len(x), len(y)
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            i -= 1
+            j -= 1
+            mask[x0 + i] = 1
+        elif T[i - 1, j] >= T[i, j - 1]:
+            i -= 1
+        else:
+            j -= 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _mark_columns_model(T, x, y, mask, y0):  # pragma: no cover
+    """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._mark_columns_model`."""
+    i, j = len(x), len(y)
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            i -= 1
+            j -= 1
+            mask[y0 + j] = 1
+        elif T[i, j - 1] >= T[i - 1, j]:
+            j -= 1
+        else:
+            i -= 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f):  # pragma: no cover
+    """Compiled twin of :func:`~qarla_spark.metrics.rouge_lcs._clip_l` and
+    :func:`~qarla_spark.metrics.rouge_lcs._clip_w` for the model ``x`` (codes
+    ``xt``, sentence offsets ``xoff``) against the peer ``yt``."""
+    peer = numba.typed.Dict.empty(key_type=numba.types.int64,
+                                   value_type=numba.types.int64)
+    for c in yt:
+        peer[c] = peer.get(c, 0) + 1
+    marked = numba.typed.Dict.empty(key_type=numba.types.int64,
+                                     value_type=numba.types.int64)
+    for p in range(len(xt)):
+        if mask_l[p]:
+            marked[xt[p]] = marked.get(xt[p], 0) + 1
+    l_hit = 0
+    for c, k in marked.items():
+        q = peer.get(c, 0)
+        l_hit += k if k < q else q
+    used = numba.typed.Dict.empty(key_type=numba.types.int64,
+                                   value_type=numba.types.int64)
+    w_hit = 0.0
+    for a in range(len(xoff) - 1):
+        end = xoff[a + 1]
+        run = 0
+        for p in range(xoff[a], end):
+            if not mask_w[p]:
+                continue
+            c = xt[p]
+            u = used.get(c, 0)
+            if u < peer.get(c, 0):
+                used[c] = u + 1
+                run += 1
+                if p + 1 < end:
+                    if not mask_w[p + 1]:
+                        w_hit += f[run]
+                        run = 0
+                else:
+                    w_hit += f[run]
+                    run = 0
+    return l_hit, w_hit
+
+
+@numba.njit(cache=True, nogil=True)
+def _topic_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs):  # pragma: no cover
+    """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs.topic_lcs_python`
+    on the concatenated codes and sentence offsets of a topic (no Python
+    work per pair); fills ``lcs`` and ``wlcs``."""
+    n = len(tok_off) - 1
+    for i in range(n):
+        yt = codes[tok_off[i]:tok_off[i + 1]]
+        yoff = starts[start_off[i]:start_off[i + 1]]
+        if len(yt) == 0:
+            continue
+        for j in range(i + 1, n):
+            xt = codes[tok_off[j]:tok_off[j + 1]]
+            xoff = starts[start_off[j]:start_off[j + 1]]
+            if len(xt) == 0:
+                continue
+            l_x = np.zeros(len(xt), np.uint8)
+            w_x = np.zeros(len(xt), np.uint8)
+            l_y = np.zeros(len(yt), np.uint8)
+            w_y = np.zeros(len(yt), np.uint8)
+            _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_x, w_x, l_y, w_y)
+            l_sr, w_sr = _clip_kernel(xt, xoff, l_x, w_x, yt, f)
+            l_rs, w_rs = _clip_kernel(yt, yoff, l_y, w_y, xt, f)
+            lcs[i, j] = l_sr
+            lcs[j, i] = l_rs
+            wlcs[i, j] = w_sr
+            wlcs[j, i] = w_rs
