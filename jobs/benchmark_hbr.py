@@ -77,12 +77,15 @@ def synthetic(spark, n_topics: int, n_measures: int, seed: int, n_models: int = 
     return sims, summaries, judgments, names
 
 
-def time_stage(cube, metrics, judgments, out_dir, n_pairs, exact, seed):
-    from qarla_spark.measures.hbr import run_hbr
+def time_stage(cube, judgments, out_dir, n_pairs, exact, seed):
+    """The HBR stage as a run does it, its tables written (declared columns)."""
+    from qarla_spark.config import RunConfig
+    from qarla_spark.stages.hbr import run_hbr
+    from qarla_spark.tables import table
     start = time.perf_counter()
-    res = run_hbr(cube, metrics, judgments, None, n_pairs, exact, seed)
+    res = run_hbr(cube, judgments, RunConfig(hbr_pairs=n_pairs, hbr_exact=exact, seed=seed))
     for name, df in res.tables.items():
-        df.write.mode("overwrite").parquet(f"{out_dir}/{name}")
+        df.select(*table(name).column_names).write.mode("overwrite").parquet(f"{out_dir}/{name}")
     return time.perf_counter() - start, res
 
 
@@ -105,8 +108,8 @@ def main(argv=None) -> int:
 
     from bench_common import summeval_similarities
     from qarla_spark import __version__
-    from qarla_spark.measures.masks import build_cube
     from qarla_spark.spark import cache
+    from qarla_spark.spark.cube import TopicCube
     from qarla_spark.spark.session import build_session
 
     spark = build_session(master=args.master)
@@ -115,10 +118,10 @@ def main(argv=None) -> int:
         # each part releases what it cached (as a run does) before the next
         with cache.scope():
             testbed, _, sims, metrics = summeval_similarities(spark, tmp, args.similarities)
-            cube = build_cube(sims, testbed.summaries, metrics)
-            sampled_s, sampled = time_stage(cube, metrics, testbed.judgments, f"{tmp}/s",
+            cube = TopicCube.build(sims, testbed.summaries, metrics)
+            sampled_s, sampled = time_stage(cube, testbed.judgments, f"{tmp}/s",
                                             args.pairs, False, args.seed)
-            exact_s, exact = time_stage(cube, metrics, testbed.judgments, f"{tmp}/e",
+            exact_s, exact = time_stage(cube, testbed.judgments, f"{tmp}/e",
                                         args.pairs, True, args.seed)
         a = pd.read_parquet(f"{tmp}/s/heterogeneity").set_index("measure_set")
         b = pd.read_parquet(f"{tmp}/e/heterogeneity").set_index("measure_set")
@@ -136,9 +139,9 @@ def main(argv=None) -> int:
             gen_s = time.perf_counter() - start
             with cache.scope():
                 start = time.perf_counter()
-                syn_cube = build_cube(spark.read.parquet(path), m_df, names)
+                syn_cube = TopicCube.build(spark.read.parquet(path), m_df, names)
                 cube_s = time.perf_counter() - start
-                stage_s, _ = time_stage(syn_cube, names, j_df, f"{tmp}/h{n_topics}", args.pairs,
+                stage_s, _ = time_stage(syn_cube, j_df, f"{tmp}/h{n_topics}", args.pairs,
                                         False, args.seed)
             results[f"synthetic_{n_topics}"] = {"generate_s": gen_s, "cube_s": cube_s,
                                                 "hbr_s": stage_s, "driver_rss_mb": rss_mb()}
@@ -147,7 +150,7 @@ def main(argv=None) -> int:
     print(f"qarla_spark {__version__}, Spark {spark.version} ({spark.sparkContext.master}, "
           f"{spark.sparkContext.defaultParallelism} cores), Python {platform.python_version()}, "
           f"seed {args.seed}")
-    print(f"SummEval HBR stage ({len(sampled.info['measures'])} measures, {args.pairs:,} sampled "
+    print(f"SummEval HBR stage ({len(sampled.measures)} measures, {args.pairs:,} sampled "
           f"pairs, tables written): {s['sampled_s']:.1f} s (target < 60 s)")
     print(f"SummEval HBR stage, exact ({s['exact_pairs']:,} pairs): {s['exact_s']:.1f} s; "
           f"sampled H of {s['sets']:,} needed sets within 3 standard errors of exact: "

@@ -34,10 +34,12 @@ import tempfile
 import time
 
 
-def king_of(spark, sims, summaries, metrics, sets, method, cube):
-    from qarla_spark.measures.qarla import evaluate
-    res = evaluate(sims, summaries, metrics, sets, detailed=[], method=method, cube=cube)
-    return {r["metric_set"]: r["king"] for r in res.king.select("metric_set", "king").collect()}
+def king_of(sets, method, cube):
+    """KING of each set (one Evaluation of the sets, counted with ``method``)."""
+    from qarla_spark.stages.qarla_tables import Evaluation
+    values = Evaluation(cube, sets, method=method).king_values()
+    (kings,) = values.values()
+    return kings
 
 
 def main(argv=None) -> int:
@@ -56,11 +58,13 @@ def main(argv=None) -> int:
     from qarla_spark import __version__
     from qarla_spark.config import RunConfig
     from qarla_spark.measures.clustering import subsets
-    from qarla_spark.measures.masks import build_cube
-    from qarla_spark.pipeline import qarla_stage
-    from qarla_spark.spark.output import RunDirectory
+    from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+    from qarla_spark.pipeline import write_tables
     from qarla_spark.spark import cache
+    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.spark.output import RunDirectory
     from qarla_spark.spark.session import build_session
+    from qarla_spark.stages.qarla import run_qarla
 
     spark = build_session(master=args.master)
     with tempfile.TemporaryDirectory() as tmp:
@@ -71,29 +75,34 @@ def main(argv=None) -> int:
         out = RunDirectory(spark, config.out)
         start = time.perf_counter()
         with cache.scope():      # released after the stage, as a run does
-            info, _ = qarla_stage(spark, config, testbed, sims, metrics, report, out)
+            t0 = time.perf_counter()
+            cube = TopicCube.build(sims, testbed.summaries, metrics)
+            cube_s = time.perf_counter() - t0
+            result = run_qarla(cube, testbed.summaries, testbed.judgments, config)
+            written = {}
+            write_tables(out, result.tables, written)
         stage_s = time.perf_counter() - start
         out.commit({"benchmark": True})
+        info = result.info(config)
+        info["timings"] = {"cube_s": cube_s, **info["timings"], **written}
         (task, task_info), = info["tasks"].items()
         reps = task_info["representatives"]
 
         # 2. all subsets of the representatives
-        index = {m: i for i, m in enumerate(metrics)}
-        all_sets = {",".join(s): tuple(sorted(index[m] for m in s)) for s in subsets(reps)}
-        cube = build_cube(sims, testbed.summaries, metrics)
+        all_sets = subsets(reps)
+        cube = TopicCube.build(sims, testbed.summaries, metrics).restrict(MIN_MODELS_QUEEN)
         start = time.perf_counter()
-        one_pass = king_of(spark, sims, testbed.summaries, metrics, all_sets, "zeta", cube)
+        one_pass = king_of(all_sets, "zeta", cube)
         one_pass_s = time.perf_counter() - start
         start = time.perf_counter()
-        direct = king_of(spark, sims, testbed.summaries, metrics, all_sets, "direct", cube)
+        direct = king_of(all_sets, "direct", cube)
         direct_s = time.perf_counter() - start
         rng = random.Random(args.seed)
-        sample = rng.sample(sorted(all_sets), min(args.sample, len(all_sets)))
+        sample = rng.sample(all_sets, min(args.sample, len(all_sets)))
         start = time.perf_counter()
         single = {}
-        for name in sample:
-            single.update(king_of(spark, sims, testbed.summaries, metrics,
-                                  {name: all_sets[name]}, "direct", cube))
+        for chosen in sample:
+            single.update(king_of([chosen], "direct", cube))
         per_subset_s = (time.perf_counter() - start) / len(sample)
         for name in sample:
             assert single[name] == one_pass[name] == direct[name], name
@@ -122,7 +131,7 @@ def main(argv=None) -> int:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({"version": __version__, "spark": spark.version, "seed": args.seed,
                        "stage_s": stage_s, "stage_timings": info["timings"],
-                       "subsets": len(all_sets), "sample": sample,
+                       "subsets": len(all_sets), "sample": [s.label for s in sample],
                        "per_subset_s": per_subset_s, "baseline_s": baseline_s,
                        "direct_s": direct_s, "one_pass_s": one_pass_s,
                        "representatives": reps}, handle, indent=2)

@@ -15,25 +15,20 @@ import argparse
 import sys
 
 from qarla_spark import pipeline
-from qarla_spark.cli import guarded
+from qarla_spark.cli import config_from_args, guarded
 from qarla_spark.config import load_config
+from qarla_spark.options import OPTIONS, add_arguments
 from qarla_spark.spark.session import build_session
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="qarla_run.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", required=True, help="TOML run configuration")
-    parser.add_argument("--out", default=None, help="override the run file's 'out'")
-    parser.add_argument("--seed", type=int, default=None, help="override the run file's 'seed'")
-    parser.add_argument("--overwrite", action="store_true", default=None,
-                        help="replace an existing run directory")
-    parser.add_argument("--debug", action="store_true", help="show full tracebacks")
+    add_arguments(parser, "job", OPTIONS)  # --config (required), --out, --seed, ...
     args = parser.parse_args(argv)
 
     def go() -> int:
-        config = load_config(args.config).updated(out=args.out, seed=args.seed,
-                                                  overwrite=args.overwrite)
+        config = config_from_args(args, load_config(args.config))
         spark = build_session(config.profile, config.master, config.spark_conf)
         result = pipeline.run(spark, config, command=sys.argv)
         print(result.summary())

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 import warnings
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from qarla_spark import __version__
-from qarla_spark.config import DEFAULT_OUT, DEFAULT_SEED, RunConfig, load_config
+from qarla_spark import __version__, tables
+from qarla_spark.config import RunConfig, load_config
 from qarla_spark.errors import InputError, QarlaError
+from qarla_spark.options import OPTIONS, Option, add_arguments
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
@@ -41,21 +41,6 @@ inputs:
 """
 
 
-def _add_input_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help="summary files or folders (default: the bundled SummEval testbed)")
-    p.add_argument("--judgments", action="append", default=None, metavar="PATH",
-                   help="human judgments: long form (task, topic, summarizer, criterion, score), "
-                        "a 'human' object per summary, SacreROUGE metrics, or a wide CSV "
-                        "(one column per criterion); repeatable")
-    p.add_argument("--sources", action="append", default=None, metavar="PATH",
-                   help="source documents: {task, topic, documents: [text, ...]}; repeatable")
-    p.add_argument("--task", default=None,
-                   help="task name for records that carry none")
-    p.add_argument("--limit", type=int, default=None, dest="problem_limit", metavar="N",
-                   help="show at most N problems of each severity (default 50)")
-
-
 METRICS_HELP = """
 metrics:
   --metrics takes names, shell patterns and groups, comma-separated or
@@ -72,43 +57,9 @@ metrics:
 """
 
 
-def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", default=None, metavar="FILE",
-                   help="TOML run configuration (e.g. conf/summeval.toml); options given "
-                        "here win over it")
-    p.add_argument("--out", default=None,
-                   help=f"run directory to write (default {DEFAULT_OUT})")
-    p.add_argument("--overwrite", action="store_true", default=None,
-                   help="replace --out if it exists (only once the new run is complete)")
-    p.add_argument("--seed", type=int, default=None,
-                   help=f"seed of every random choice (default {DEFAULT_SEED})")
-    g = p.add_argument_group("metrics")
-    g.add_argument("--metrics", action="append", default=None, metavar="NAMES",
-                   help="metrics to compute (default: the 59 of the battery); see below")
-    g.add_argument("--user-metrics", action="append", default=None, metavar="TABLE",
-                   dest="user_metrics", help="a table of your own metric values; repeatable")
-    g.add_argument("--metric-plugin", action="append", default=None, metavar="FILE.py",
-                   dest="metric_plugins",
-                   help="a Python file registering metric functions; repeatable")
-    g.add_argument("--tagger", default=None, choices=("pattern", "spacy"),
-                   help="part-of-speech tagger of GRAMSIM (default pattern: TextBlob's "
-                        "PatternTagger; spacy: an installed en_core_web_sm)")
-
-
-def _add_spark_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("Spark")
-    g.add_argument("--profile", default=None,
-                   help="Spark profile: 'local' (default: local[*], conf/local.conf), "
-                        "'cluster' (conf/cluster.conf) or a spark-defaults file")
-    g.add_argument("--master", default=None,
-                   help="Spark master, e.g. local[2], spark://host:7077, yarn "
-                        "(wins over the profile)")
-    g.add_argument("--conf", action="append", default=None, metavar="KEY=VALUE",
-                   dest="spark_conf", help="extra Spark setting (wins over the profile); repeatable")
-    g.add_argument("--verbose", action="store_true", help="show Spark's INFO logs")
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser:
+    """The ``qarla`` command; the arguments of ``validate``, ``run`` and
+    ``similarities`` (and ``--debug``) come from ``options``."""
     parser = argparse.ArgumentParser(
         prog="qarla",
         description="Evaluate automatic summarizers without human judges: QARLA (QUEEN, KING, "
@@ -116,8 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'qarla COMMAND --help' for each command's inputs, outputs and defaults.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"qarla_spark {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of errors")
+    add_arguments(parser, "qarla", options)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     v = sub.add_parser(
@@ -128,8 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "every problem found (file, line, field). Writes nothing. Exit status 1 "
                     "when the input has errors (warnings alone exit 0).",
         epilog=INPUTS_HELP)
-    _add_input_args(v)
-    _add_spark_args(v)
+    add_arguments(v, "validate", options)
 
     r = sub.add_parser(
         "run", help="run the evaluation and write a run directory",
@@ -138,58 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "write the results as Parquet tables under --out, with run.json "
                     "(configuration, seed, versions). The directory appears only when the run "
                     "is complete; a crash leaves OUT.incomplete-<id> instead.",
-        epilog=INPUTS_HELP + METRICS_HELP + textwrap.dedent("""
-            outputs (under --out):
-              run.json     configuration, seed, versions, timings, table schemas
-              summaries/   task, topic, summarizer, role, text
-              judgments/   task, topic, summarizer, criterion, score
-              sources/     task, topic, documents
-              testbed/     one row per task: topics, models per topic, systems...
-              problems/    every warning: severity, file, line, unit, field, message
-              similarities/  task, topic, summarizer_s, summarizer_r, metric, value
-              king/        task, metric_set, n_metrics, king, ci_low, ci_high, n_cases
-              orange/      task, metric_set, n_metrics, score, orange, n_cases
-              queen/       task, topic, summarizer, role, metric_set, holdout, queen
-              systems/     task, summarizer, role, metric_set, queen, queen_full
-              jack/        task, metric_set, jack
-              jack_curve/  task, metric_set, n_peers, jack
-              clusters/    task, metric, cluster, representative, king
-              king_pearson/  task, metric_set, n_metrics, king, criterion, pearson
-              human_test/  task, measure, held_out_model, ranked_first
-              hbr/         task, topic, summarizer, measure_set, hbr
-              heterogeneity/  task, measure_set, h, std_error, n_pairs, exact
-              auc/         task, criterion, measure, scope, auc, n_pairs
-              robustness/  task, criterion, measure, worst10_rank
-              hetero_curve/  task, criterion, bin, mean_h, p_quality_increase
-            """))
-    _add_input_args(r)
-    _add_run_args(r)
-    q = r.add_argument_group("QARLA")
-    q.add_argument("--metric-set", action="append", default=None, metavar="NAMES",
-                   dest="metric_sets",
-                   help='a metric set to score explicitly, e.g. "R-1.a,TVM.512"; repeatable')
-    q.add_argument("--similarities", default=None, metavar="PATH",
-                   help="reuse the similarities/ table of an earlier run instead of computing it")
-    q.add_argument("--clusters", type=int, default=None, metavar="K",
-                   help="number of metric clusters (default 10; KING of 2^K - 1 subsets)")
-    q.add_argument("--triples", default=None, choices=("standard", "distinct"),
-                   help="QUEEN triples (default standard: m may equal m' or m'')")
-    q.add_argument("--jack-orders", type=int, default=None, metavar="R", dest="jack_orders",
-                   help="random orders of the systems in the JACK curve (default 20)")
-    h = r.add_argument_group("HBR")
-    h.add_argument("--hbr-pairs", type=int, default=None, metavar="N", dest="hbr_pairs",
-                   help="same-topic pairs sampled to estimate heterogeneity (default 10000)")
-    h.add_argument("--hbr-exact", action="store_true", default=None, dest="hbr_exact",
-                   help="estimate heterogeneity exactly, on all pairs")
-    h.add_argument("--hbr-measures", action="append", default=None, metavar="NAMES",
-                   dest="hbr_measures",
-                   help='HBR\'s measures, names or patterns, e.g. "R-*.a,Rpre-*.a" (default: the '
-                        "R, Rpre and F metrics and your own)")
-    h.add_argument("--hbr-models", action="store_true", default=None, dest="hbr_models",
-                   help="also score and rank the models (each against the other models)")
-    h.add_argument("--hbr-aggregate", default=None, choices=("mean", "max"),
-                   dest="hbr_aggregate", help="a summary's score over the models (default mean)")
-    _add_spark_args(r)
+        epilog=INPUTS_HELP + METRICS_HELP + "\n" + tables.help_text())
+    add_arguments(r, "run", options)
 
     s = sub.add_parser(
         "similarities", help="compute the similarity table only",
@@ -198,10 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "pair (s, r), s != r, of summaries of the same topic (models and peers) and "
                     "write OUT/similarities/ (task, topic, summarizer_s, summarizer_r, metric, "
                     "value; r plays the reference) with the testbed tables and run.json.",
-        epilog=INPUTS_HELP + METRICS_HELP)
-    _add_input_args(s)
-    _add_run_args(s)
-    _add_spark_args(s)
+        epilog=INPUTS_HELP + METRICS_HELP + "\n"
+        + tables.help_text(stages=("testbed", "similarities")))
+    add_arguments(s, "similarities", options)
 
     m = sub.add_parser("metrics", help="list the metrics and what they compute")
     m.add_argument("names", nargs="*", metavar="NAME",
@@ -213,39 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def config_from_args(args: argparse.Namespace, base: Optional[RunConfig] = None) -> RunConfig:
-    from qarla_spark.spark.session import parse_conf_pairs
-    base = base or RunConfig()
-    spark_conf = dict(base.spark_conf)
-    spark_conf.update(parse_conf_pairs(getattr(args, "spark_conf", None)))
-    return base.updated(
-        inputs=tuple(args.inputs) if args.inputs else None,
-        judgments=tuple(args.judgments) if args.judgments else None,
-        sources=tuple(args.sources) if args.sources else None,
-        task=args.task,
-        out=getattr(args, "out", None),
-        overwrite=getattr(args, "overwrite", None),
-        seed=getattr(args, "seed", None),
-        profile=args.profile,
-        master=args.master,
-        spark_conf=spark_conf,
-        problem_limit=args.problem_limit,
-        metrics=tuple(args.metrics) if getattr(args, "metrics", None) else None,
-        user_metrics=tuple(args.user_metrics) if getattr(args, "user_metrics", None) else None,
-        metric_plugins=(tuple(args.metric_plugins) if getattr(args, "metric_plugins", None)
-                        else None),
-        tagger=getattr(args, "tagger", None),
-        metric_sets=(tuple(args.metric_sets) if getattr(args, "metric_sets", None) else None),
-        similarities=getattr(args, "similarities", None),
-        clusters=getattr(args, "clusters", None),
-        triples=getattr(args, "triples", None),
-        jack_orders=getattr(args, "jack_orders", None),
-        hbr_pairs=getattr(args, "hbr_pairs", None),
-        hbr_exact=getattr(args, "hbr_exact", None),
-        hbr_measures=(tuple(args.hbr_measures) if getattr(args, "hbr_measures", None) else None),
-        hbr_models=getattr(args, "hbr_models", None),
-        hbr_aggregate=getattr(args, "hbr_aggregate", None),
-    )
+def config_from_args(args: argparse.Namespace, base=None, config_class=RunConfig):
+    """``base`` (default: ``config_class()``) updated with the options given in
+    ``args``, each validated by its declaration (errors name the flag)."""
+    base = base if base is not None else config_class()
+    changes = {}
+    for option in base.OPTIONS:
+        value = option.from_args(args, getattr(base, option.name))
+        if value is not None:
+            changes[option.name] = option.validate(value, option.cli_label)
+    return base.updated(**changes)
 
 
 def session_for(config: RunConfig, verbose: bool = False):
@@ -314,7 +189,7 @@ COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_simila
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """QARLA warnings (skipped topics) as one line, without a source line."""
-    from qarla_spark.measures.stage import QarlaWarning
+    from qarla_spark.stages.qarla import QarlaWarning
     if issubclass(category, QarlaWarning):
         print(f"qarla: warning: {message}", file=sys.stderr)
     else:

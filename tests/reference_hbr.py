@@ -43,6 +43,11 @@ def ordered_pairs(x) -> List[tuple]:
 def heterogeneity(x, S: Sequence[int], pairs) -> float:
     """H(S) = share of ``pairs`` (u, u2) for which some x ∈ S has
     x(u) > x(u2) and some x' ∈ S has x'(u) < x'(u2)."""
+    return split_count(x, S, pairs) / len(pairs)
+
+
+def split_count(x, S: Sequence[int], pairs) -> int:
+    """How many of ``pairs`` S splits (H(S) = this / len(pairs))."""
     hits = 0
     for (task, topic, u, v) in pairs:
         xu, xv = x[(task, topic, u)], x[(task, topic, v)]
@@ -50,14 +55,17 @@ def heterogeneity(x, S: Sequence[int], pairs) -> float:
         down = any(xu[i] < xv[i] for i in S)
         if up and down:
             hits += 1
-    return hits / len(pairs)
+    return hits
 
 
 def hbr(x, pairs) -> Dict[tuple, float]:
-    """HBR(s) = mean over s' ≠ s of H({x: x(s) ≥ x(s')}), H over ``pairs``."""
+    """HBR(s) = mean over s' ≠ s of H({x: x(s) ≥ x(s')}), H over ``pairs``
+    — a mean of ratios of counts, taken exactly (fractions) and rounded once,
+    so that summaries with equal HBR tie (AUC counts ties ½)."""
+    from fractions import Fraction
     k = len(next(iter(x.values())))
     out = {}
-    cache: Dict[tuple, float] = {}
+    cache: Dict[tuple, Fraction] = {}
     for (task, topic, s) in x:
         values = []
         for (t2, p2, u, v) in ordered_pairs(x):
@@ -65,9 +73,9 @@ def hbr(x, pairs) -> Dict[tuple, float]:
                 continue
             S = tuple(i for i in range(k) if x[(task, topic, s)][i] >= x[(task, topic, v)][i])
             if S not in cache:
-                cache[S] = heterogeneity(x, S, pairs) if S else 0.0
+                cache[S] = Fraction(split_count(x, S, pairs) if S else 0, len(pairs))
             values.append(cache[S])
-        out[(task, topic, s)] = sum(values) / len(values)
+        out[(task, topic, s)] = float(sum(values) / len(values))
     return out
 
 
@@ -103,7 +111,8 @@ def hbr_matrix(x: Dict[tuple, List[float]], chunk: int = 500) -> Dict[tuple, flo
     """Exact HBR by boolean matrix products (numpy), for testbeds too large
     for :func:`hbr`'s loops — independent of qarla_spark's bit masks: H(S) =
     mean over all ordered pairs of [G·S > 0 and L·S > 0] with G, L, S 0/1
-    vectors over the measures."""
+    vectors over the measures. HBR is taken exactly: integer counts of split
+    pairs summed, one division (so that equal HBRs tie)."""
     import numpy as np
     keys = sorted(x)
     by_topic: Dict[tuple, List[int]] = {}
@@ -122,11 +131,14 @@ def hbr_matrix(x: Dict[tuple, List[float]], chunk: int = 500) -> Dict[tuple, flo
     L = (X[i_all] < X[j_all]).astype(np.float32)
     S = (X[i_all] >= X[j_all])
     uniq, inverse = np.unique(S, axis=0, return_inverse=True)
-    H = np.empty(len(uniq))
+    splits = np.empty(len(uniq), dtype=np.int64)
     for lo in range(0, len(uniq), chunk):
         block = uniq[lo:lo + chunk].astype(np.float32).T
-        H[lo:lo + chunk] = (((G @ block) > 0) & ((L @ block) > 0)).mean(axis=0)
-    h_pair = H[np.ravel(inverse)]
-    sums = np.bincount(i_all, weights=h_pair, minlength=len(keys))
+        splits[lo:lo + chunk] = (((G @ block) > 0) & ((L @ block) > 0)).sum(axis=0)
+    per_pair = splits[np.ravel(inverse)]
+    sums = np.zeros(len(keys), dtype=np.int64)
+    np.add.at(sums, i_all, per_pair)
     counts = np.bincount(i_all, minlength=len(keys))
-    return {k: sums[n] / counts[n] for n, k in enumerate(keys) if counts[n]}
+    n_pairs = len(i_all)
+    return {k: int(sums[n]) / (int(counts[n]) * n_pairs)
+            for n, k in enumerate(keys) if counts[n]}

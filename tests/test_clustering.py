@@ -1,5 +1,5 @@
-"""Metric clustering (SPEC §6): the agglomerative rule with an exact pass-rate
-oracle, the executors' pass rates, representatives and the best set."""
+"""Metric clustering (SPEC §6): the agglomerative rule with an exact pass-count
+oracle, the executors' pass counts, representatives and the best set."""
 
 from __future__ import annotations
 
@@ -8,16 +8,18 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from qarla_spark.measures.clustering import (SampleMasks, agglomerate, best_set, bit_slices,
-                                             popcount, representatives, slice_counts, subsets)
+from qarla_spark.measures.clustering import (agglomerate, bit_slices, popcount, representatives,
+                                             slice_counts, subsets)
 from qarla_spark.measures.masks import set_words
+from qarla_spark.measures.metric_sets import MetricSet, best_of
 
 
 def oracle(masks):
-    """P(S) over a list of per-sample pass sets (brute force)."""
-    def rate(sets):
-        return [sum(1 for m in masks if s <= m) / len(masks) for s in sets]
-    return rate
+    """The number of samples passing every metric of S, over a list of
+    per-sample pass sets (brute force)."""
+    def count(sets):
+        return [sum(1 for m in masks if s <= m) for s in sets]
+    return count
 
 
 def brute_sim(masks, a, b):
@@ -28,11 +30,12 @@ def brute_sim(masks, a, b):
 def test_sim_identity_used_by_agglomerate():
     rng = np.random.default_rng(0)
     masks = [frozenset(np.flatnonzero(rng.random(5) < 0.6)) for _ in range(200)]
-    rate = oracle(masks)
+    count = oracle(masks)
+    n = len(masks)
     for a, b in combinations([frozenset([0]), frozenset([1, 2]), frozenset([3]),
                               frozenset([2, 4])], 2):
-        pa, pb, pab = rate([a, b, a | b])
-        assert 1 - pa - pb + 2 * pab == pytest.approx(brute_sim(masks, a, b))
+        ca, cb, cab = count([a, b, a | b])
+        assert (n - ca - cb + 2 * cab) / n == brute_sim(masks, a, b)
 
 
 def test_agglomerate_merges_the_redundant_metrics_first():
@@ -107,13 +110,18 @@ def test_popcount_with_and_without_numpy_bitwise_count(monkeypatch):
 
 
 def test_representatives_and_best_set():
+    def ms(text):
+        return MetricSet.parse(text)
     metrics = ["a", "b", "c", "d"]
     clusters = [frozenset({0, 1}), frozenset({2, 3})]
-    king = {"a": 0.2, "b": 0.3, "c": 0.1, "d": 0.1}
+    king = {ms("a"): 0.2, ms("b"): 0.3, ms("c"): 0.1, ms("d"): 0.1}
     assert representatives(clusters, metrics, king) == ["b", "c"]  # tie c/d: name order
-    assert best_set({"b": 0.3, "b,c": 0.3, "c": 0.1}) == "b"       # tie: fewer metrics
-    assert best_set({"b,c": 0.4, "a,d": 0.4}) == "a,d"              # then name order
+    assert best_of({ms("b"): 0.3, ms("b,c"): 0.3, ms("c"): 0.1}) == ms("b")  # fewer metrics
+    assert best_of({ms("b,c"): 0.4, ms("a,d"): 0.4}) == ms("a,d")           # then name order
     assert len(subsets(["x", "y", "z"])) == 7
+    # a name that is a prefix of another: code-point order, the shorter first
+    prefix = {ms("TVM.1"): 0.5, ms("TVM.128"): 0.5}
+    assert representatives([frozenset({0, 1})], ["TVM.128", "TVM.1"], prefix) == ["TVM.1"]
 
 
 @pytest.mark.spark
@@ -122,14 +130,15 @@ def test_sample_masks_pass_rates_on_executors(spark):
     the peers' samples (reference QUEEN samples built with plain loops)."""
     import reference_qarla as ref
     from testbeds import make_similarities
-    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.clustering import SampleMasks
 
     metrics = ["x1", "x2", "x3"]
     sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=3,
                                                metrics=metrics, seed=3)
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
-    sm = SampleMasks(build_cube(s_df, m_df, metrics), "t", len(metrics))
+    sm = SampleMasks(TopicCube.build(s_df, m_df, metrics), "t")
     lookup = ref.sim_from_frame(sims)
     masks = []
     for (task, topic), (models, peers) in ref.topics_of(roles).items():
@@ -140,13 +149,13 @@ def test_sample_masks_pass_rates_on_executors(spark):
                                        >= lookup[(task, topic, m1, m2, x)]))
     sets = [frozenset([0]), frozenset([1, 2]), frozenset([0, 1, 2])]
     assert sm.n_samples == len(masks) == 3 * 3 * 4 * 12
-    assert sm.pass_rate(sets) == pytest.approx(oracle(masks)(sets), abs=1e-15)
-    # singles and pairs only: the Gram-matrix path
+    assert sm.pass_count(sets) == oracle(masks)(sets)
+    # singles and pairs
     pairs = [frozenset([0]), frozenset([2]), frozenset([0, 1]), frozenset([1, 2])]
-    assert sm.pass_rate(pairs) == pytest.approx(oracle(masks)(pairs), abs=1e-15)
+    assert sm.pass_count(pairs) == oracle(masks)(pairs)
     # a batch sharing a core (as during the agglomeration)
     merged = [frozenset([0, 1]), frozenset([0, 1, 2])]
-    assert sm.pass_rate(merged) == pytest.approx(oracle(masks)(merged), abs=1e-15)
+    assert sm.pass_count(merged) == oracle(masks)(merged)
     # the agglomeration in one task and with one job per merge: the clusters
     # of the brute-force oracle
     expected = agglomerate(3, 2, oracle(masks), metrics)

@@ -12,9 +12,35 @@ from hypothesis import strategies as st
 
 import reference_hbr as rh
 import reference_qarla as ref
-from qarla_spark.measures.hbr import (complement, hbr_exact, pack, pair_masks, split_counts,
-                                      topic_scores)
-from testbeds import make_similarities
+from qarla_spark.measures.hbr import complement, pack, pair_masks, split_counts, topic_scores
+from testbeds import make_similarities, stage_config
+
+
+def hbr_exact(topics):
+    """HBR of every summary with H over all ordered pairs, from the pure
+    kernels the Spark stage runs (pair masks, complements, split counts):
+    ``topics`` are score matrices (summaries × measures); one HBR vector per
+    topic."""
+    k = topics[0].shape[1] if len(topics) else 0
+    found = [pair_masks(np.asarray(x, dtype=np.float64)) for x in topics]
+    g = np.concatenate([f[2] for f in found])
+    l = np.concatenate([f[3] for f in found])
+    out = []
+    for x, (i, _, _, l_t) in zip(topics, found):
+        h = split_counts(complement(l_t, k), g, l, np.ones(len(g), dtype=np.int64)) / len(g)
+        out.append(np.array([h[i == a].mean() if (i == a).any() else np.nan
+                             for a in range(len(x))]))
+    return out
+
+
+def run_hbr(cube, judgments, **options):
+    from qarla_spark.stages.hbr import run_hbr as stage
+    return stage(cube, judgments, stage_config(**options))
+
+
+def build_cube(s_df, m_df, metrics):
+    from qarla_spark.spark.cube import TopicCube
+    return TopicCube.build(s_df, m_df, metrics)
 
 
 def test_pack_and_complement_by_hand():
@@ -32,7 +58,8 @@ def test_split_counts_by_hand():
     sets = pack([[1, 1, 0], [1, 0, 1], [0, 1, 1], [1, 1, 1], [1, 0, 0]])
     # {0,1}: pair0 yes, pair1 no (L={2}), pair2 no (G empty) -> weight 1
     # {1,2}: pair0 no (G={0}), pair1 yes -> 2; {0,1,2}: pairs 0 and 1 -> 3
-    assert split_counts(sets, g, l, [1, 2, 4]).tolist() == [1, 2, 2, 3, 0]
+    counts = split_counts(sets, g, l, [1, 2, 4])
+    assert counts.tolist() == [1, 2, 2, 3, 0] and counts.dtype == np.int64
 
 
 def test_topic_scores_mean_max_and_jackknifed_models():
@@ -108,15 +135,14 @@ def judged(summaries, seed):
 
 @pytest.fixture(scope="module")
 def exact_case(spark):
-    from qarla_spark.measures.hbr import run_hbr
-    from qarla_spark.measures.masks import build_cube
     sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=5,
                                                metrics=METRICS, seed=8, ties=True)
     judg = judged(summaries, 3)
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
     cube = build_cube(s_df, m_df, METRICS)
-    res = run_hbr(cube, METRICS, spark.createDataFrame(judg), measures=METRICS, exact=True)
+    res = run_hbr(cube, spark.createDataFrame(judg), hbr_measures=tuple(METRICS),
+                  hbr_exact=True)
     return sims, roles, judg, res
 
 
@@ -167,7 +193,7 @@ def test_auc_of_measures_and_hbr_equal_the_reference(exact_case):
 
 @pytest.mark.spark
 def test_auc_ties_count_one_half(spark):
-    from qarla_spark.measures.auc import auc_table, topic_auc
+    from qarla_spark.stages.auc import auc_table, topic_auc
     long = spark.createDataFrame(
         [("t", "d", "a", "x", 0.5), ("t", "d", "b", "x", 0.5), ("t", "d", "c", "x", 0.1)],
         "task string, topic string, summarizer string, measure string, x double")
@@ -181,14 +207,12 @@ def test_auc_ties_count_one_half(spark):
 
 @pytest.mark.spark
 def test_sampled_heterogeneity_within_three_standard_errors(spark):
-    from qarla_spark.measures.hbr import run_hbr
-    from qarla_spark.measures.masks import build_cube
     sims, roles, summaries = make_similarities(n_topics=5, n_models=4, n_peers=9,
                                                metrics=METRICS, seed=9)
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
     cube = build_cube(s_df, m_df, METRICS)
-    res = run_hbr(cube, METRICS, None, measures=METRICS, n_pairs=150, seed=2)
+    res = run_hbr(cube, None, hbr_measures=tuple(METRICS), hbr_pairs=150, seed=2)
     het = res.tables["heterogeneity"].toPandas()
     x = rh.scores(ref.sim_from_frame(sims), roles, METRICS)
     pairs = rh.ordered_pairs(x)
@@ -202,13 +226,17 @@ def test_sampled_heterogeneity_within_three_standard_errors(spark):
 
 @pytest.mark.spark
 def test_a_sample_as_large_as_the_task_is_exact(spark):
-    from qarla_spark.measures.hbr import run_hbr
-    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.summary import describe_hbr
     sims, roles, summaries = make_similarities(n_topics=2, n_models=3, n_peers=4,
                                                metrics=METRICS, seed=10)
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
     cube = build_cube(s_df, m_df, METRICS)
-    het = run_hbr(cube, METRICS, None, measures=METRICS, n_pairs=10_000).tables[
-        "heterogeneity"].toPandas()
+    res = run_hbr(cube, None, hbr_measures=tuple(METRICS), hbr_pairs=10_000)
+    het = res.tables["heterogeneity"].toPandas()
     assert het.exact.all() and (het.std_error == 0).all() and (het.n_pairs == 2 * 4 * 3).all()
+    # the printed line says what was done (it said "10,000 sampled pairs")
+    text = describe_hbr(res, 13)
+    assert "task t: heterogeneity from all 24 pairs (exact)" in text
+    assert "sampled" not in text
+    assert res.info()["samples"] == {"t": {"n_pairs": 24, "total_pairs": 24, "exact": True}}

@@ -12,9 +12,8 @@ import pandas as pd
 import pytest
 
 import reference_qarla as ref
-from qarla_spark.measures.qarla import evaluate, named_sets
 from qarla_spark.spark.similarities import compute_similarities
-from testbeds import add_duplicate_peer, make_similarities, transform_metric
+from testbeds import add_duplicate_peer, evaluate, make_similarities, transform_metric
 
 pytestmark = pytest.mark.spark
 
@@ -23,7 +22,7 @@ def kings(spark, sims, summaries, metrics, sets):
     s_df = spark.createDataFrame(sims[["task", "topic", "summarizer_s", "summarizer_r", "metric",
                                        "value"]])
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
-    res = evaluate(s_df, m_df, metrics, named_sets(metrics, sets, singles=True))
+    res = evaluate(s_df, m_df, metrics, sets)
     king = res.king.toPandas().set_index("metric_set")["king"].to_dict()
     jack = res.jack.toPandas().set_index("metric_set")["jack"].to_dict()
     queen = res.queen.toPandas()
@@ -83,7 +82,7 @@ def test_summeval_topics_equal_the_reference(spark):
     metrics = ["R-1.a", "Rpre-1.b"]
     sims = compute_similarities(m_df, metrics).toPandas()
     s_df = spark.createDataFrame(sims)
-    res = evaluate(s_df, m_df, metrics, named_sets(metrics, [metrics]), n_orders=2)
+    res = evaluate(s_df, m_df, metrics, [metrics], n_orders=2)
     roles = ref.roles_from_frame(summ)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

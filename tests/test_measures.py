@@ -9,8 +9,7 @@ import pytest
 import reference_qarla as ref
 from qarla_spark.measures.jack import peer_orders
 from qarla_spark.measures.masks import topic_sample_masks
-from qarla_spark.measures.qarla import evaluate, named_sets
-from testbeds import make_similarities
+from testbeds import evaluate, make_similarities, spark_frames
 
 pytestmark = pytest.mark.spark
 
@@ -18,16 +17,9 @@ METRICS = ("x1", "x2", "x3")
 SETS = [["x1", "x2"], ["x1", "x2", "x3"]]
 
 
-def spark_frames(spark, sims, summaries):
-    return (spark.createDataFrame(sims[["task", "topic", "summarizer_s", "summarizer_r",
-                                        "metric", "value"]]),
-            spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]]))
-
-
 def run(spark, sims, summaries, triples="standard", n_orders=3, seed=5):
     s_df, m_df = spark_frames(spark, sims, summaries)
-    sets = named_sets(METRICS, SETS)
-    return evaluate(s_df, m_df, METRICS, sets, triples=triples, seed=seed, n_orders=n_orders)
+    return evaluate(s_df, m_df, METRICS, SETS, triples=triples, seed=seed, n_orders=n_orders)
 
 
 SHAPES = [
@@ -164,10 +156,15 @@ def test_mask_words_pack_and_unpack_across_words():
 
 def test_wilson_interval_known_value():
     """Wilson 95% interval of 50/100: 0.4038..0.5962 (textbook value)."""
-    from qarla_spark.measures.king import wilson
+    from qarla_spark.measures.king import king, wilson
     low, high = wilson(0.5, 100)
     assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
     assert wilson(0.0, 10)[0] == 0.0
+    # KING from cases grouped by models per topic: 2 topics of 4 models with
+    # 1 and 3 wins, 1 topic of 5 models with 2 wins -> (1/4 + 3/4 + 2/5) / 3
+    value, n, low, high = king([(4, 4, 2), (2, 5, 1)])
+    assert value == 7 / 15 and n == 13         # exactly (1/4 + 3/4 + 2/5) / 3, rounded once
+    assert (low, high) == wilson(value, 13)
 
 
 def test_topics_with_three_models_and_no_detailed_sets(spark):
@@ -176,20 +173,17 @@ def test_topics_with_three_models_and_no_detailed_sets(spark):
     sims, roles, summaries = make_similarities(n_topics=2, n_models=3, n_peers=2,
                                                metrics=list(METRICS), seed=6)
     s_df, m_df = spark_frames(spark, sims, summaries)
-    res = evaluate(s_df, m_df, METRICS, named_sets(METRICS, []), detailed=[])
+    res = evaluate(s_df, m_df, METRICS, detailed=[])
     assert res.king.count() == 0 and res.queen.count() == 0
-    res = evaluate(s_df, m_df, METRICS, named_sets(METRICS, []))
+    res = evaluate(s_df, m_df, METRICS)
     assert res.queen.filter("holdout is null").count() == 2 * 2 * len(METRICS)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_orange_of_plain_scores_equals_reference(case, spark):
-    from qarla_spark.measures.masks import build_cube
-    from qarla_spark.measures.plain import orange_plain_table, plain_results
+    from qarla_spark.stages.qarla_tables import orange_plain, plain_results
     sims, roles, summaries, res = case
-    s_df, m_df = spark_frames(spark, sims, summaries)
-    got = orange_plain_table(plain_results(build_cube(s_df, m_df, METRICS), METRICS)) \
-        .toPandas().set_index("metric_set")
+    got = orange_plain(plain_results(res.cube)).toPandas().set_index("metric_set")
     for metric in METRICS:
         (o, n), = ref.orange_plain(sims, roles, metric).values()
         assert got.loc[metric, "orange"] == pytest.approx(o, abs=1e-12)
@@ -240,18 +234,20 @@ def test_sets_beyond_63_metrics_use_more_mask_words():
     QUEEN of {0, 64, 68} (three mask words' worth of indices) must equal
     QUEEN of {0, 1, 2} on the 3-metric values (the issue: no cap at 63)."""
     from qarla_spark.measures.masks import set_words
-    from qarla_spark.measures.queen import topic_queen
+    from qarla_spark.measures.queen import queen_counts
     sims, roles, summaries = make_similarities(n_topics=1, n_models=4, n_peers=3,
                                                metrics=list(METRICS), seed=12, ties=True)
     roles_arr, values = _topic_arrays(sims, summaries, "t", "t0")
     wide = values[:, :, [j % 3 for j in range(70)]]
-    small = topic_queen(roles_arr, values, [set_words([0, 1, 2], 3)])
-    big = topic_queen(roles_arr, wide, [set_words([0, 64, 68], 70), set_words([63], 70)])
+    small = queen_counts(roles_arr, values, [set_words([0, 1, 2], 3)])
+    big = queen_counts(roles_arr, wide, [set_words([0, 64, 68], 70), set_words([63], 70)])
     assert len(set_words([0, 64, 68], 70)) == 2
-    assert np.array_equal(small["full"][:, 0], big["full"][:, 0])
-    assert np.array_equal(small["jk_peers"][:, :, 0], big["jk_peers"][:, :, 0])
-    single = topic_queen(roles_arr, values, [set_words([0], 3)])      # 63 % 3 == 0
-    assert np.array_equal(single["full"][:, 0], big["full"][:, 1])
+    assert np.array_equal(small.full_num[:, 0], big.full_num[:, 0])
+    assert np.array_equal(small.full_den, big.full_den)
+    assert np.array_equal(small.jk_num[:, :, 0], big.jk_num[:, :, 0])
+    assert np.array_equal(small.jk_den, big.jk_den)
+    single = queen_counts(roles_arr, values, [set_words([0], 3)])      # 63 % 3 == 0
+    assert np.array_equal(single.full_num[:, 0], big.full_num[:, 1])
 
 
 def test_hbr_measures_default_patterns_and_errors():

@@ -39,5 +39,6 @@ def test_hbr_summeval_notebook(tmp_path):
     text = execute("hbr_summeval.ipynb", tmp_path)
     for figure in ("auc_hbr_vs_measures.png", "robustness.png", "heterogeneity_vs_quality.png"):
         assert (tmp_path / figure).stat().st_size > 10_000, figure
-    assert "HBR over 48 measures (10,000 sampled pairs, seed 13)" in text
+    assert "HBR over 48 measures (seed 13)" in text
+    assert "task summeval: heterogeneity from 10,000 sampled pairs of 24,000" in text
     assert not (tmp_path / "runs" / "hbr_notebook" / "king").exists()   # QARLA not run

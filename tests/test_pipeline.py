@@ -31,6 +31,9 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
         "hetero_curve", "heterogeneity", "human_test", "jack", "jack_curve", "judgments", "king",
         "king_pearson", "orange", "problems", "queen", "robustness", "run.json", "similarities",
         "sources", "summaries", "systems", "testbed"]
+    from qarla_spark.tables import TABLES
+    assert sorted(p.name for p in out.iterdir()) == sorted([t.name for t in TABLES]
+                                                           + ["run.json"])
     # 2 models per topic: QUEEN is undefined everywhere, so the QARLA tables are empty
     assert spark.read.parquet(str(out / "king")).count() == 0
     # HBR needs no more than a model per topic: every peer is ranked
@@ -214,14 +217,16 @@ def test_bundled_testbed_run(spark, tmp_path):
     # independent implementation (tests/reference_hbr.py, matrix products);
     # the run's sampled H and HBR are within 3 standard errors of exact
     import reference_hbr as rh
-    from qarla_spark.measures.hbr import run_hbr
-    from qarla_spark.measures.masks import build_cube
+    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.hbr import run_hbr
     hbr_info = info["hbr"]
     measures = hbr_info["measures"]
     assert len(measures) == 48 and hbr_info["pairs"] == 10_000
-    cube = build_cube(sims, spark.read.parquet(str(out / "summaries")), measures)
+    assert hbr_info["samples"] == {"summeval": {"n_pairs": 10_000, "total_pairs": 24_000,
+                                                "exact": False}}
+    cube = TopicCube.build(sims, spark.read.parquet(str(out / "summaries")), measures)
     judg = spark.read.parquet(str(out / "judgments"))
-    exact = run_hbr(cube, measures, judg, measures, exact=True, seed=13)
+    exact = run_hbr(cube, judg, RunConfig(hbr_measures=tuple(measures), hbr_exact=True, seed=13))
     # 3.4 million values: read with pyarrow, not through the JVM of the test session
     import pandas as pd
     mine = pd.read_parquet(out / "similarities", filters=[("metric", "in", measures)])

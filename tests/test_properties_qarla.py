@@ -1,5 +1,6 @@
 """SPEC §4-5's required properties as hypothesis property tests on the
-per-topic kernel the Spark stage runs (:func:`qarla_spark.measures.queen.topic_rows`):
+per-topic kernel the Spark stage runs (:func:`qarla_spark.measures.qarla_topic.topic_rows`
+and the JACK condition it applies, :func:`qarla_spark.measures.jack.covering_pairs`):
 random topics (4-6 models, 1-8 peers, 1-3 metrics, values on a coarse grid
 so that ties are frequent). ``tests/test_invariances.py`` shows the same
 properties end to end on Spark with fixed generated testbeds; the random
@@ -13,8 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from fractions import Fraction
+
+from qarla_spark.measures.jack import covering_pairs
 from qarla_spark.measures.masks import set_words
-from qarla_spark.measures.queen import topic_rows
+from qarla_spark.measures.qarla_topic import topic_rows
 
 GRID = [0.0, 0.25, 0.5, 0.75, 1.0]
 
@@ -43,10 +47,20 @@ def results(roles, values, sets, names=None):
     words = [set_words(s, values.shape[2]) for s in sets]
     out = topic_rows("t", "x", names, roles, values, words, range(len(sets)))
     cases = out[out.kind == "case"]
-    king = {int(r.set_id): (int(r.win), int(r.n_cases)) for r in cases.itertuples()}
-    queen = {(r.summarizer, r.holdout, int(r.set_id)): r.queen
-             for r in out[out.kind == "queen"].itertuples()}
-    covered = {(int(r.set_id), r.holdout) for r in out[out.kind == "cover"].itertuples()}
+    king = {int(r.set_id): (int(r.num), int(r.den)) for r in cases.itertuples()}
+    rows = out[out.kind == "queen"]
+    queen = {(r.summarizer, r.holdout if isinstance(r.holdout, str) else None, int(r.set_id)):
+             Fraction(int(r.num), int(r.den)) for r in rows.itertuples()}
+    peers = np.flatnonzero(roles == "peer")
+    models = np.flatnonzero(roles == "model")
+    covered = set()
+    for s_id, chosen in enumerate(sets):
+        positive = np.array([queen[(names[a], None, s_id)] > 0 for a in peers], dtype=bool)
+        good = covering_pairs(values, peers, models, positive, list(chosen))
+        covered |= {(s_id, names[models[m]]) for m in np.flatnonzero(good.any(axis=(0, 1)))}
+        jack = out[(out.kind == "jack") & (out.set_id == s_id)]
+        assert jack.num.tolist() == [len([c for c in covered if c[0] == s_id])]
+        assert jack.den.tolist() == [len(models)]
     return king, queen, covered
 
 

@@ -91,5 +91,6 @@ def test_plugins(tmp_path):
         registry.load_plugins([str(tmp_path / "none.py")])
 
 
-def test_metric_set_name_sorts_and_joins():
-    assert registry.metric_set_name(["TVM.512", "R-1.a", "R-1.a"]) == "R-1.a,TVM.512"
+def test_metric_set_label_sorts_and_joins():
+    from qarla_spark.measures.metric_sets import MetricSet
+    assert MetricSet(["TVM.512", "R-1.a", "R-1.a"]).label == "R-1.a,TVM.512"

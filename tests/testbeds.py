@@ -142,3 +142,44 @@ def add_duplicate_peer(sims, roles, summaries, peer: str, new_name: str):
     dup["summarizer"] = new_name
     out_summ = pd.concat([summaries, dup], ignore_index=True)
     return out_sims, out_roles, out_summ
+
+
+# ---------------------------------------------------------------- Spark
+
+def spark_frames(spark, sims, summaries):
+    """The similarity and summary tables of a generated testbed as Spark
+    DataFrames."""
+    return (spark.createDataFrame(sims[["task", "topic", "summarizer_s", "summarizer_r",
+                                        "metric", "value"]]),
+            spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]]))
+
+
+def evaluate(s_df, m_df, metrics, sets=(), singles=True, detailed=None, triples="standard",
+             seed=13, n_orders=20, method="auto"):
+    """The QARLA tables of some metric sets (lists of names) over a testbed,
+    as the stage builds them: a topic cube, the seeded orders of the JACK
+    curve, one :class:`~qarla_spark.stages.qarla_tables.Evaluation`.
+    ``detailed``: the sets with QUEEN/JACK rows (default: all of them)."""
+    from types import SimpleNamespace
+
+    from qarla_spark.measures.metric_sets import MetricSet
+    from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.qarla import task_orders
+    from qarla_spark.stages.qarla_tables import Evaluation
+
+    cube = TopicCube.build(s_df, m_df, metrics).restrict(MIN_MODELS_QUEEN)
+    chosen = ([MetricSet([m]) for m in metrics] if singles else []) + \
+        [MetricSet(s) for s in sets]
+    detailed = chosen if detailed is None else [MetricSet(d) for d in detailed]
+    orders = task_orders(cube, n_orders, seed) if detailed else {}
+    ev = Evaluation(cube, chosen, detailed, triples, method, orders)
+    return SimpleNamespace(evaluation=ev, cube=cube, queen=ev.queen(), king=ev.king(),
+                           orange=ev.orange(), systems=ev.systems(), jack=ev.jack(),
+                           jack_curve=ev.jack_curve(), peer_scores=ev.peer_scores())
+
+
+def stage_config(**options):
+    """A RunConfig for calling a stage directly (``metric_sets`` etc.)."""
+    from qarla_spark.config import RunConfig
+    return RunConfig(**options)

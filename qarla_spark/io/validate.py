@@ -28,11 +28,9 @@ from typing import Dict, List, Optional
 
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
+from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
 from qarla_spark.spark import cache
-
-#: QUEEN needs 3 models in a topic, KING 4 (one held out).
-MIN_MODELS_QUEEN = 3
-MIN_MODELS_KING = 4
 
 _PROBLEM_COLS = ("severity", "file", "line", "unit", "field", "message")
 

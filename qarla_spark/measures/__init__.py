@@ -1,13 +1,24 @@
-"""QARLA measures on Spark (SPEC §3-5): sample masks, QUEEN, KING, ORANGE, JACK.
+"""The measures of SPEC §3-9 as pure functions (numpy, no Spark): what one
+topic contributes, and the exact arithmetic that combines topics.
 
-Every measure is computed inside a topic and for every task of the input at
-once, as joins and grouped aggregations of the similarity table:
+- :mod:`~qarla_spark.measures.thresholds`: how many models and peers each
+  measure needs;
+- :mod:`~qarla_spark.measures.metric_sets`: metric sets as values;
+- :mod:`~qarla_spark.measures.exact`: exact means, rounded once;
+- :mod:`~qarla_spark.measures.masks`: bit masks, QUEEN's samples;
+- :mod:`~qarla_spark.measures.queen`: QUEEN of many sets as integer counts,
+  KING's cases;
+- :mod:`~qarla_spark.measures.jack`: JACK's covering pairs and growth curve;
+- :mod:`~qarla_spark.measures.qarla_topic`: every count of one topic the
+  QARLA stage aggregates;
+- :mod:`~qarla_spark.measures.king`: KING from its cases, Wilson's interval;
+- :mod:`~qarla_spark.measures.plain`: plain scores (ORANGE's baseline);
+- :mod:`~qarla_spark.measures.clustering`: the agglomerative clustering,
+  representatives, subsets;
+- :mod:`~qarla_spark.measures.agreement`: correlations, exact rankings, the
+  human-summariser test;
+- :mod:`~qarla_spark.measures.hbr`: HBR's scores, masks and split counts.
 
-- :mod:`~qarla_spark.measures.masks`: the similarity vectors of each ordered
-  pair, and one pass-mask per QUEEN sample (e, m, m', m'');
-- :mod:`~qarla_spark.measures.queen`: QUEEN of every summary for many metric
-  sets, with the full model set and jackknifed; system scores;
-- :mod:`~qarla_spark.measures.king`: KING (with cases and a 95% interval) and
-  ORANGE;
-- :mod:`~qarla_spark.measures.jack`: JACK and its growth curve.
+The stages (:mod:`qarla_spark.stages`) run these over the topic cube with
+Spark.
 """

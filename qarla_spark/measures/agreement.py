@@ -1,146 +1,102 @@
-"""Agreement with human judgments and the human-summariser test (SPEC §7).
+"""Agreement with human judgments, rankings with references, the
+human-summariser test (SPEC §3, §7; pure: numpy, scipy, fractions).
 
-``correlations/``: task, metric_set, criterion, level, pearson, spearman, kendall
+Everything here works on one group of rows the QARLA or HBR stage hands
+over (a task and a metric set, ...) and sorts them itself, so the numbers
+do not depend on the order rows arrive in:
 
-- ``level = system``: between a set's system scores (a peer system's mean
-  QUEEN over topics with all models, SPEC §3) and the mean human score of
-  each system; computed on the driver from one row per system (small);
-- ``level = summary``: per topic, between the peers' QUEEN (all models) and
-  their human scores, then averaged over the topics where both vary; in Spark
-  (Pearson with ``corr``, Spearman as Pearson of average ranks, Kendall's
-  tau-b from pair counts).
-
-``human_test/``: task, measure, held_out_model, ranked_first. For each model
-h: h is removed from the models and scored as one more peer, everyone with
-M∖{h} over all topics with ≥ 4 models and a peer (the mean over topics);
-``ranked_first`` says whether h scores strictly above every system (paper
-004, Table 1). Measures: QUEEN of the detailed metric sets (``QUEEN(<set>)``)
-and plain ROUGE recall baselines (``R-1.a``: a summary's mean over the
-models of M∖{h} of R-1.a(e, m); :mod:`~qarla_spark.measures.plain`).
+- :func:`correlations`: Pearson, Spearman and Kendall's tau-b of paired
+  values (numpy; equal to scipy's to rounding, tested, and ~10x faster on
+  the thousands of small groups a run has), rows ordered by their key
+  first; NaN when there are too few points or a side is constant;
+- :func:`rank_exact`: positions of exact scores (ties by name) and which
+  models score strictly above every peer;
+- :func:`ranked_first`: does a held-out model score strictly above every
+  system (exact rationals compared, never float noise).
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from fractions import Fraction
+from typing import Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
-
-def _system_level(rows) -> Dict[str, float]:
-    from scipy import stats
-    x = np.array([r[0] for r in rows], dtype=float)
-    y = np.array([r[1] for r in rows], dtype=float)
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"pearson": float("nan"), "spearman": float("nan"), "kendall": float("nan")}
-    return {"pearson": float(stats.pearsonr(x, y)[0]),
-            "spearman": float(stats.spearmanr(x, y)[0]),
-            "kendall": float(stats.kendalltau(x, y)[0])}
+NAN = float("nan")
+#: system level needs this many systems (a correlation of 2 points is ±1)
+MIN_SYSTEMS = 3
+#: within a topic (summary level) and for KING vs Pearson: 2 points
+MIN_POINTS = 2
 
 
-def _avg_rank(col: str, part: Sequence[str]):
-    """Average rank (ties share the mean of their ranks) of ``col`` within
-    ``part``."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    w = Window.partitionBy(*part).orderBy(col)
-    same = Window.partitionBy(*part, col)
-    return F.rank().over(w) + (F.count(F.lit(1)).over(same) - 1) / 2.0
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    dx, dy = x - x.mean(), y - y.mean()
+    r = float((dx * dy).sum() / np.sqrt((dx * dx).sum() * (dy * dy).sum()))
+    return max(-1.0, min(1.0, r))
 
 
-def correlations(queen, judgments):
-    """The ``correlations/`` table (see module doc)."""
-    from pyspark.sql import functions as F
-
-    spark = queen.sparkSession
-    full = (queen.filter(F.col("holdout").isNull() & (F.col("role") == "peer"))
-            .select("task", "topic", "summarizer", "metric_set", F.col("queen").alias("x")))
-    human = judgments.select("task", "topic", "summarizer", "criterion", F.col("score").alias("y"))
-    joined = full.join(human, ["task", "topic", "summarizer"])
-
-    # system level: one row per (task, set, criterion, system) -> driver
-    per_system = (joined.groupBy("task", "metric_set", "criterion", "summarizer")
-                  .agg(F.avg("x").alias("x"), F.avg("y").alias("y")).collect())
-    groups: Dict[tuple, List[tuple]] = {}
-    for r in per_system:
-        groups.setdefault((r["task"], r["metric_set"], r["criterion"]), []).append((r["x"], r["y"]))
-    system_rows = [(t, s, c, "system", v["pearson"], v["spearman"], v["kendall"])
-                   for (t, s, c), pts in sorted(groups.items())
-                   for v in [_system_level(pts)]]
-
-    # summary level: per topic in Spark, then averaged over topics
-    part = ["task", "metric_set", "criterion", "topic"]
-    ranked = (joined.withColumn("rx", _avg_rank("x", part))
-                    .withColumn("ry", _avg_rank("y", part)))
-    a = ranked.select(*part, "summarizer", F.col("x").alias("x1"), F.col("y").alias("y1"))
-    b = ranked.select(*part, F.col("summarizer").alias("s2"), F.col("x").alias("x2"),
-                      F.col("y").alias("y2"))
-    pairs = a.join(b, part).filter(F.col("summarizer") < F.col("s2"))
-    dx = F.signum(F.col("x1") - F.col("x2"))
-    dy = F.signum(F.col("y1") - F.col("y2"))
-    kendall = (pairs.groupBy(*part).agg(
-        F.sum(dx * dy).alias("s"), F.sum(F.abs(dx)).alias("nx"), F.sum(F.abs(dy)).alias("ny"))
-        .select(*part, (F.col("s") / F.sqrt(F.col("nx") * F.col("ny"))).alias("kendall")))
-    per_topic = (ranked.groupBy(*part).agg(F.corr("x", "y").alias("pearson"),
-                                           F.corr("rx", "ry").alias("spearman"))
-                 .join(kendall, part))
-    finite = F.col("pearson").isNotNull() & ~F.isnan("pearson")
-    summary = (per_topic.filter(finite)
-               .groupBy("task", "metric_set", "criterion")
-               .agg(F.avg("pearson").alias("pearson"), F.avg("spearman").alias("spearman"),
-                    F.avg("kendall").alias("kendall"))
-               .select("task", "metric_set", "criterion", F.lit("summary").alias("level"),
-                       "pearson", "spearman", "kendall"))
-    schema = ("task string, metric_set string, criterion string, level string, "
-              "pearson double, spearman double, kendall double")
-    return spark.createDataFrame(system_rows, schema).unionByName(summary)
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n, ties sharing the mean of their ranks."""
+    order = np.argsort(x, kind="stable")
+    sorted_x = x[order]
+    first = np.concatenate([[True], sorted_x[1:] != sorted_x[:-1]])
+    group = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], len(x))
+    ranks = np.empty(len(x))
+    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
+    return ranks
 
 
-def king_pearson(king, peer_scores, judgments, cube):
-    """The ``king_pearson/`` table (the paper's Fig. 5): task, metric_set,
-    n_metrics, king, criterion, pearson — for every set whose KING was
-    computed (single metrics, subsets of representatives, requested sets),
-    the system-level Pearson between its system scores (a peer system's
-    mean QUEEN over topics with all models, ``peer_scores``) and the mean
-    human score of each system over its judged summaries in the same topics
-    (those of the topic ``cube``). Computed with Spark's ``corr`` per group
-    (null when fewer than 2 systems or a constant side)."""
-    from pyspark.sql import functions as F
-    topics = cube.select("task", "topic")
-    human = (judgments.join(topics, ["task", "topic"])
-             .groupBy("task", "summarizer", "criterion").agg(F.avg("score").alias("y")))
-    pearson = (peer_scores.join(human, ["task", "summarizer"])
-               .groupBy("task", "metric_set", "criterion")
-               .agg(F.corr("queen", "y").alias("pearson")))
-    return (king.select("task", "metric_set", "n_metrics", "king")
-            .join(pearson, ["task", "metric_set"])
-            .select("task", "metric_set", "n_metrics", "king", "criterion",
-                    F.when(F.isnan("pearson"), None).otherwise(F.col("pearson"))
-                    .alias("pearson")))
+def _kendall_b(x: np.ndarray, y: np.ndarray) -> float:
+    sx = np.sign(x[:, None] - x[None, :])
+    sy = np.sign(y[:, None] - y[None, :])
+    upper = np.triu(np.ones(sx.shape, dtype=bool), 1)
+    s = (sx * sy)[upper].sum()
+    nx, ny = np.abs(sx)[upper].sum(), np.abs(sy)[upper].sum()
+    return float(s / np.sqrt(nx * ny))
 
 
-def human_test(queen, plain):
-    """The ``human_test/`` table (see module doc). ``plain``: the rows of
-    :func:`~qarla_spark.measures.plain.plain_results` (its ``score`` rows
-    are the plain baselines)."""
-    from pyspark.sql import functions as F
+_KINDS = {"pearson": _pearson,
+          "spearman": lambda x, y: _pearson(average_ranks(x), average_ranks(y)),
+          "kendall": _kendall_b}
 
-    jk = queen.filter(F.col("holdout").isNotNull())
-    q_scores = (jk.groupBy("task", "metric_set", "holdout", "summarizer", "role", "topic")
-                .agg(F.avg("queen").alias("q"))
-                .groupBy("task", "metric_set", "holdout", "summarizer", "role")
-                .agg(F.avg("q").alias("score"))
-                .select("task", F.concat(F.lit("QUEEN("), "metric_set", F.lit(")")).alias("measure"),
-                        "holdout", "summarizer", "role", "score"))
-    p_scores = (plain.filter(F.col("kind") == "score")
-                .groupBy("task", "metric", "holdout", "summarizer", "role")
-                .agg(F.avg("score").alias("score"))
-                .select("task", F.col("metric").alias("measure"), "holdout", "summarizer", "role",
-                        "score"))
-    scores = q_scores.unionByName(p_scores)
-    held = (scores.filter((F.col("role") == "model") & (F.col("summarizer") == F.col("holdout")))
-            .select("task", "measure", "holdout", F.col("score").alias("h_score")))
-    best_peer = (scores.filter(F.col("role") == "peer")
-                 .groupBy("task", "measure", "holdout").agg(F.max("score").alias("peer_best")))
-    return (held.join(best_peer, ["task", "measure", "holdout"])
-            .select("task", "measure", F.col("holdout").alias("held_out_model"),
-                    (F.col("h_score") > F.col("peer_best")).alias("ranked_first")))
+
+def correlations(keys: Sequence, x: Sequence[float], y: Sequence[float],
+                 min_n: int = MIN_SYSTEMS, kinds: Sequence[str] = ("pearson", "spearman",
+                                                                      "kendall")
+                 ) -> Tuple[float, ...]:
+    """The correlations ``kinds`` of the points (x, y), taken in the order
+    of ``keys`` (names): Pearson, Spearman (Pearson of average ranks) and
+    Kendall's tau-b (from the signs of all pairs); NaN when fewer than
+    ``min_n`` points or a side is constant."""
+    unknown = [k for k in kinds if k not in _KINDS]
+    if unknown:
+        raise ValueError(f"unknown correlation(s) {unknown}")
+    order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+    x = np.asarray(x, dtype=np.float64)[order]
+    y = np.asarray(y, dtype=np.float64)[order]
+    if len(x) < min_n or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return tuple(NAN for _ in kinds)
+    return tuple(_KINDS[k](x, y) for k in kinds)
+
+
+def rank_exact(scores: Mapping[Tuple[str, str], Fraction]) -> Dict[Tuple[str, str], tuple]:
+    """For scores keyed by (summarizer, role): (position, above_peers) of
+    each — position 1 is the highest score, ties by summarizer name;
+    ``above_peers`` (models only, else None): the score is strictly above
+    every peer's (False when there is no peer to beat)."""
+    order = sorted(scores, key=lambda k: (-scores[k], k[0], k[1]))
+    peer_best = max((v for (_, role), v in scores.items() if role == "peer"), default=None)
+    out = {}
+    for pos, key in enumerate(order, start=1):
+        above = None
+        if key[1] == "model":
+            above = peer_best is not None and scores[key] > peer_best
+        out[key] = (pos, above)
+    return out
+
+
+def ranked_first(model_score: Fraction, peer_scores: Sequence[Fraction]) -> bool:
+    """The held-out model scores strictly above every system (exact)."""
+    return bool(peer_scores) and all(model_score > p for p in peer_scores)

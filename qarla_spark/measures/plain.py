@@ -7,7 +7,8 @@ time, averaged (not ROUGE's multi-reference pooling). Like QUEEN in KING and
 ORANGE, it is jackknifed: with model h held out, every peer and h itself are
 scored against M∖{h}.
 
-A per-topic kernel over the topic cube (:func:`topic_plain`, numpy) gives
+A per-topic kernel (:func:`topic_plain`, pure numpy; run over the topic
+cube by the QARLA stage) gives
 
 - ``orange`` rows (topic, metric): n_le = (h, a) with
   score_{M∖{h}}(a) ≤ score_{M∖{h}}(h), n_peers = |M|·|A|, for every metric
@@ -28,8 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-PLAIN_SCHEMA = ("kind string, task string, topic string, metric string, holdout string, "
-                "summarizer string, role string, score double, n_le long, n_peers long")
+from qarla_spark.measures import thresholds
 
 
 def topic_plain(names, roles, values, metrics: Sequence[str], baselines: Sequence[int]):
@@ -41,7 +41,7 @@ def topic_plain(names, roles, values, metrics: Sequence[str], baselines: Sequenc
     roles = np.asarray(roles)
     peers = np.flatnonzero(roles == "peer")
     models = np.flatnonzero(roles == "model")
-    if len(models) < 4 or not len(peers):
+    if not thresholds.king_defined(len(models), len(peers)):
         return None
     n_m = len(models)
     k = values.shape[2]
@@ -55,55 +55,3 @@ def topic_plain(names, roles, values, metrics: Sequence[str], baselines: Sequenc
     scores = {i: (peer_s[:, :, i], model_s[:, i]) for i in baselines}
     return {"n_le": n_le.astype(np.int64), "n_peers": n_m * len(peers), "scores": scores,
             "peers": peers, "models": models}
-
-
-def plain_results(cube, metrics: Sequence[str], baselines: Sequence[str] = ()):
-    """:func:`topic_plain` over every topic of a cube (lazy, no shuffle):
-    rows of :data:`PLAIN_SCHEMA`. ``baselines``: metrics (present in
-    ``metrics``) whose jackknifed scores are returned."""
-    import pandas as pd
-
-    from qarla_spark.measures.masks import map_topics
-
-    metrics = list(metrics)
-    wanted = [metrics.index(b) for b in baselines if b in metrics]
-    metric_names = np.asarray(metrics, dtype=object)
-
-    def kernel(task, topic, names, roles, values):
-        res = topic_plain(names, roles, values, metrics, wanted)
-        if res is None:
-            return None
-        parts = [pd.DataFrame({"kind": "orange", "metric": metric_names,
-                               "n_le": res["n_le"], "n_peers": res["n_peers"]})]
-        peers, models = res["peers"], res["models"]
-        for i, (peer_s, model_s) in res["scores"].items():
-            parts.append(pd.DataFrame({
-                "kind": "score", "metric": metrics[i],
-                "holdout": np.tile(names[models], len(peers)),
-                "summarizer": np.repeat(names[peers], len(models)), "role": "peer",
-                "score": peer_s.ravel()}))
-            parts.append(pd.DataFrame({
-                "kind": "score", "metric": metrics[i], "holdout": names[models],
-                "summarizer": names[models], "role": "model", "score": model_s}))
-        out = pd.concat(parts, ignore_index=True)
-        out["task"], out["topic"] = task, topic
-        for c in ("holdout", "summarizer", "role", "score", "n_le", "n_peers"):
-            if c not in out:
-                out[c] = None
-        out["n_le"] = out["n_le"].astype("Int64")
-        out["n_peers"] = out["n_peers"].astype("Int64")
-        return out
-
-    return map_topics(cube, kernel, PLAIN_SCHEMA)
-
-
-def orange_plain_table(plain):
-    """ORANGE(plain x) of every metric: task, metric_set, n_metrics, score
-    (``plain``), orange, n_cases — rows of the ``orange/`` table."""
-    from pyspark.sql import functions as F
-    return (plain.filter(F.col("kind") == "orange").groupBy("task", "metric")
-            .agg((F.sum("n_le") / F.sum("n_peers")).alias("orange"),
-                 F.sum("n_peers").alias("n_cases"))
-            .select("task", F.col("metric").alias("metric_set"), F.lit(1).alias("n_metrics"),
-                    F.lit("plain").alias("score"), "orange",
-                    F.col("n_cases").cast("long").alias("n_cases")))

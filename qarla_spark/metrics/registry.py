@@ -29,6 +29,25 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
 
+#: what separates metric names written in one string: a metric set
+#: (``"R-1.a,TVM.512"``, :class:`qarla_spark.measures.metric_sets.MetricSet`)
+#: or a selection (``--metrics "R-*.a,AVLS"``); no metric name contains it
+SEPARATOR = ","
+
+
+def check_metric_name(name: str, where: str = "") -> str:
+    """``name`` if it can name a metric: a non-empty string without
+    :data:`SEPARATOR` and without surrounding spaces; else a
+    :class:`ConfigError` (``where`` says where the name came from)."""
+    if not isinstance(name, str) or not name.strip() or SEPARATOR in name \
+            or name != name.strip():
+        place = f"{where}: " if where else ""
+        raise ConfigError(f"{place}invalid metric name {name!r}: a metric name is non-empty, "
+                          f"without '{SEPARATOR}' (it separates the metrics of a set) and "
+                          "without surrounding spaces")
+    return name
+
+
 ROUGE_KINDS: Tuple[str, ...] = ("1", "2", "3", "4", "L", "W-1.2", "S4", "SU4")
 VARIANTS: Tuple[str, ...] = ("a", "b", "c")
 TVM_SIZES: Tuple[int, ...] = (1, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -113,9 +132,7 @@ _USER_FUNCTIONS: Dict[str, UserMetric] = {}
 
 
 def _check_new_name(name: str) -> None:
-    if not isinstance(name, str) or not name.strip() or "," in name or name != name.strip():
-        raise ConfigError(f"invalid metric name {name!r}: a non-empty name without commas or "
-                          "surrounding spaces")
+    check_metric_name(name)
     if name in BUILTIN or name in GROUPS or name == "all":
         raise ConfigError(f"metric name {name!r} is taken by a built-in metric or group")
 
@@ -167,7 +184,7 @@ def split_names(names) -> List[str]:
         names = [names]
     out: List[str] = []
     for item in names:
-        out += [part.strip() for part in str(item).split(",") if part.strip()]
+        out += [part.strip() for part in str(item).split(SEPARATOR) if part.strip()]
     return out
 
 
@@ -197,11 +214,6 @@ def resolve_metrics(names=None, extra: Iterable[str] = ()) -> Tuple[str, ...]:
         else:
             raise ConfigError(_unknown_message(item, known))
     return tuple(n for n in known if n in chosen)
-
-
-def metric_set_name(names: Iterable[str]) -> str:
-    """A metric set written as its names sorted and joined by ``,``."""
-    return ",".join(sorted(set(names)))
 
 
 def load_plugins(paths: Iterable[str]) -> Tuple[str, ...]:

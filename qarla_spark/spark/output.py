@@ -59,6 +59,13 @@ class RunDirectory:
                                          for f in df.schema.fields],
                              "description": description}
 
+    def write(self, declared, df) -> None:
+        """Write a declared table (:mod:`qarla_spark.tables`): its declared
+        columns, in order, checked against the declaration."""
+        df = df.select(*declared.column_names)
+        declared.check(df.schema)
+        self.write_table(declared.name, df, list(declared.partition_by) or None, declared.help)
+
     def write_text(self, name: str, text: str) -> None:
         stream = self.fs.create(self._Path(self.path(name)), True)
         try:

@@ -176,10 +176,19 @@ def check_user_table(table, summaries, path: str, reserved: Iterable[str], limit
     """
     from pyspark.sql import functions as F
 
-    metric_names = sorted(r["metric"] for r in table.select("metric").distinct().collect())
+    from qarla_spark.metrics.registry import check_metric_name
+
+    metric_names = sorted((r["metric"] for r in table.select("metric").distinct().collect()),
+                          key=lambda m: (m is None, m or ""))
     problems: List[Problem] = []
     if any(m is None or not m.strip() for m in metric_names):
         problems.append(Problem("error", path, None, "metric", "empty metric name"))
+    for m in metric_names:
+        if m is not None and m.strip():
+            try:
+                check_metric_name(m)
+            except ConfigError as exc:
+                problems.append(Problem("error", path, None, "metric", str(exc)))
     clash = sorted(set(metric_names) & set(reserved))
     if clash:
         problems.append(Problem("error", path, None, "metric",

@@ -1,0 +1,64 @@
+"""Compare the tables of two run directories bit for bit (local paths,
+read with pandas): the check behind "the same input and seed give
+bit-identical tables under any master, partition count or executor loss"
+(``jobs/determinism.py``, ``tests/test_determinism.py``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List
+
+import numpy as np
+
+
+def read_sorted(path: str):
+    """A Parquet table as a pandas frame in a canonical row order (sorted by
+    its non-float columns, then its float columns, as text)."""
+    import pandas as pd
+    frame = pd.read_parquet(path)
+    for c in frame.columns:
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):   # partition columns
+            frame[c] = frame[c].astype(str)
+    frame = frame[sorted(frame.columns)]
+    keys = [c for c in frame.columns if frame[c].dtype.kind != "f"] + \
+        [c for c in frame.columns if frame[c].dtype.kind == "f"]
+    text = frame.astype(str)
+    order = np.lexsort([text[c].to_numpy() for c in reversed(keys)]) if keys else []
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def table_names(run_dir: str) -> List[str]:
+    return sorted(d for d in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, d)))
+
+
+def differences(a, b) -> List[str]:
+    """What differs between two frames from :func:`read_sorted`: columns,
+    row counts, then each column whose values differ (floats compared bit
+    for bit, NaN equal to NaN only with the same bits)."""
+    if list(a.columns) != list(b.columns):
+        return [f"columns {list(a.columns)} vs {list(b.columns)}"]
+    if len(a) != len(b):
+        return [f"{len(a)} rows vs {len(b)}"]
+    out = []
+    for c in a.columns:
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        if a[c].dtype.kind == "f" and b[c].dtype.kind == "f":
+            differ = x.astype(np.float64).view(np.int64) != y.astype(np.float64).view(np.int64)
+        else:
+            differ = np.array([str(u) != str(v) for u, v in zip(x, y)], dtype=bool)
+        if differ.any():
+            out.append(f"{c}: {int(differ.sum())} of {len(a)} rows")
+    return out
+
+
+def compare_runs(first: str, second: str) -> Dict[str, List[str]]:
+    """Per table of either run directory, what differs (empty: identical)."""
+    names = sorted(set(table_names(first)) | set(table_names(second)))
+    out: Dict[str, List[str]] = {}
+    for name in names:
+        pa, pb = os.path.join(first, name), os.path.join(second, name)
+        if not os.path.isdir(pa) or not os.path.isdir(pb):
+            out[name] = [f"only in {first if os.path.isdir(pa) else second}"]
+        else:
+            out[name] = differences(read_sorted(pa), read_sorted(pb))
+    return out

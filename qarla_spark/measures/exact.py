@@ -1,0 +1,100 @@
+"""Exact means: the same number whatever the order of the terms.
+
+A float sum depends on the order of its terms, and Spark's order depends on
+how the work is partitioned: summed that way, KING of TVM.256 and TVM.512
+(both exactly 127/1100 on SummEval) came out one ulp apart, differently
+from run to run, and the cluster representative flipped. So every mean the
+measures report is computed exactly, as a rational number, and rounded once:
+
+- a ratio of counts (QUEEN = passing samples / samples, KING's wins / cases,
+  JACK's covered models / models, H = split pairs / pairs) enters as the
+  integers themselves;
+- a real value (a similarity, a human score) enters as the exact rational
+  its double stands for.
+
+:func:`to_float` rounds correctly (Python's integer true division), so equal
+rationals give equal doubles and a strict ``>`` between two reported means
+never holds when the exact values are equal.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterable, Tuple
+
+
+def ratio(num: int, den: int) -> Fraction:
+    if den == 0:
+        raise ZeroDivisionError("a ratio of counts with a zero denominator")
+    return Fraction(int(num), int(den))
+
+
+def real(value: float) -> Fraction:
+    """The exact value of a double (finite)."""
+    return Fraction(float(value))
+
+
+def mean(values: Iterable[Fraction]) -> Fraction:
+    total, n = Fraction(0), 0
+    for v in values:
+        total += v
+        n += 1
+    if not n:
+        raise ValueError("the mean of no value")
+    return total / n
+
+
+def grouped_ratio_mean(rows: Iterable[Tuple[int, int, int]]) -> Fraction:
+    """Mean of n ratios given grouped by denominator: rows of (sum of the
+    numerators, their common denominator, how many ratios)."""
+    total, n = Fraction(0), 0
+    for num, den, count in rows:
+        total += ratio(num, den)
+        n += int(count)
+    if not n:
+        raise ValueError("the mean of no value")
+    return total / n
+
+
+def to_float(value: Fraction) -> float:
+    """The double nearest to ``value`` (ties to even): correctly rounded."""
+    return value.numerator / value.denominator
+
+
+class Mean:
+    """An exact mean built term by term: ratios of counts (grouped by their
+    denominator, so that a million terms over a few denominators cost a few
+    fractions), exact values of doubles, or fractions."""
+
+    __slots__ = ("_by_den", "_total", "n")
+
+    def __init__(self):
+        self._by_den: dict = {}
+        self._total = Fraction(0)
+        self.n = 0
+
+    def add_ratio(self, num: int, den: int, count: int = 1) -> "Mean":
+        """``count`` ratios over ``den`` whose numerators sum to ``num``."""
+        if den == 0:
+            raise ZeroDivisionError("a ratio of counts with a zero denominator")
+        den = int(den)
+        self._by_den[den] = self._by_den.get(den, 0) + int(num)
+        self.n += int(count)
+        return self
+
+    def add_real(self, value: float) -> "Mean":
+        self._total += Fraction(float(value))
+        self.n += 1
+        return self
+
+    def add_fraction(self, value: Fraction) -> "Mean":
+        self._total += value
+        self.n += 1
+        return self
+
+    def value(self) -> Fraction:
+        if not self.n:
+            raise ValueError("the mean of no value")
+        total = self._total + sum((Fraction(s, d) for d, s in self._by_den.items()),
+                                  Fraction(0))
+        return total / self.n

@@ -1,0 +1,267 @@
+"""The topic cube: every similarity of a topic as one numpy array, built
+once, read by every per-topic kernel of the QARLA and HBR stages.
+
+A :class:`TopicCube` is a persisted DataFrame with one row per topic (its
+summaries' ``names``, sorted, their ``roles``, and ``values``: the bytes of
+a float64 array ``values[s, r, i]`` = metric i of the ordered pair (s, r),
+NaN on the diagonal) together with what it needs to be read: its metric
+names, in the order of the array's last axis, and the minimum number of
+models its topics have. Nothing else carries the metric order.
+
+It is built from the long similarity table by co-grouping it with the
+summaries by topic (one shuffle, of numbers only: 64-bit hashes stand for
+the topic and the summaries, a collision is reported, never merged), and
+read with :meth:`TopicCube.map_topics` (``mapInPandas`` keeping the cube's
+partitioning: no further shuffle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.errors import ConfigError
+from qarla_spark.measures import thresholds
+from qarla_spark.measures.masks import set_words
+from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.spark import cache
+from qarla_spark.spark.grouped import empty_frame, schema_columns
+
+CUBE_SCHEMA = ("task string, topic string, names array<string>, roles array<string>, "
+               "n_models int, n_metrics int, values binary, problem string")
+
+
+@dataclass(frozen=True)
+class Topic:
+    """One topic of the cube, as the per-topic kernels see it."""
+
+    task: str
+    topic: str
+    names: np.ndarray      # summarizers, sorted
+    roles: np.ndarray      # "model" | "peer", aligned with names
+    values: np.ndarray     # (n, n, n_metrics) float64, NaN on the diagonal
+
+    @property
+    def models(self) -> np.ndarray:
+        return np.flatnonzero(self.roles == "model")
+
+    @property
+    def peers(self) -> np.ndarray:
+        return np.flatnonzero(self.roles == "peer")
+
+
+@dataclass(frozen=True)
+class TopicCube:
+    """The cube of the topics with at least ``min_models`` models over the
+    metrics ``metrics`` (see the module doc). Build it with :meth:`build`."""
+
+    frame: object                 # the persisted DataFrame (CUBE_SCHEMA)
+    metrics: Tuple[str, ...]
+    min_models: int
+
+    @classmethod
+    def build(cls, similarities, summaries, metrics: Sequence[str],
+              min_models: int = thresholds.MIN_MODELS_HBR,
+              n_partitions: Optional[int] = None) -> "TopicCube":
+        """The cube of the topics with at least ``min_models`` models,
+        persisted (in the active :func:`~qarla_spark.spark.cache.scope`) and
+        checked: a metric absent from the table or an incomplete topic is a
+        :class:`ConfigError` naming it."""
+        metrics = tuple(metrics)
+        if not metrics:
+            raise ConfigError("no metric to evaluate")
+        present = {r["metric"] for r in similarities.select("metric").distinct().collect()}
+        missing = [m for m in metrics if m not in present]
+        if missing:
+            raise ConfigError(f"metric(s) not in the similarity table: {', '.join(missing)}")
+        frame = cache.persist(_cube_frame(similarities, summaries, metrics, min_models,
+                                          n_partitions))
+        cube = cls(frame, metrics, min_models)
+        cube.check()
+        return cube
+
+    # -- what the cube holds ------------------------------------------------
+
+    @property
+    def n_metrics(self) -> int:
+        return len(self.metrics)
+
+    @property
+    def spark(self):
+        return self.frame.sparkSession
+
+    def index(self, metric: str) -> int:
+        try:
+            return self.metrics.index(metric)
+        except ValueError:
+            raise ConfigError(f"metric {metric!r} is not in the similarity table") from None
+
+    def indices(self, metrics: Sequence[str]) -> Tuple[int, ...]:
+        return tuple(self.index(m) for m in metrics)
+
+    def words(self, sets: Sequence[MetricSet]) -> np.ndarray:
+        """(n_sets × mask words) int64: the mask words of each set over the
+        cube's metrics (:mod:`~qarla_spark.measures.masks`)."""
+        from qarla_spark.measures.masks import n_words
+        rows = [set_words(s.indices(self.metrics), self.n_metrics) for s in sets]
+        return (np.asarray(rows, dtype=np.int64).reshape(len(rows), -1) if rows
+                else np.zeros((0, n_words(self.n_metrics)), dtype=np.int64))
+
+    def singles(self) -> Tuple[MetricSet, ...]:
+        """Every metric of the cube as a set of one."""
+        return tuple(MetricSet([m]) for m in self.metrics)
+
+    def restrict(self, min_models: int) -> "TopicCube":
+        """The topics with at least ``min_models`` models (a filter: no
+        shuffle, the cube's partitioning is kept)."""
+        from pyspark.sql import functions as F
+        if min_models <= self.min_models:
+            return self
+        return TopicCube(self.frame.filter(F.col("n_models") >= min_models), self.metrics,
+                         min_models)
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` naming the first incomplete topics (an
+        action on the persisted frame)."""
+        from pyspark.sql import functions as F
+        bad = (self.frame.filter(F.col("problem").isNotNull())
+               .select("task", "topic", "problem").limit(5).collect())
+        if bad:
+            raise ConfigError("the similarity table is incomplete: " + "; ".join(
+                f"task {r['task']}, topic {r['topic']}: {r['problem']}" for r in bad))
+
+    # -- reading it ---------------------------------------------------------
+
+    def members(self):
+        """(task, topic, name, role) of every summary of the cube's topics."""
+        from pyspark.sql import functions as F
+        return (self.frame.select("task", "topic",
+                                  F.explode(F.arrays_zip("names", "roles")).alias("nr"))
+                .select("task", "topic", F.col("nr.names").alias("name"),
+                        F.col("nr.roles").alias("role")))
+
+    def topics(self):
+        """(task, topic, n_models) of the cube's topics."""
+        return self.frame.select("task", "topic", "n_models")
+
+    def map_topics(self, func: Callable[[Topic], object], schema: str,
+                   combine: Optional[Callable] = None):
+        """``func(topic) -> pandas.DataFrame | None`` for every :class:`Topic`
+        of the cube, on the executors, keeping the cube's partitioning (no
+        shuffle). Returns the rows with ``schema`` (DDL). ``combine(frame)
+        -> frame``, if given, reduces the rows of each batch of topics (a
+        partial aggregation) before they leave the executor."""
+        import pandas as pd
+
+        columns = [c for c, _ in schema_columns(schema)]
+
+        def run(batches):
+            for pdf in batches:
+                parts = []
+                for row in pdf.to_dict("records"):
+                    out = func(topic_of(row))
+                    if out is not None and len(out):
+                        parts.append(out[columns])
+                if parts:
+                    out = pd.concat(parts, ignore_index=True)
+                    yield combine(out)[columns] if combine is not None else out
+                else:
+                    yield empty_frame(schema)
+
+        return self.frame.mapInPandas(run, schema)
+
+
+def topic_of(row) -> Topic:
+    """The :class:`Topic` of one cube row (a mapping)."""
+    names = np.asarray(row["names"], dtype=object)
+    n = len(names)
+    values = np.frombuffer(row["values"], dtype=np.float64).reshape(n, n, int(row["n_metrics"]))
+    return Topic(row["task"], row["topic"], names, np.asarray(row["roles"], dtype=object),
+                 values)
+
+
+def topic_models(summaries, min_models: int = thresholds.MIN_MODELS_QUEEN):
+    """(task, topic, n_models) of topics with at least ``min_models`` models."""
+    from pyspark.sql import functions as F
+    return (summaries.groupBy("task", "topic")
+            .agg(F.sum((F.col("role") == "model").cast("int")).alias("n_models"))
+            .filter(F.col("n_models") >= min_models))
+
+
+def _cube_frame(similarities, summaries, metrics: Tuple[str, ...], min_models: int,
+                n_partitions: Optional[int]):
+    """The cube's rows (lazy): the long similarity table co-grouped with the
+    summaries by topic; ``problem`` names the first missing or duplicated
+    value of a topic (null when complete)."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from qarla_spark.spark.partitioning import by_topic, topic_partitions
+
+    spark = summaries.sparkSession
+    n = topic_partitions(spark, n_partitions)
+    k = len(metrics)
+    index = spark.createDataFrame([(m, i) for i, m in enumerate(metrics)], "metric string, i int")
+    # only numbers cross the shuffle and Arrow: 64-bit hashes stand for the
+    # topic and the summaries (a collision is detected and reported below)
+    left = by_topic(similarities.join(F.broadcast(index), "metric")
+                    .select(F.xxhash64("task", "topic").alias("key"),
+                            F.xxhash64("summarizer_s").alias("sh"),
+                            F.xxhash64("summarizer_r").alias("rh"), "i", "value"), n, ["key"])
+    topics = topic_models(summaries, min_models).select("task", "topic")
+    right = by_topic(summaries.join(topics, ["task", "topic"])
+                     .select(F.xxhash64("task", "topic").alias("key"), "task", "topic",
+                             F.col("summarizer").alias("name"), "role",
+                             F.xxhash64("summarizer").alias("h")), n, ["key"])
+
+    def kernel(pdf, people):
+        if people.empty:   # pairs of a topic with too few models: not in the cube
+            return empty_frame(CUBE_SCHEMA)
+        people = people.sort_values(["task", "topic", "name"])
+        task, topic = people["task"].iloc[0], people["topic"].iloc[0]
+        names = people["name"].to_numpy(dtype=object)
+        hashes = people["h"].to_numpy(dtype=np.int64)
+        n_s = len(names)
+        problem = None
+        if people[["task", "topic"]].drop_duplicates().shape[0] > 1:
+            problem = "two topics share a 64-bit hash; rename one"
+        elif len(np.unique(hashes)) != n_s:
+            problem = "two summaries of the topic share a 64-bit hash; rename one"
+        order = np.argsort(hashes, kind="stable")
+        sorted_h = hashes[order]
+
+        def position(h):
+            at = np.minimum(np.searchsorted(sorted_h, h), n_s - 1)
+            return np.where(sorted_h[at] == h, order[at], -1)
+
+        si = position(pdf["sh"].to_numpy(dtype=np.int64))
+        ri = position(pdf["rh"].to_numpy(dtype=np.int64))
+        mi = pdf["i"].to_numpy(dtype=np.int64)
+        known = (si >= 0) & (ri >= 0)
+        if problem is None and not known.all():
+            problem = "a pair names a summary that is not in the topic"
+        keep = known & (si != ri)
+        flat = (si[keep] * n_s + ri[keep]) * k + mi[keep]
+        values = np.full((n_s, n_s, k), np.nan)
+        values.reshape(-1)[flat] = pdf["value"].to_numpy(dtype=np.float64)[keep]
+        if problem is None and len(np.unique(flat)) != len(flat):
+            uniq, counts = np.unique(flat, return_counts=True)
+            d = uniq[counts > 1][0]
+            problem = (f"pair ({names[d // k // n_s]}, {names[d // k % n_s]}) has more than one "
+                       f"value of {metrics[d % k]}")
+        if problem is None:
+            hole = np.isnan(values)
+            hole[np.arange(n_s), np.arange(n_s)] = False
+            if hole.any():
+                s_, r_, i_ = (int(x[0]) for x in np.nonzero(hole))
+                problem = f"pair ({names[s_]}, {names[r_]}) has no value of {metrics[i_]}"
+        return pd.DataFrame({
+            "task": [task], "topic": [topic], "names": [list(names)],
+            "roles": [list(people["role"])],
+            "n_models": [int((people["role"] == "model").sum())], "n_metrics": [k],
+            "values": [values.tobytes()], "problem": [problem]})
+
+    return (left.groupBy("key").cogroup(right.groupBy("key"))
+            .applyInPandas(kernel, CUBE_SCHEMA))

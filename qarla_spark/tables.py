@@ -1,0 +1,252 @@
+"""Every table a run writes, declared once: name, stage, columns, what its
+rows are, one line of help.
+
+The writer checks each table against its declaration (a stage that returns
+an undeclared table or other columns fails loudly), ``qarla run --help``
+prints :func:`help_text`, ``run.json`` records the declared descriptions,
+and the README's table of outputs is :func:`markdown` (a test keeps them
+equal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str                  # Spark DDL type: string, double, int, long, boolean, ...
+    note: str = ""             # short, shown after the type (e.g. the values it takes)
+
+    @property
+    def spark_type(self) -> str:
+        """The type as Spark's ``DataType.simpleString()`` prints it."""
+        return (self.type.replace(" ", "").replace("long", "bigint"))
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    stage: str                 # the stage that writes it (config.STAGES)
+    help: str                  # one line: --help, run.json
+    columns: Tuple[Column, ...]
+    rows: str                  # what one row is (README)
+    partition_by: Tuple[str, ...] = ()
+
+    @property
+    def column_names(self) -> Tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def ddl(self) -> str:
+        return ", ".join(f"{c.name} {c.type}" for c in self.columns)
+
+    def check(self, schema) -> None:
+        """Raise ``ValueError`` unless a Spark ``StructType`` has exactly the
+        declared columns and types, in order."""
+        got = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+        want = [(c.name, c.spark_type) for c in self.columns]
+        if got != want:
+            raise ValueError(f"table {self.name}: the stage produced columns {got}, "
+                             f"its declaration says {want}")
+
+    def column_text(self) -> str:
+        """``task, topic: string, score: double`` (consecutive columns of one
+        type share it)."""
+        parts, group = [], []
+        for i, c in enumerate(self.columns):
+            group.append(c.name)
+            nxt = self.columns[i + 1] if i + 1 < len(self.columns) else None
+            if c.note or nxt is None or nxt.type != c.type:
+                note = f" ({c.note})" if c.note else ""
+                parts.append(f"{', '.join(group)}: {c.type}{note}")
+                group = []
+        return ", ".join(parts)
+
+
+def _cols(spec: str, **notes: str) -> Tuple[Column, ...]:
+    out = []
+    for part in spec.split(", "):
+        name, typ = part.split(" ", 1)
+        out.append(Column(name, typ, notes.get(name, "")))
+    return tuple(out)
+
+
+TABLES: Tuple[Table, ...] = (
+    # -- testbed ---------------------------------------------------------------
+    Table("summaries", "testbed", "validated summaries",
+          _cols("task string, topic string, summarizer string, role string, text string",
+                role="`model`\\|`peer`"),
+          "one per summary; folders `task=<name>/`", ("task",)),
+    Table("judgments", "testbed", "human judgments in long form",
+          _cols("task string, topic string, summarizer string, criterion string, "
+                "score double"),
+          "one per (summary, criterion); folders by task", ("task",)),
+    Table("sources", "testbed", "source documents per topic",
+          _cols("task string, topic string, documents array<string>"),
+          "one per topic with sources; folders by task", ("task",)),
+    Table("testbed", "testbed", "one row per task: what the testbed holds",
+          _cols("task string, n_topics long, models_min long, models_median double, "
+                "models_max long, n_model_summarizers long, n_peer_systems long, "
+                "n_summaries long, n_model_summaries long, n_peer_summaries long, "
+                "n_topics_with_sources long, judgments map<string,long>",
+                judgments="criterion → judged summaries"),
+          "one per task"),
+    Table("problems", "testbed", "every warning found in the input (errors stop the run)",
+          _cols("severity string, file string, line long, unit string, field string, "
+                "message string", unit="`line`\\|`row`"),
+          "every warning (errors stop the run)"),
+    # -- similarities ----------------------------------------------------------
+    Table("similarities", "similarities",
+          "every metric on every ordered same-topic pair (s, r); r is the reference",
+          _cols("task string, topic string, summarizer_s string, summarizer_r string, "
+                "metric string, value double"),
+          "one per ordered pair (s, r), s ≠ r, of summaries of a topic, and metric; `r` is "
+          "the reference; folders by task", ("task",)),
+    # -- QARLA -----------------------------------------------------------------
+    Table("king", "qarla",
+          "KING of every single metric, every subset of representatives, requested sets",
+          _cols("task string, metric_set string, n_metrics int, king double, ci_low double, "
+                "ci_high double, n_cases long"),
+          "every single metric, every subset of the representatives, every `--metric-set`; "
+          "95% Wilson interval over the (topic, held-out model) cases"),
+    Table("orange", "qarla",
+          "ORANGE of the same sets (score QUEEN) and of each metric's plain score "
+          "(score plain)",
+          _cols("task string, metric_set string, n_metrics int, score string, orange double, "
+                "n_cases long", score="`QUEEN`\\|`plain`"),
+          "`QUEEN`: the same sets as `king/`; `plain`: each single metric's plain score (mean "
+          "similarity to M∖{h}), the baseline; pooled over (topic, held-out model, peer) of "
+          "the topics KING uses"),
+    Table("king_pearson", "qarla",
+          "KING and system-level Pearson with each criterion of every evaluated set "
+          "(paper 000, Fig. 5)",
+          _cols("task string, metric_set string, n_metrics int, king double, criterion string, "
+                "pearson double"),
+          "every set of `king/` × human criterion (tasks with judgments): KING against the "
+          "system-level Pearson of its system scores with the mean human score (paper 000, "
+          "Fig. 5); null when a side is constant"),
+    Table("clusters", "qarla", "metric clusters, their representatives and each metric's KING",
+          _cols("task string, metric string, cluster int, representative boolean, king double"),
+          "one per metric"),
+    Table("queen", "qarla",
+          "QUEEN of every summary (holdout null: all models; else that model held out)",
+          _cols("task string, topic string, summarizer string, role string, metric_set string, "
+                "holdout string, queen double"),
+          "best set, representatives, requested sets; `holdout` null: QUEEN of a peer with "
+          "all models; else QUEEN with that model held out (of every peer and of the model "
+          "itself)"),
+    Table("systems", "qarla",
+          "system scores: models and peers ranked together (jackknifed); queen_full for peers "
+          "with all models",
+          _cols("task string, summarizer string, role string, metric_set string, queen double, "
+                "queen_full double"),
+          "models and systems ranked together (a model: mean over topics of its jackknifed "
+          "QUEEN; a system: mean over topics and held-out models); `queen_full`: a system's "
+          "mean QUEEN with all models"),
+    Table("jack", "qarla", "JACK of the best set, the representatives and requested sets",
+          _cols("task string, metric_set string, jack double"),
+          "best set, representatives, requested sets"),
+    Table("jack_curve", "qarla", "JACK as systems are added, mean over seeded random orders",
+          _cols("task string, metric_set string, n_peers int, jack double"),
+          "JACK with the first n systems, mean over `--jack-orders` seeded random orders"),
+    Table("correlations", "qarla",
+          "Pearson, Spearman, Kendall with each human criterion, system and summary level",
+          _cols("task string, metric_set string, criterion string, level string, "
+                "pearson double, spearman double, kendall double",
+                level="`system`\\|`summary`"),
+          "detailed sets × human criteria (tasks with judgments); system level: peers' system "
+          "scores (all models) vs mean human score; summary level: per topic, averaged over "
+          "topics where both vary"),
+    Table("human_test", "qarla",
+          "does each held-out model rank above every system (paper 004, Table 1)",
+          _cols("task string, measure string, held_out_model string, ranked_first boolean",
+                measure="`QUEEN(<set>)` or a ROUGE baseline such as `R-1.a`"),
+          "each model held out, scored as a peer with M∖{h} over the topics KING uses (≥ 4 "
+          "models and a peer): does it rank strictly above every system? (means compared "
+          "exactly)"),
+    # -- HBR -------------------------------------------------------------------
+    Table("hbr", "hbr", "HBR of every scored summary (peers; models with --hbr-models)",
+          _cols("task string, topic string, summarizer string, measure_set string, hbr double, "
+                "std_error double"),
+          "every scored summary (peers; models with `--hbr-models`); std_error: the mean of "
+          "the standard errors of the H it averages (a bound; 0 when exact)"),
+    Table("hbr_systems", "hbr", "HBR system scores: mean over topics",
+          _cols("task string, summarizer string, role string, measure_set string, hbr double"),
+          "mean HBR over topics"),
+    Table("heterogeneity", "hbr",
+          "H of every measure set HBR needs, its standard error and sample size",
+          _cols("task string, measure_set string, h double, std_error double, n_pairs long, "
+                "exact boolean"),
+          "every measure set HBR needs ({x: x(s) ≥ x(s')} of some pair); std_error "
+          "sqrt(h(1−h)/n), 0 when exact"),
+    Table("auc", "hbr",
+          "AUC of every measure and of HBR per human criterion: all topics pooled, "
+          "consistent / inconsistent topics, and per topic",
+          _cols("task string, criterion string, measure string, scope string, auc double, "
+                "n_pairs long"),
+          "every HBR measure and `HBR` × criterion; scope `all` (pooled), `consistent` / "
+          "`inconsistent` (topics where every single measure has AUC > 0.5, and the others, "
+          "pooled), or a topic id"),
+    Table("robustness", "hbr", "mean scaled AUC rank over each measure's worst 10% topics",
+          _cols("task string, criterion string, measure string, worst10_rank double"),
+          "mean scaled AUC rank (1 = best) over the measure's worst 10% topics"),
+    Table("hetero_curve", "hbr",
+          "pairs in 100 equal bins of heterogeneity: mean H and P(quality increase)",
+          _cols("task string, criterion string, bin int, mean_h double, "
+                "p_quality_increase double"),
+          "judged peer pairs sorted by H({x: x(s) ≥ x(s')}), 100 equal bins: mean H, "
+          "P(Q(s) ≥ Q(s'))"),
+    Table("hbr_correlations", "hbr",
+          "system-level Pearson, Spearman, Kendall of HBR with each criterion",
+          _cols("task string, measure_set string, criterion string, level string, "
+                "pearson double, spearman double, kendall double", level="`system`"),
+          "HBR system scores vs mean human score per system"),
+)
+
+BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}
+
+
+def table(name: str) -> Table:
+    """The declaration of table ``name`` (a ``KeyError`` names the known ones)."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no table {name!r} is declared in qarla_spark.tables "
+                       f"(known: {', '.join(BY_NAME)})") from None
+
+
+def of_stage(stage: str) -> Tuple[Table, ...]:
+    return tuple(t for t in TABLES if t.stage == stage)
+
+
+def help_text(stages: Optional[Sequence[str]] = None, width: int = 16) -> str:
+    """The outputs section of ``qarla run --help`` (of the tables of
+    ``stages``; default: all)."""
+    import textwrap
+    lines = ["outputs (under --out):",
+             f"  {'run.json':<{width}} configuration, seed, versions, timings, table schemas"]
+    for t in TABLES:
+        if stages is None or t.stage in stages:
+            name = f"{t.name}/"
+            cols = textwrap.wrap(", ".join(t.column_names), 78 - width - 3)
+            if len(name) >= width:
+                lines.append(f"  {name}")
+                name = ""
+            lines.append(f"  {name:<{width}} {cols[0]}")
+            lines += [f"  {'':<{width}} {c}" for c in cols[1:]]
+    return "\n".join(lines)
+
+
+def markdown() -> str:
+    """The README's table of outputs."""
+    lines = ["| table (Parquet) | columns | rows |", "|---|---|---|"]
+    for t in TABLES:
+        lines.append(f"| `{t.name}/` | {t.column_text()} | {t.rows} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - used to refresh the README
+    print(markdown())
