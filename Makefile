@@ -3,7 +3,8 @@
 #   make test   set up .venv with the test tools, run the whole test suite
 #   make bench  the similarity battery vs rouge-score; the QARLA stage with
 #               KING of all subsets in one pass vs one subset at a time; the
-#               HBR stage on SummEval and on a synthetic 1,000-topic testbed
+#               HBR stage on SummEval and on a synthetic 1,000-topic testbed;
+#               what the statistics stage adds to a SummEval run
 # Needs Python >= 3.10 and Java >= 17 (checked first, with a clear message).
 
 PYTHON ?= python3
@@ -24,6 +25,7 @@ bench: check $(VENV)/.installed-dev
 	$(VENV)/bin/python jobs/benchmark_similarities.py
 	$(VENV)/bin/python jobs/benchmark_qarla.py
 	$(VENV)/bin/python jobs/benchmark_hbr.py
+	$(VENV)/bin/python jobs/benchmark_statistics.py
 
 check:
 	@$(PYTHON) -m qarla_spark.spark.java

@@ -34,7 +34,7 @@ from qarla_spark.errors import ConfigError
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
 #: stages of a run, in order (each writes the tables named in pipeline.py)
-STAGES = ("testbed", "similarities", "qarla", "hbr")
+STAGES = ("testbed", "similarities", "qarla", "hbr", "statistics")
 
 #: commands taking options: the ``qarla`` command itself (before the
 #: subcommand), its subcommands, and ``job``: the spark-submit entry point
@@ -424,6 +424,12 @@ OPTIONS: Tuple[Option, ...] = (
     Option("hbr_aggregate", Choice(("mean", "max")), "mean", flags=("--hbr-aggregate",),
            commands=("run",), group="HBR",
            help="a summary's score over the models (default {default})"),
+    # statistics
+    Option("bootstrap", Integer(0), 1000, flags=("--bootstrap",), metavar="N",
+           commands=("run",), group="statistics",
+           help="bootstrap replicates over topics (and sign patterns of the paired tests) "
+                "behind every interval and p-value; 0: no statistics stage (default "
+                "{default})"),
     # Spark
     Option("profile", Text("a profile name or file"), "local", flags=("--profile",),
            commands=_READ, group="Spark",

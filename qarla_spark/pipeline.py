@@ -9,7 +9,9 @@ Stages (``RunConfig.stages`` may stop early; :mod:`qarla_spark.stages`):
                   user metric tables appended (or a given table reused);
 ``qarla``         KING, clustering, the best set, QUEEN, JACK, agreement
                   (SPEC §3-7);
-``hbr``           HBR, heterogeneity, AUC (SPEC §8-9).
+``hbr``           HBR, heterogeneity, AUC (SPEC §8-9);
+``statistics``    bootstrap intervals and paired tests of what the QARLA and
+                  HBR stages found (``--bootstrap``; issue 11).
 
 The QARLA and HBR stages read one :class:`~qarla_spark.spark.cube.TopicCube`
 built here. Metric names are resolved before Spark reads anything: a typo
@@ -110,30 +112,40 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]]) -> RunResul
             t0 = time.time()
             cube = TopicCube.build(sims, testbed.summaries, extra["similarities"]["metrics"])
             timings["cube_s"] = round(time.time() - t0, 3)
+        qarla = hbr = stats = None
         if "qarla" in config.stages and cube is not None:
             from qarla_spark.stages.qarla import run_qarla
-            from qarla_spark.summary import describe_qarla
             t0 = time.time()
-            result = run_qarla(cube, testbed.summaries, testbed.judgments, config)
+            qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config)
             written: Dict[str, float] = {}
-            write_tables(out, result.tables, written)
-            extra["qarla"] = result.info(config)
+            write_tables(out, qarla.tables, written)
+            extra["qarla"] = qarla.info(config)
             extra["qarla"]["timings"].update(written)
-            texts += [describe_qarla(t) for t in result.tasks]
             timings["qarla_s"] = round(time.time() - t0, 3)
         if "hbr" in config.stages and cube is not None:
             from qarla_spark.stages.hbr import run_hbr
-            from qarla_spark.summary import describe_hbr
             t0 = time.time()
             hbr = run_hbr(cube, testbed.judgments, config)
             written = {}
             write_tables(out, hbr.tables, written)
             extra["hbr"] = {**hbr.info(), "timings": written}
-            texts.append(describe_hbr(hbr, config.seed))
             timings["hbr_s"] = round(time.time() - t0, 3)
-
-        if texts:
-            extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
+        if "statistics" in config.stages and config.bootstrap and (qarla or hbr):
+            from qarla_spark.stages.statistics import run_statistics
+            t0 = time.time()
+            stats = run_statistics(qarla, hbr, testbed.judgments, config)
+            written = {}
+            write_tables(out, stats.tables, written)
+            extra["statistics"] = {**stats.info(), "timings": written}
+            timings["statistics_s"] = round(time.time() - t0, 3)
+        from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics
+        if qarla is not None:
+            texts += [describe_qarla(t, stats) for t in qarla.tasks]
+        if hbr is not None:
+            texts.append(describe_hbr(hbr, config.seed, stats))
+        if stats is not None:
+            texts.append(describe_statistics(stats))
+        extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
         info = run_info(spark, config, command, report, started, timings)
         info.update(extra)
         final = out.commit(info)

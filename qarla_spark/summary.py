@@ -14,26 +14,61 @@ def _num(value: Optional[float], digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def describe_qarla(t) -> str:
+def _ci(value, interval=None, digits: int = 3) -> str:
+    """``0.325 [0.290, 0.360]``: a value and its 95% interval, if any."""
+    text = _num(value, digits)
+    if interval is not None and text != "n/a":
+        text += f" [{_num(interval.low, digits)}, {_num(interval.high, digits)}]"
+    return text
+
+
+def _p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def describe_comparison(c, what: str = "") -> str:
+    """``+0.016 [-0.004, 0.035], p = 0.110: not significant at 5%`` (the
+    adjusted p-value decides when a family was adjusted)."""
+    verdict = "significant" if c.significant else "not significant"
+    adjusted = "" if c.p_adjusted == c.p_value else f", adjusted {_p(c.p_adjusted)[2:]}"
+    return (f"{what}{c.difference:+.3f} [{_num(c.low)}, {_num(c.high)}], {_p(c.p_value)}"
+            f"{adjusted}: {verdict} at 5%")
+
+
+def describe_qarla(t, stats=None) -> str:
     """What the QARLA stage found for one task
-    (:class:`~qarla_spark.stages.qarla.TaskQarla`)."""
+    (:class:`~qarla_spark.stages.qarla.TaskQarla`), with the intervals and
+    tests of the statistics stage (``stats``, if it ran)."""
+    from qarla_spark.stages.statistics import FAMILIES
+    stats_ = stats if stats is not None else _NoStats()
     beats = "beats" if t.best_king > t.best_single_king else "does not beat"
     lines = [f"task {t.task} (QARLA):",
-             f"  best metric set: {t.best_set.label}  KING {t.best_king:.3f}",
-             f"  best single metric: {t.best_single.label}  KING {t.best_single_king:.3f} "
-             f"(the best set {beats} it)",
-             f"  representatives of {len(t.clusters)} clusters: "
-             + ", ".join(t.representatives),
-             f"  JACK of the best set: {_num(t.jack)}"]
+             f"  best metric set: {t.best_set.label}  KING "
+             f"{_ci(t.best_king, stats_.king.get((t.task, t.best_set.label)))}",
+             f"  best single metric: {t.best_single.label}  KING "
+             f"{_ci(t.best_single_king, stats_.king.get((t.task, t.best_single.label)))} "
+             f"(the best set {beats} it)"]
+    found = stats_.comparisons.get((t.task, FAMILIES["best_single"], ""))
+    if found and t.best_set != t.best_single:
+        lines.append("  best set − best single: " + describe_comparison(found[0]))
+    kept = stats_.subsets_kept.get(t.task)
+    if kept:
+        lines.append(f"  subsets of the representatives not significantly below the best set "
+                     f"(max-T adjusted, 5%): {kept[0]:,} of {kept[1]:,}")
+    lines += [f"  representatives of {len(t.clusters)} clusters: "
+              + ", ".join(t.representatives),
+              f"  JACK of the best set: {_ci(t.jack, stats_.jack.get((t.task, t.best_set.label)))}"]
     if t.ranking:
         lines.append(f"  ranking under the best set: {t.models_above} of {t.n_models} models "
                      "rank above every system")
         lines.append("  top: " + "; ".join(f"{r.position}. {r.name} ({r.role}) {r.queen:.3f}"
                                            for r in t.ranking[:8]))
     if t.agreement:
-        lines.append("  agreement of the best set with humans (system level, Pearson / "
+        lines.append("  agreement of the best set with humans (system level, Pearson "
+                     f"{'[95%, resampling systems and topics] ' if stats else ''}/ "
                      "Spearman / Kendall): " + "; ".join(
-                         f"{c} {_num(r, 2)} / {_num(rho, 2)} / {_num(tau, 2)}"
+                         f"{c} {_ci(r, stats_.correlation.get((t.task, 'QUEEN', c, 'pearson')), 2)}"
+                         f" / {_num(rho, 2)} / {_num(tau, 2)}"
                          for c, (r, rho, tau) in sorted(t.agreement.items())))
     for reason, (count, names) in sorted(t.skipped.items()):
         more = f", ... ({count - len(names)} more)" if count > len(names) else ""
@@ -51,15 +86,47 @@ def describe_sample(sample) -> str:
     return f"{sample.n_pairs:,} sampled pairs of {sample.total:,}"
 
 
-def describe_hbr(result, seed: int) -> str:
-    """What the HBR stage found (:class:`~qarla_spark.stages.hbr.HbrResult`)."""
+def describe_hbr(result, seed: int, stats=None) -> str:
+    """What the HBR stage found (:class:`~qarla_spark.stages.hbr.HbrResult`),
+    with the intervals and tests of the statistics stage (``stats``)."""
+    from qarla_spark.stages.statistics import FAMILIES
+    stats_ = stats if stats is not None else _NoStats()
     lines: List[str] = [f"HBR over {len(result.measures)} measures (seed {seed})"]
     for task, sample in sorted(result.samples.items()):
         lines.append(f"  task {task}: heterogeneity from {describe_sample(sample)}")
         for criterion, a in sorted(result.auc.get(task, {}).items()):
-            lines.append(f"  task {task}, {criterion}: AUC of HBR {a.hbr:.3f}; best single "
-                         f"{a.best[0]} {a.best[1]:.3f}, worst {a.worst[0]} {a.worst[1]:.3f}")
+            def auc(name, value, where=(task, criterion)):
+                return _ci(value, stats_.auc.get((*where, name)))
+            lines.append(f"  task {task}, {criterion}: AUC of HBR {auc('HBR', a.hbr)}; best "
+                         f"single {a.best[0]} {auc(*a.best)}, median {a.median[0]} "
+                         f"{auc(*a.median)}, worst {a.worst[0]} {a.worst[1]:.3f}")
+            for family, what in (("hbr_best", "HBR − best"), ("hbr_median", "HBR − median")):
+                found = stats_.comparisons.get((task, FAMILIES[family], criterion))
+                if found:
+                    lines.append(f"    {what}: {describe_comparison(found[0])}")
+            corr = stats_.correlation.get((task, "HBR", criterion, "pearson"))
+            if corr is not None:
+                lines.append(f"    system-level Pearson of HBR with {criterion}: "
+                             f"{_ci(corr.value, corr, 2)} (resampling systems and topics)")
     return "\n".join(lines)
+
+
+class _NoStats:
+    """No statistics stage: no interval, no test."""
+
+    king: dict = {}
+    jack: dict = {}
+    auc: dict = {}
+    correlation: dict = {}
+    comparisons: dict = {}
+    subsets_kept: dict = {}
+
+
+def describe_statistics(stats) -> str:
+    """How the intervals and p-values were made (one line)."""
+    return (f"intervals: 95%, bootstrap over topics ({stats.n_resamples:,} Poisson replicates, "
+            f"seed {stats.seed}); p: paired sign flips over topics, max-T adjusted within a "
+            "family of comparisons")
 
 
 def describe_run(report_text: str, stage_texts: Sequence[str], out: str, tables: Sequence[str],

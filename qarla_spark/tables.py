@@ -204,6 +204,41 @@ TABLES: Tuple[Table, ...] = (
           _cols("task string, measure_set string, criterion string, level string, "
                 "pearson double, spearman double, kendall double", level="`system`"),
           "HBR system scores vs mean human score per system"),
+    # -- statistics ------------------------------------------------------------
+    Table("king_ci", "statistics", "bootstrap intervals of KING over topics",
+          _cols("task string, metric_set string, n_metrics int, king double, method string, "
+                "ci_low double, ci_high double, n_resamples int, unit string",
+                method="`percentile`\\|`bca`"),
+          "every set of `king/` × method: 95% interval from `--bootstrap` Poisson replicates "
+          "over topics (`unit`)"),
+    Table("jack_ci", "statistics", "bootstrap intervals of JACK over topics",
+          _cols("task string, metric_set string, jack double, method string, ci_low double, "
+                "ci_high double, n_resamples int, unit string"),
+          "every set of `jack/` × method (`percentile`, `bca`)"),
+    Table("auc_ci", "statistics", "bootstrap intervals of the pooled AUC over topics",
+          _cols("task string, criterion string, measure string, auc double, method string, "
+                "ci_low double, ci_high double, n_resamples int, unit string"),
+          "every measure and `HBR` × criterion × method: the pooled AUC of `auc/` (scope "
+          "`all`) with its 95% interval"),
+    Table("correlation_ci", "statistics", "bootstrap intervals of the correlations with humans",
+          _cols("task string, score string, metric_set string, criterion string, "
+                "level string, correlation string, value double, method string, "
+                "ci_low double, ci_high double, n_resamples int, unit string",
+                score="`QUEEN`\\|`HBR`"),
+          "the correlations of `correlations/` (QUEEN of the detailed sets, system and summary "
+          "level) and `hbr_correlations/`, each kind (`pearson`, `spearman`, `kendall`) with "
+          "its 95% interval; system level resampled over `topics`, `systems` and `both` "
+          "(`unit`), summary level over topics"),
+    Table("comparisons", "statistics", "paired tests of the comparisons the run prints",
+          _cols("task string, family string, criterion string, a string, b string, "
+                "value_a double, value_b double, difference double, ci_low double, "
+                "ci_high double, p_value double, p_adjusted double, significant boolean, "
+                "method string, n_resamples int, unit string"),
+          "a − b for: the best set vs the best single metric, vs each representative, vs "
+          "every other subset of the representatives (KING); HBR vs the best and the median "
+          "single measure per criterion (AUC); the difference's 95% bootstrap interval, the "
+          "mid-p-value of a paired sign-flip test over topics and its max-T adjustment within "
+          "the family; significant: adjusted p < 0.05"),
 )
 
 BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}

@@ -88,7 +88,7 @@ def test_run_config_is_an_immutable_value():
                                metrics=("R-1.a",))
     assert config.inputs == ("a.jsonl",) and not config.uses_bundled
     assert RunConfig().uses_bundled and RunConfig().stages == ("testbed", "similarities",
-                                                               "qarla", "hbr")
+                                                               "qarla", "hbr", "statistics")
     with pytest.raises(FrozenInstanceError):
         config.seed = 1
     assert config.updated(seed=2).seed == 2 and config.seed == 13

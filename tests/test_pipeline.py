@@ -27,10 +27,11 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     result = pipeline.run(spark, config, command=["qarla", "run"])
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "auc", "clusters", "correlations", "hbr", "hbr_correlations", "hbr_systems",
-        "hetero_curve", "heterogeneity", "human_test", "jack", "jack_curve", "judgments", "king",
-        "king_pearson", "orange", "problems", "queen", "robustness", "run.json", "similarities",
-        "sources", "summaries", "systems", "testbed"]
+        "auc", "auc_ci", "clusters", "comparisons", "correlation_ci", "correlations", "hbr",
+        "hbr_correlations", "hbr_systems", "hetero_curve", "heterogeneity", "human_test",
+        "jack", "jack_ci", "jack_curve", "judgments", "king", "king_ci", "king_pearson",
+        "orange", "problems", "queen", "robustness", "run.json", "similarities", "sources",
+        "summaries", "systems", "testbed"]
     from qarla_spark.tables import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted([t.name for t in TABLES]
                                                            + ["run.json"])
@@ -260,3 +261,25 @@ def test_bundled_testbed_run(spark, tmp_path):
             assert all(row.loc[t, "auc"] == pytest.approx(a, abs=1e-12)
                        for t, (a, _) in per_topic.items())
     assert "AUC of HBR" in info["qarla_summary"]
+    # issue 11: every headline carries its 95% interval, every comparison its
+    # p-value, and the printed numbers are those of the tables
+    text = result.summary()
+    king_ci = (spark.read.parquet(str(out / "king_ci")).filter("method = 'percentile'")
+               .toPandas().set_index("metric_set"))
+    low, high = king_ci.loc[best, ["ci_low", "ci_high"]]
+    assert f"KING {task['best_king']:.3f} [{low:.3f}, {high:.3f}]" in text
+    comp = spark.read.parquet(str(out / "comparisons")).toPandas()
+    row = comp[comp.family == "best set vs best single metric"].iloc[0]
+    assert (row.a, row.b) == (best, task["best_single"])
+    assert (f"best set − best single: {row.difference:+.3f} [{row.ci_low:.3f}, "
+            f"{row.ci_high:.3f}], p = {row.p_value:.3f}") in text
+    for criterion in ("coherence", "consistency", "fluency", "relevance"):
+        hbr_vs = comp[(comp.family == "HBR vs best single measure")
+                      & (comp.criterion == criterion)].iloc[0]
+        assert f"HBR − best: {hbr_vs.difference:+.3f}" in text and hbr_vs.a == "HBR"
+    cci = spark.read.parquet(str(out / "correlation_ci")).toPandas()
+    pearson = cci[(cci.metric_set == best) & (cci.level == "system")
+                  & (cci.correlation == "pearson") & (cci.method == "percentile")
+                  & (cci.unit == "both") & (cci.criterion == "relevance")].iloc[0]
+    assert f"relevance {pearson.value:.2f} [{pearson.ci_low:.2f}, {pearson.ci_high:.2f}]" in text
+    assert info["statistics"]["n_resamples"] == 1000

@@ -29,56 +29,65 @@ MIN_SYSTEMS = 3
 MIN_POINTS = 2
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    dx, dy = x - x.mean(), y - y.mean()
-    r = float((dx * dy).sum() / np.sqrt((dx * dx).sum() * (dy * dy).sum()))
-    return max(-1.0, min(1.0, r))
+def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise Pearson of (B × n) arrays."""
+    dx = x - x.mean(axis=1, keepdims=True)
+    dy = y - y.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..n, ties sharing the mean of their ranks."""
-    order = np.argsort(x, kind="stable")
-    sorted_x = x[order]
-    first = np.concatenate([[True], sorted_x[1:] != sorted_x[:-1]])
-    group = np.cumsum(first) - 1
-    starts = np.flatnonzero(first)
-    ends = np.append(starts[1:], len(x))
-    ranks = np.empty(len(x))
-    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
-    return ranks
+    """Row-wise ranks 1..n of a (B × n) array, ties sharing the mean of
+    their ranks: #{smaller} + (#{equal} + 1) / 2 (exact in doubles)."""
+    less = (x[:, None, :] < x[:, :, None]).sum(axis=2)
+    equal = (x[:, None, :] == x[:, :, None]).sum(axis=2)
+    return less + (equal + 1) / 2.0
 
 
-def _kendall_b(x: np.ndarray, y: np.ndarray) -> float:
-    sx = np.sign(x[:, None] - x[None, :])
-    sy = np.sign(y[:, None] - y[None, :])
-    upper = np.triu(np.ones(sx.shape, dtype=bool), 1)
-    s = (sx * sy)[upper].sum()
-    nx, ny = np.abs(sx)[upper].sum(), np.abs(sy)[upper].sum()
-    return float(s / np.sqrt(nx * ny))
+def _kendall_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    n = x.shape[1]
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    sx = np.sign(x[:, :, None] - x[:, None, :])[:, upper]
+    sy = np.sign(y[:, :, None] - y[:, None, :])[:, upper]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx * sy).sum(axis=1) / np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
 
 
 _KINDS = {"pearson": _pearson,
           "spearman": lambda x, y: _pearson(average_ranks(x), average_ranks(y)),
           "kendall": _kendall_b}
+KINDS = tuple(_KINDS)
 
 
-def correlations(keys: Sequence, x: Sequence[float], y: Sequence[float],
-                 min_n: int = MIN_SYSTEMS, kinds: Sequence[str] = ("pearson", "spearman",
-                                                                      "kendall")
-                 ) -> Tuple[float, ...]:
-    """The correlations ``kinds`` of the points (x, y), taken in the order
-    of ``keys`` (names): Pearson, Spearman (Pearson of average ranks) and
-    Kendall's tau-b (from the signs of all pairs); NaN when fewer than
-    ``min_n`` points or a side is constant."""
+def correlation_rows(keys: Sequence, x, y, min_n: int = MIN_SYSTEMS,
+                     kinds: Sequence[str] = KINDS) -> np.ndarray:
+    """(B × len(kinds)): the correlations of each row pair of ``x`` and
+    ``y`` (B × n), the n points taken in the order of ``keys`` (names):
+    Pearson, Spearman (Pearson of average ranks) and Kendall's tau-b (from
+    the signs of all pairs); NaN when fewer than ``min_n`` points or a side
+    of the row is constant."""
     unknown = [k for k in kinds if k not in _KINDS]
     if unknown:
         raise ValueError(f"unknown correlation(s) {unknown}")
     order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
-    x = np.asarray(x, dtype=np.float64)[order]
-    y = np.asarray(y, dtype=np.float64)[order]
-    if len(x) < min_n or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return tuple(NAN for _ in kinds)
-    return tuple(_KINDS[k](x, y) for k in kinds)
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1, len(order))[:, order])
+    y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1, len(order))[:, order])
+    out = np.full((x.shape[0], len(kinds)), NAN)
+    if len(order) < min_n:
+        return out
+    ok = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
+    if ok.any():
+        for k, kind in enumerate(kinds):
+            out[ok, k] = _KINDS[kind](x[ok], y[ok])
+    return out
+
+
+def correlations(keys: Sequence, x: Sequence[float], y: Sequence[float],
+                 min_n: int = MIN_SYSTEMS, kinds: Sequence[str] = KINDS) -> Tuple[float, ...]:
+    """:func:`correlation_rows` of one row of points."""
+    return tuple(float(v) for v in correlation_rows(keys, [x], [y], min_n, kinds)[0])
 
 
 def rank_exact(scores: Mapping[Tuple[str, str], Fraction]) -> Dict[Tuple[str, str], tuple]:

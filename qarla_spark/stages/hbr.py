@@ -47,12 +47,14 @@ class Sample:
 
 @dataclass(frozen=True)
 class AucSummary:
-    """Pooled AUC of HBR and of the best and worst single measures (ties:
-    name order) for one task and criterion."""
+    """Pooled AUC of HBR and of the best, median and worst single measures
+    (ties: name order; median: the lower middle one) for one task and
+    criterion."""
 
     hbr: float
     best: Tuple[str, float]
     worst: Tuple[str, float]
+    median: Tuple[str, float]
 
 
 @dataclass
@@ -62,6 +64,12 @@ class HbrResult:
     samples: Dict[str, Sample]
     auc: Dict[str, Dict[str, AucSummary]] = field(default_factory=dict)
     settings: Dict[str, Any] = field(default_factory=dict)
+    #: what the statistics stage resamples: per-topic AUC counts, the pairs
+    #: with their H, the summaries' scores
+    per_topic_auc: Any = None
+    pairs: Any = None
+    hetero: Any = None
+    scores: Any = None
 
     @property
     def measure_set(self) -> MetricSet:
@@ -74,6 +82,7 @@ class HbrResult:
                 "samples": {t: {"n_pairs": s.n_pairs, "total_pairs": s.total, "exact": s.exact}
                             for t, s in sorted(self.samples.items())},
                 "auc": {t: {c: {"hbr": a.hbr, "best_single": list(a.best),
+                                "median_single": list(a.median),
                                 "worst_single": list(a.worst)} for c, a in sorted(cs.items())}
                         for t, cs in sorted(self.auc.items())}}
 
@@ -252,10 +261,13 @@ def _auc_summaries(auc) -> Dict[str, Dict[str, AucSummary]]:
         singles = {m: v for m, v in values.items() if m != HBR}
         if not singles or HBR not in values:
             continue
-        best = min(singles, key=lambda m: (-singles[m], m))
+        ranked = sorted(singles, key=lambda m: (-singles[m], m))
+        best = ranked[0]
         worst = min(singles, key=lambda m: (singles[m], m))
+        median = ranked[len(ranked) // 2]
         out.setdefault(task, {})[criterion] = AucSummary(
-            values[HBR], (best, singles[best]), (worst, singles[worst]))
+            values[HBR], (best, singles[best]), (worst, singles[worst]),
+            (median, singles[median]))
     return out
 
 
@@ -279,7 +291,8 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     settings = {"pairs": None if config.hbr_exact else config.hbr_pairs,
                 "exact": config.hbr_exact, "seed": config.seed, "aggregate": aggregate,
                 "models": models}
-    result = HbrResult(tables, measures, samples, settings=settings)
+    result = HbrResult(tables, measures, samples, settings=settings, pairs=pairs,
+                       hetero=hetero, scores=scores)
     if judgments is not None:
         long = long_scores(scores, measures, hbr)
         per_topic = cache.persist(topic_auc(long, judgments))
@@ -288,4 +301,5 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
                        "hetero_curve": hetero_curve_table(pairs, hetero, judgments),
                        "hbr_correlations": hbr_correlations(systems, judgments, named)})
         result.auc = _auc_summaries(auc)
+        result.per_topic_auc = per_topic
     return result

@@ -93,12 +93,26 @@ class TaskQarla:
                                    for reason, (n, names) in self.skipped.items()}}
 
 
+@dataclass(frozen=True)
+class TaskPlan:
+    """The sets the QARLA stage chose for one task (what the statistics
+    stage compares)."""
+
+    best: MetricSet
+    best_single: MetricSet
+    representatives: Tuple[MetricSet, ...]
+    subsets: Tuple[MetricSet, ...]
+
+
 @dataclass
 class QarlaResult:
     tables: Dict[str, Any]          # declared table name -> DataFrame
     tasks: List[TaskQarla]
     requested: Tuple[MetricSet, ...]
     timings: Dict[str, float] = field(default_factory=dict)   # seconds per phase
+    #: the evaluations (singles and requested sets; subsets; detailed sets)
+    evaluations: Tuple[Any, ...] = ()
+    plans: Dict[str, TaskPlan] = field(default_factory=dict)
 
     def info(self, config) -> Dict[str, Any]:
         return {"clusters": config.clusters, "triples": config.triples,
@@ -223,8 +237,11 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
 
     results = _task_results(tables, third, best, first_kings, subset_kings, task_reps,
                             task_clusters, skipped)
+    plans = {t.task: TaskPlan(t.best_set, t.best_single,
+                              tuple(MetricSet([r]) for r in t.representatives),
+                              tuple(task_subsets[t.task])) for t in results}
     lap("detailed_summary_s")
-    return QarlaResult(tables, results, requested, timings)
+    return QarlaResult(tables, results, requested, timings, (first, second, third), plans)
 
 
 def _task_results(tables, third, best, first_kings, subset_kings, task_reps, task_clusters,

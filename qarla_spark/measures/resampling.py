@@ -1,0 +1,273 @@
+"""Resampling over topics (issue 11; Deutsch, Dror & Roth 2021): bootstrap
+intervals and paired permutation tests, pure numpy.
+
+**Bootstrap (Poisson, over topics).** A replicate b gives every topic t of a
+task a weight w_bt drawn from Poisson(1), independently, from a counter-based
+generator keyed by (seed, task, topic): any executor regenerates the weights
+of the topics it holds, whatever the partitioning, and no weight table
+exists anywhere. (The multinomial bootstrap's weights are tied together by
+their sum, so they need every topic's name in one place; the Poisson
+bootstrap is its standard distributed twin — Hanley & MacGibbon 2006,
+Chamandy et al. 2012 — with the same first-order behaviour.) A statistic
+that is a mean over topics becomes the weighted mean Σ_t w_bt·x_t / Σ_t w_bt,
+computed exactly (:func:`weighted_ratio_means`, :func:`weighted_real_means`)
+so that the replicate whose weights are all 1 *is* the point value.
+
+**Intervals**: percentile (2.5%, 97.5% of the replicates) and BCa (bias from
+the share of replicates below the point value, acceleration from the
+leave-one-topic-out jackknife) — :func:`intervals`.
+
+**Paired tests (sign flips over topics).** When a difference of two
+statistics is a mean over topics of per-topic differences d_t (KING of two
+sets: the same topics and held-out models; AUC of two measures: the same
+pairs), the null hypothesis "the two are exchangeable within each topic"
+makes every sign pattern of the d_t equally likely; over P seeded sign
+patterns s (and the observed one), the p-value is the mid-p
+(½ + #{|Σ s_t d_t| > |Σ d_t|} + ½·#{|Σ s_t d_t| = |Σ d_t|}) / (1 + P)
+(:func:`sign_flip_p`), the d_t as exact integers. The statistics are
+integer counts, so ties with the observed value are frequent (and a sum's
+parity never changes under sign flips): counting them whole makes the test
+conservative and its p-values far from uniform under the null (measured: a
+KS distance of 0.20 on 300 null testbeds, 19% of p-values exactly 1); the
+mid-p (Lancaster 1961) is uniform within sampling error (0.04). Many
+comparisons at once: the max-T adjustment (:func:`sign_flip_family`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Dict, Sequence, Tuple
+
+import numpy as np
+
+#: Poisson(1) cumulative probabilities P(X ≤ k), k = 0.. until 1 − P < 2^-60
+_POISSON1_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
+ALPHA = 0.05
+
+
+def _key(seed: int, *parts: str) -> int:
+    text = "\x1f".join([str(int(seed)), *map(str, parts)]).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
+
+
+def uniforms(seed: int, parts: Sequence[str], n: int) -> np.ndarray:
+    """``n`` uniforms in [0, 1) from the stream keyed by (seed, parts): the
+    raw 64-bit output of the Philox counter-based generator (stable across
+    numpy versions, unlike its distributions), top 53 bits."""
+    raw = np.random.Philox(key=_key(seed, *parts)).random_raw(n)
+    return (np.asarray(raw, dtype=np.uint64) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def poisson_weights(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
+    """(n × |topics|) int64: Poisson(1) weights of each topic in replicates
+    1..n (inverse CDF of :func:`uniforms`)."""
+    out = np.empty((n, len(topics)), dtype=np.int64)
+    for j, topic in enumerate(topics):
+        out[:, j] = np.searchsorted(_POISSON1_CDF, uniforms(seed, ("bootstrap", task, topic), n),
+                                    side="right")
+    return out
+
+
+def sign_flips(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
+    """(n × |topics|) int64 of ±1: the sign patterns of :func:`sign_flip_p`."""
+    out = np.empty((n, len(topics)), dtype=np.int64)
+    for j, topic in enumerate(topics):
+        out[:, j] = np.where(uniforms(seed, ("flip", task, topic), n) < 0.5, -1, 1)
+    return out
+
+
+def jackknife_weights(n_topics: int) -> np.ndarray:
+    """(T × T): replicate i leaves topic i out."""
+    return 1 - np.eye(n_topics, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------
+# exact weighted means
+# ---------------------------------------------------------------------------
+
+def _divide(num, den) -> np.ndarray:
+    """Correctly rounded num / den for integer arrays (exact below 2^53,
+    else through Python's integer division)."""
+    num = np.asarray(num, dtype=object)
+    den = np.asarray(den, dtype=object)
+    num, den = np.broadcast_arrays(num, den)
+    out = np.empty(num.shape, dtype=np.float64)
+    flat_n, flat_d, flat_o = num.ravel(), den.ravel(), out.reshape(-1)
+    for i in range(flat_n.size):
+        d = int(flat_d[i])
+        flat_o[i] = int(flat_n[i]) / d if d else math.nan
+    return out
+
+
+def weighted_ratio_means(nums, dens, weights) -> np.ndarray:
+    """(B × S): for each replicate b and column s, Σ_t w_bt·nums[t, s]/dens[t]
+    / Σ_t w_bt, exact and rounded once (NaN when every weight is 0).
+    ``nums`` (T × S) integers, ``dens`` (T,) or (T × S) positive integers,
+    ``weights`` (B × T) non-negative integers."""
+    nums = np.asarray(nums, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    dens = np.broadcast_to(np.asarray(dens, dtype=np.int64).reshape(nums.shape[0], -1),
+                           nums.shape)
+    lcm = 1
+    for d in np.unique(dens):
+        lcm = lcm * int(d) // math.gcd(lcm, int(d))
+    scale = (lcm // dens.astype(object)).astype(object)
+    scaled = nums.astype(object) * scale
+    bound = int(np.abs(nums).max(initial=0)) * lcm * int(weights.max(initial=0)) * nums.shape[0]
+    if bound < 2 ** 62:
+        sums = weights @ scaled.astype(np.int64)
+    else:
+        sums = weights.astype(object) @ scaled
+    counts = weights.sum(axis=1)[:, None] * lcm
+    if bound < 2 ** 53 and lcm * int(counts.max(initial=0)) < 2 ** 53:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(sums, dtype=np.float64) / counts.astype(np.float64)
+    return _divide(sums, counts)
+
+
+_CHUNK = 28
+
+
+def weighted_real_means(values, weights) -> np.ndarray:
+    """(B × S): Σ_t w_bt·values[t, s] / Σ_t w_bt for finite doubles, exact
+    (the doubles' exact values) and rounded once. Each value is an integer
+    times 2^e (a common e): the integers, cut in 28-bit pieces, are summed by
+    int64 matrix products (exact for weights < 2^8 and T < 2^27) and put
+    back together as Python integers."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.int64)
+    if not np.isfinite(values).all():
+        raise ValueError("weighted_real_means needs finite values")
+    mant, expo = np.frexp(values)
+    ints = (mant * 2.0 ** 53).astype(np.int64)              # |ints| < 2^53, exact
+    expo = expo.astype(np.int64) - 53
+    nonzero = ints != 0
+    base = int(expo[nonzero].min()) if nonzero.any() else 0
+    shift = np.where(nonzero, expo - base, 0)
+    negative = ints < 0
+    magnitude = np.abs(ints)
+    sums = np.zeros((weights.shape[0], values.shape[1]), dtype=object)
+    top = int(shift.max(initial=0)) + 53
+    mask = (1 << _CHUNK) - 1
+    for level in range(0, top, _CHUNK):
+        # piece of |ints| << shift at bits [level, level + 28)
+        lo = level - shift                                  # bit of |ints| at this level
+        piece = np.where(lo >= 0, magnitude >> np.clip(lo, 0, 63),
+                         magnitude << np.clip(-lo, 0, 63)) & mask
+        piece = np.where(lo <= 53, piece, 0)
+        if not piece.any():
+            continue
+        part = weights @ np.where(negative, -piece, piece)   # int64, exact
+        sums = sums + part.astype(object) * (1 << level)
+    counts = weights.sum(axis=1)
+    out = np.empty(sums.shape, dtype=np.float64)
+    for b in range(sums.shape[0]):
+        c = int(counts[b])
+        for s_ in range(sums.shape[1]):
+            if not c:
+                out[b, s_] = math.nan
+            elif base >= 0:
+                out[b, s_] = (int(sums[b, s_]) << base) / c
+            else:
+                out[b, s_] = int(sums[b, s_]) / (c << -base)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# intervals and tests
+# ---------------------------------------------------------------------------
+
+def percentile_interval(replicates, alpha: float = ALPHA) -> Tuple[float, float]:
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if not len(r):
+        return (math.nan, math.nan)
+    low, high = np.quantile(r, [alpha / 2, 1 - alpha / 2], method="linear")
+    return (float(low), float(high))
+
+
+def bca_interval(point: float, replicates, jackknife, alpha: float = ALPHA
+                 ) -> Tuple[float, float]:
+    """Efron's bias-corrected and accelerated interval; NaN when undefined
+    (every replicate on one side of the point value, or no spread)."""
+    from statistics import NormalDist
+    norm = NormalDist()
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    jack = np.asarray(jackknife, dtype=np.float64)
+    jack = jack[np.isfinite(jack)]
+    if not len(r) or not math.isfinite(point):
+        return (math.nan, math.nan)
+    share = (np.sum(r < point) + 0.5 * np.sum(r == point)) / len(r)
+    if share <= 0 or share >= 1:
+        return (math.nan, math.nan)
+    z0 = norm.inv_cdf(share)
+    d = jack.mean() - jack if len(jack) else np.zeros(1)
+    spread = (d ** 2).sum()
+    a = (d ** 3).sum() / (6 * spread ** 1.5) if spread > 0 else 0.0
+    out = []
+    for q in (alpha / 2, 1 - alpha / 2):
+        z = norm.inv_cdf(q)
+        adjusted = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+        out.append(float(np.quantile(r, adjusted, method="linear")))
+    return (out[0], out[1])
+
+
+def intervals(point: float, replicates, jackknife, alpha: float = ALPHA
+              ) -> Dict[str, Tuple[float, float]]:
+    """{"percentile": (low, high), "bca": (low, high)}."""
+    return {"percentile": percentile_interval(replicates, alpha),
+            "bca": bca_interval(point, replicates, jackknife, alpha)}
+
+
+def sign_flip_p(diffs, flips) -> float:
+    """Two-sided mid-p-value of the paired sign-flip test: ``diffs`` (T,)
+    exact integers (per-topic differences on a common scale), ``flips``
+    (P × T) of ±1 (module doc)."""
+    diffs = np.asarray(diffs, dtype=object)
+    observed = abs(int(diffs.sum()))
+    if np.abs(diffs.astype(np.float64)).max(initial=0) * len(diffs) < 2 ** 52:
+        flipped = np.abs(np.asarray(flips, dtype=np.int64) @ diffs.astype(np.int64))
+        above = int(np.sum(flipped > observed))
+        tied = int(np.sum(flipped == observed))
+    else:
+        values = [abs(int(v)) for v in np.asarray(flips, dtype=object) @ diffs]
+        above = sum(1 for v in values if v > observed)
+        tied = sum(1 for v in values if v == observed)
+    return (0.5 + above + 0.5 * tied) / (1 + len(flips))
+
+
+def sign_flip_family(diffs, flips) -> Tuple[np.ndarray, np.ndarray]:
+    """(p, p_adjusted) for a family of paired comparisons on the same topics:
+    ``diffs`` (T × S) exact integers on one common scale, ``flips`` (P × T).
+    ``p``: each comparison's :func:`sign_flip_p`; ``p_adjusted``: the
+    single-step max-T adjustment (Westfall & Young 1993) — the mid-p of the
+    observed |Σ d| among the permutations' largest |Σ s·d| over the family,
+    the same sign pattern flipping every comparison at once, so the
+    correlation between comparisons is kept (Holm's bound, with 1,000 sign
+    patterns and 1,022 comparisons, could never reject)."""
+    diffs = np.asarray(diffs, dtype=np.int64)
+    flips = np.asarray(flips, dtype=np.int64)
+    if np.abs(diffs).sum(axis=0).max(initial=0) >= 2 ** 52:
+        raise ValueError("differences too large for an exact family test")
+    observed = np.abs(diffs.sum(axis=0))                       # S
+    flipped = np.abs(flips @ diffs)                            # P × S
+    n = len(flips) + 1
+    p = (0.5 + (flipped > observed).sum(axis=0) + 0.5 * (flipped == observed).sum(axis=0)) / n
+    top = flipped.max(axis=1, initial=0)                       # P
+    adjusted = (0.5 + (top[:, None] > observed).sum(axis=0)
+                + 0.5 * (top[:, None] == observed).sum(axis=0)) / n
+    return p, np.maximum(adjusted, p)
+
+
+def common_scale(nums_a, nums_b, dens) -> Tuple[np.ndarray, int]:
+    """Per-topic differences (nums_a − nums_b)/dens as integers on a common
+    scale (their least common denominator): (ints, lcm)."""
+    dens = [int(d) for d in dens]
+    lcm = 1
+    for d in set(dens):
+        lcm = lcm * d // math.gcd(lcm, d)
+    diffs = np.array([(int(a) - int(b)) * (lcm // d) for a, b, d in zip(nums_a, nums_b, dens)],
+                     dtype=object)
+    return diffs, lcm
