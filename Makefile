@@ -5,6 +5,7 @@
 #               KING of all subsets in one pass vs one subset at a time; the
 #               HBR stage on SummEval and on a synthetic 1,000-topic testbed;
 #               what the statistics stage adds to a SummEval run
+#   make notebooks  re-execute notebooks/*.ipynb and save them with outputs
 # Needs Python >= 3.10 and Java >= 17 (checked first, with a clear message).
 
 PYTHON ?= python3
@@ -13,19 +14,34 @@ OUT    ?= runs/summeval
 PIP    := $(VENV)/bin/python -m pip
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: run test bench check setup setup-dev clean
+.PHONY: run test bench check browser setup setup-dev clean notebooks
 
 run: check $(VENV)/.installed
 	$(VENV)/bin/qarla run --out $(OUT) --overwrite
 
-test: check $(VENV)/.installed-dev
+test: check browser $(VENV)/.installed-dev
 	$(VENV)/bin/python -m pytest
+
+# tests/test_report_browser.py opens report.html in Debian's chromium. In CI
+# (CI=true) it must run, so a missing chromium is installed here; elsewhere
+# this does nothing (the test skips without chromium).
+browser:
+	@if [ "$$CI" = "true" ] && ! command -v chromium >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; fi
 
 bench: check $(VENV)/.installed-dev
 	$(VENV)/bin/python jobs/benchmark_similarities.py
 	$(VENV)/bin/python jobs/benchmark_qarla.py
 	$(VENV)/bin/python jobs/benchmark_hbr.py
 	$(VENV)/bin/python jobs/benchmark_statistics.py
+	$(VENV)/bin/python jobs/benchmark_scale.py
+
+# Execute notebooks/*.ipynb headless (a fresh kernel each, the bundled
+# SummEval) and write them back with their outputs (a few minutes each);
+# tests/test_notebooks.py checks the committed outputs match the code.
+notebooks: check $(VENV)/.installed-dev
+	$(VENV)/bin/python notebooks/execute.py --in-place --workdir runs/notebooks
 
 check:
 	@$(PYTHON) -m qarla_spark.spark.java

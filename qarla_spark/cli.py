@@ -2,24 +2,35 @@
 
 Errors the user can fix are printed as one paragraph (no traceback; add
 ``--debug`` for one). Exit status: 0 success, 1 the input has errors,
-2 bad configuration, 3 Java missing, 70 internal error, 130 interrupted.
+2 bad configuration, 3 Java missing, 70 internal error, 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM).
+
+``qarla run`` and ``qarla similarities`` print the testbed's description as
+soon as the inputs are valid, then a line as each stage starts and ends
+(:mod:`qarla_spark.progress`); ``--quiet``: only the final summary and
+errors. An interrupt ends the run with one line: Spark's jobs are
+cancelled, the staging folder removed and the JVM ended
+(:func:`qarla_spark.spark.session.end_after_interrupt`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import warnings
 from typing import Callable, Optional, Sequence
 
 from qarla_spark import __version__, tables
 from qarla_spark.config import RunConfig, load_config
-from qarla_spark.errors import InputError, QarlaError
+from qarla_spark.errors import ConfigError, InputError, QarlaError
 from qarla_spark.options import OPTIONS, Option, add_arguments
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130   # SIGINT (Ctrl-C); SIGTERM: 143
 
 INPUTS_HELP = """\
 inputs:
@@ -85,8 +96,10 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read and validate the inputs, then run every stage for every task and "
                     "write the results as Parquet tables under --out, with run.json "
-                    "(configuration, seed, versions). The directory appears only when the run "
-                    "is complete; a crash leaves OUT.incomplete-<id> instead.",
+                    "(configuration, seed, versions) and report.html (figures and tables "
+                    "to open in a browser; 'qarla report' rebuilds it). The directory "
+                    "appears only when the run is complete; a crash leaves "
+                    "OUT.incomplete-<id> instead.",
         epilog=INPUTS_HELP + METRICS_HELP + "\n" + tables.help_text())
     add_arguments(r, "run", options)
 
@@ -108,6 +121,14 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
                    dest="metric_plugins", help="also load the metrics this file registers")
 
     sub.add_parser("info", help="versions, Java, and where the Spark profiles are")
+
+    rep = sub.add_parser(
+        "report", help="(re)build report.html of a run directory, without Spark",
+        description="Build the self-contained HTML report (figures, sortable tables) of a "
+                    "finished run from its run.json and Parquet tables alone; no Spark.")
+    rep.add_argument("run_dir", metavar="RUN_DIR", help="a run directory qarla run wrote")
+    rep.add_argument("--out", dest="report_out", metavar="FILE", default=None,
+                     help="where to write it (default: RUN_DIR/report.html)")
     return parser
 
 
@@ -125,7 +146,9 @@ def config_from_args(args: argparse.Namespace, base=None, config_class=RunConfig
 
 def session_for(config: RunConfig, verbose: bool = False):
     from qarla_spark.spark.session import build_session
-    return build_session(config.profile, config.master, config.spark_conf, verbose=verbose)
+    spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose)
+    _handle_signals()  # again: PySpark's SparkContext installs its own SIGINT handler
+    return spark
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -137,14 +160,42 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if report.ok else EXIT_INPUT
 
 
+def refuse_existing_out(config: RunConfig) -> None:
+    """An existing local ``--out`` without ``--overwrite`` fails before
+    Spark starts (other file systems: when the run directory is opened)."""
+    from urllib.parse import urlparse
+    scheme = urlparse(config.out).scheme
+    path = config.out[len("file:"):] if scheme == "file" else config.out
+    if scheme in ("", "file") and not config.overwrite and os.path.exists(path):
+        raise ConfigError(f"the output directory {config.out.rstrip('/')} already exists: "
+                          "choose another --out or pass --overwrite to replace it")
+
+
+def make_progress(args: argparse.Namespace):
+    """What ``qarla run`` says while it runs (nothing with ``--quiet``)."""
+    from qarla_spark.progress import NullProgress, TerminalProgress
+    return NullProgress() if getattr(args, "quiet", False) else TerminalProgress()
+
+
 def _run(args: argparse.Namespace, stages=None) -> int:
     from qarla_spark import pipeline
+    from qarla_spark.progress import SparkCounter
     base = load_config(args.config) if args.config else None
     config = config_from_args(args, base).updated(stages=stages)
     pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
+    refuse_existing_out(config)
+    progress = make_progress(args)
     spark = session_for(config, args.verbose)
-    result = pipeline.run(spark, config)
-    print(result.summary())
+    if hasattr(progress, "counter"):
+        progress.counter = SparkCounter(spark.sparkContext)
+    _CURRENT["progress"] = progress
+    try:
+        result = pipeline.run(spark, config, progress=progress)
+    finally:
+        _CURRENT.pop("progress", None)
+        if hasattr(progress, "close"):
+            progress.close()
+    print(result.summary(testbed=not getattr(progress, "printed_testbed", False)))
     return 0
 
 
@@ -183,15 +234,30 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from qarla_spark.report import write_report
+    print(f"report: {write_report(args.run_dir, args.report_out)}")
+    return 0
+
+
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
-            "metrics": cmd_metrics, "info": cmd_info}
+            "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report}
+
+
+#: the running command's progress (warnings are printed through it, so that
+#: they do not tear its live line)
+_CURRENT: dict = {}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """QARLA warnings (skipped topics) as one line, without a source line."""
     from qarla_spark.stages.qarla import QarlaWarning
     if issubclass(category, QarlaWarning):
-        print(f"qarla: warning: {message}", file=sys.stderr)
+        progress = _CURRENT.get("progress")
+        if hasattr(progress, "message"):
+            progress.message(f"qarla: warning: {message}")
+        else:
+            print(f"qarla: warning: {message}", file=sys.stderr)
     else:
         _ORIGINAL_SHOWWARNING(message, category, filename, lineno, file, line)
 
@@ -199,20 +265,92 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 _ORIGINAL_SHOWWARNING = warnings.showwarning
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived (``signum`` says which)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_SIGNALS = {"received": None}
+
+
+class _Mute:
+    """Where Python's standard error goes once a run is interrupted: threads
+    of PySpark (its accumulator server) and py4j print tracebacks when the
+    JVM goes away."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _on_signal(signum, frame):
+    """The first SIGINT/SIGTERM interrupts the main thread, and from then on
+    only qarla speaks; later signals are ignored while the run ends (which
+    takes seconds)."""
+    if _SIGNALS["received"] is None:
+        from qarla_spark.spark.session import quiet_after_interrupt
+        _SIGNALS["received"] = signum
+        _SIGNALS["stderr"], _SIGNALS["excepthook"] = sys.stderr, threading.excepthook
+        quiet_after_interrupt()
+        sys.stderr = _Mute()
+        threading.excepthook = lambda args: None
+        raise Interrupted(signum)
+
+
+def _handle_signals() -> None:
+    if threading_main():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _on_signal)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """End the JVM, say one line, and give the exit status (130 for SIGINT,
+    143 for SIGTERM)."""
+    from qarla_spark.spark.session import end_after_interrupt
+    if threading_main():   # a second signal changes nothing now
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+    end_after_interrupt()
+    signum = getattr(exc, "signum", signal.SIGINT)
+    print("qarla: terminated" if signum == signal.SIGTERM else "qarla: interrupted",
+          file=_SIGNALS.get("stderr") or sys.stderr, flush=True)
+    return 128 + int(signum)
+
+
+def threading_main() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def guarded(func: Callable[[], int], debug: bool = False) -> int:
-    """Run ``func``; turn errors into a message and an exit status."""
+    """Run ``func``; turn errors into a message and an exit status.
+    SIGINT and SIGTERM interrupt it (:func:`_interrupted`)."""
+    _SIGNALS.update(received=None, stderr=None, excepthook=None)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    _handle_signals()
     try:
-        with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
-            return func()
+        try:
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                return func()
+        except Exception as exc:
+            from qarla_spark.spark.session import interrupted
+            if _SIGNALS["received"] is None and not interrupted(exc):
+                raise
+            # what a signal cut short may surface as another error (a py4j
+            # error, a cancelled job): the run was interrupted all the same
+            raise Interrupted(_SIGNALS["received"] or signal.SIGINT) from None
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except QarlaError as exc:
         if debug:
             raise
         print(f"qarla: {exc}", file=sys.stderr)
         return EXIT_INPUT if isinstance(exc, InputError) else exc.exit_code
-    except KeyboardInterrupt:
-        print("qarla: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug or a Spark failure: short message, no wall of Java
         if debug:
             raise
@@ -221,6 +359,11 @@ def guarded(func: Callable[[], int], debug: bool = False) -> int:
               "Rerun with --debug to see the full traceback, and report it if the input "
               "looks right.", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if threading_main():
+            for signum, handler in previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        # after an interrupt the process ends: Python's standard error stays muted
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -19,12 +19,13 @@ help group. From :data:`OPTIONS` derive
 
 Adding an option is adding one :class:`Option` to :data:`OPTIONS` (then
 reading ``config.<name>`` where it is used). Options with ``setting=False``
-are command-line switches only (``--config``, ``--verbose``, ``--debug``):
-neither ``RunConfig`` fields nor run-file keys.
+are command-line switches only (``--config``, ``--verbose``, ``--quiet``,
+``--debug``): neither ``RunConfig`` fields nor run-file keys.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
@@ -313,9 +314,13 @@ class Option:
             kwargs["metavar"] = self.metavar
         if command in self.required_in:
             kwargs["required"] = True
-        # settings default to None so that a run file can supply them
-        parser.add_argument(*self.flags, dest=self.name,
-                            default=self.default if not self.setting else None, **kwargs)
+        # settings default to None so that a run file can supply them; a
+        # switch of the qarla command repeated on a subcommand has no default
+        # there (it would undo the switch given before the command name)
+        default = self.default if not self.setting else None
+        if "qarla" in self.commands and command != "qarla":
+            default = argparse.SUPPRESS
+        parser.add_argument(*self.flags, dest=self.name, default=default, **kwargs)
 
     def from_args(self, args: Any, current: Any) -> Any:
         """This option's value in parsed ``args`` (``current``: the value it
@@ -443,8 +448,13 @@ OPTIONS: Tuple[Option, ...] = (
            help="extra Spark setting (wins over the profile); repeatable"),
     Option("verbose", Flag(), False, flags=("--verbose",), commands=_READ, group="Spark",
            setting=False, help="show Spark's INFO logs"),
-    # switches of the qarla command itself and of the spark-submit job
-    Option("debug", Flag(), False, flags=("--debug",), commands=("qarla", "job"),
+    Option("quiet", Flag(), False, flags=("--quiet", "-q"), commands=_COMPUTE,
+           setting=False,
+           help="print only the final summary and errors: no testbed description first, no "
+                "progress lines"),
+    # switches of the qarla command itself (before or after the command name)
+    # and of the spark-submit job
+    Option("debug", Flag(), False, flags=("--debug",), commands=("qarla", *_READ, "job"),
            setting=False, help="show the full traceback of errors"),
 )
 

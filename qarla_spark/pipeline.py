@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from qarla_spark import __version__
 from qarla_spark.config import RunConfig
 from qarla_spark.io import ValidationReport
+from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory
 from qarla_spark.stages.similarities import plan_metrics  # noqa: F401 (the CLI's early check)
@@ -50,18 +51,24 @@ class RunResult:
     info: Dict[str, Any]
     texts: List[str]
 
-    def summary(self) -> str:
+    def summary(self, testbed: bool = True) -> str:
+        """What ``qarla run`` prints at the end; without the testbed's
+        description when ``testbed`` is false (progress printed it first)."""
         from qarla_spark.summary import describe_run
-        return describe_run(self.report.format(), self.texts, self.out, self.info["tables"],
-                            self.info["signature"])
+        text = describe_run(self.report.format() if testbed else "", self.texts, self.out,
+                            self.info["tables"], self.info["signature"])
+        return text if testbed else text.lstrip("\n")
 
 
-def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None) -> RunResult:
+def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None,
+        progress: Optional[Progress] = None) -> RunResult:
     """Run the configured stages for every task of the input and write the
     run directory (atomically). What the stages cached is released when the
-    run ends, so one session can run many."""
+    run ends, so one session can run many. ``progress`` hears of the
+    testbed's description and of each stage's start and end
+    (:mod:`qarla_spark.progress`; default: nobody)."""
     with cache.scope():
-        return _run(spark, config, command)
+        return _run(spark, config, command, progress or NullProgress())
 
 
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
@@ -76,7 +83,8 @@ def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, f
             timings[f"write_{declared.name}_s"] = round(time.time() - t0, 3)
 
 
-def _run(spark, config: RunConfig, command: Optional[Sequence[str]]) -> RunResult:
+def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
+         progress: Progress) -> RunResult:
     from qarla_spark.stages import similarities as sim_stage
     from qarla_spark.stages.testbed import testbed_tables
 
@@ -89,68 +97,70 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]]) -> RunResul
         testbed, report = load(spark, config)
         report.raise_for_errors()
         timings = {"load_validate_s": round(time.time() - started, 3)}
+        progress.testbed(report.format())
 
-        t0 = time.time()
-        write_tables(out, testbed_tables(spark, testbed, report), {})
-        timings["write_testbed_s"] = round(time.time() - t0, 3)
+        with stage(progress, "testbed tables", timings, "write_testbed_s"):
+            write_tables(out, testbed_tables(spark, testbed, report), {})
 
         sims = None
         if config.similarities:
-            t0 = time.time()
-            sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
-            timings["similarities_s"] = round(time.time() - t0, 3)
+            with stage(progress, "similarities", timings):
+                sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
         elif "similarities" in config.stages:
-            t0 = time.time()
-            sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics)
-            write_tables(out, {"similarities": sims}, {})
-            sims = spark.read.parquet(out.path("similarities"))
-            timings["similarities_s"] = round(time.time() - t0, 3)
+            with stage(progress, "similarities", timings):
+                sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics)
+                write_tables(out, {"similarities": sims}, {})
+                sims = spark.read.parquet(out.path("similarities"))
 
         cube = None
         if sims is not None and ("qarla" in config.stages or "hbr" in config.stages):
             from qarla_spark.spark.cube import TopicCube
-            t0 = time.time()
-            cube = TopicCube.build(sims, testbed.summaries, extra["similarities"]["metrics"])
-            timings["cube_s"] = round(time.time() - t0, 3)
+            with stage(progress, "cube", timings):
+                cube = TopicCube.build(sims, testbed.summaries, extra["similarities"]["metrics"])
         qarla = hbr = stats = None
         if "qarla" in config.stages and cube is not None:
             from qarla_spark.stages.qarla import run_qarla
-            t0 = time.time()
-            qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config)
-            written: Dict[str, float] = {}
-            write_tables(out, qarla.tables, written)
-            extra["qarla"] = qarla.info(config)
-            extra["qarla"]["timings"].update(written)
-            timings["qarla_s"] = round(time.time() - t0, 3)
+            with stage(progress, "qarla", timings):
+                qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config)
+                written: Dict[str, float] = {}
+                write_tables(out, qarla.tables, written)
+                extra["qarla"] = qarla.info(config)
+                extra["qarla"]["timings"].update(written)
         if "hbr" in config.stages and cube is not None:
             from qarla_spark.stages.hbr import run_hbr
-            t0 = time.time()
-            hbr = run_hbr(cube, testbed.judgments, config)
-            written = {}
-            write_tables(out, hbr.tables, written)
-            extra["hbr"] = {**hbr.info(), "timings": written}
-            timings["hbr_s"] = round(time.time() - t0, 3)
+            with stage(progress, "hbr", timings):
+                hbr = run_hbr(cube, testbed.judgments, config)
+                written = {}
+                write_tables(out, hbr.tables, written)
+                extra["hbr"] = {**hbr.info(), "timings": written}
         if "statistics" in config.stages and config.bootstrap and (qarla or hbr):
             from qarla_spark.stages.statistics import run_statistics
-            t0 = time.time()
-            stats = run_statistics(qarla, hbr, testbed.judgments, config)
-            written = {}
-            write_tables(out, stats.tables, written)
-            extra["statistics"] = {**stats.info(), "timings": written}
-            timings["statistics_s"] = round(time.time() - t0, 3)
-        from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics
-        if qarla is not None:
-            texts += [describe_qarla(t, stats) for t in qarla.tasks]
-        if hbr is not None:
-            texts.append(describe_hbr(hbr, config.seed, stats))
-        if stats is not None:
-            texts.append(describe_statistics(stats))
-        extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
-        info = run_info(spark, config, command, report, started, timings)
-        info.update(extra)
-        final = out.commit(info)
-    except BaseException:
-        out.abort()
+            with stage(progress, "statistics", timings):
+                stats = run_statistics(qarla, hbr, testbed.judgments, config)
+                written = {}
+                write_tables(out, stats.tables, written)
+                extra["statistics"] = {**stats.info(), "timings": written}
+        with stage(progress, "writing", timings, "commit_s"):
+            from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics
+            if qarla is not None:
+                texts += [describe_qarla(t, stats) for t in qarla.tasks]
+            if hbr is not None:
+                texts.append(describe_hbr(hbr, config.seed, stats))
+            if stats is not None:
+                texts.append(describe_statistics(stats))
+            extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
+            info = run_info(spark, config, command, report, started, timings)
+            info.update(extra)
+            from qarla_spark.report import write_staged_report
+            final = out.commit(info, before_move=write_staged_report)
+    except BaseException as exc:
+        from qarla_spark.spark.session import cancel_after_interrupt, interrupted
+        if interrupted(exc):
+            # Ctrl-C (SIGTERM under qarla): stop Spark's jobs before removing
+            # the staging folder (their tasks write into it)
+            cancel_after_interrupt(spark, then=out.abort)
+        else:
+            out.abort()
         raise
     return RunResult(final, report, {**info, "tables": out.tables}, texts)
 

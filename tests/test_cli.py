@@ -189,3 +189,67 @@ def test_unknown_metric_fails_before_spark_reads_anything(tmp_path, capsys):
                  "--out", str(tmp_path / "o")])
     assert code == 2
     assert "unknown metric 'R-1.x'; did you mean R-1.c, R-1.b, R-1.a?" in capsys.readouterr().err
+
+
+def test_debug_works_before_and_after_the_command_name(tmp_path):
+    """--debug after the command name too (and the one before it is not
+    undone by the subcommand's default)."""
+    parser = build_parser()
+    for argv in (["--debug", "run"], ["run", "--debug"], ["similarities", "--debug"],
+                 ["validate", "--debug"]):
+        assert parser.parse_args(argv).debug is True, argv
+    assert parser.parse_args(["run"]).debug is False
+    from qarla_spark.errors import ConfigError
+    for argv in (["--debug", "run"], ["run", "--debug"]):
+        with pytest.raises(ConfigError, match="unknown metric"):
+            main(argv + [str(tmp_path / "missing.jsonl"), "--metrics", "R-1.x"])
+
+
+def test_an_existing_out_is_refused_before_spark_starts(tmp_path, capsys, monkeypatch):
+    import qarla_spark.cli as cli
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(cli, "session_for", no_spark)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["run", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"the output directory {out} already exists" in err and "--overwrite" in err
+    assert main(["similarities", "--out", f"file:{out}/"]) == 2
+    # with --overwrite (or a new folder) the run goes on to start Spark
+    with pytest.raises(AssertionError, match="Spark was started"):
+        main(["--debug", "run", "--out", str(out), "--overwrite"])
+
+
+def test_run_help_names_the_tables_the_issue_missed():
+    text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    for name in ("correlations/", "hbr_systems/", "hbr_correlations/"):
+        assert f"  {name}" in text, name
+    hbr_line = next(line for line in text.splitlines() if line.startswith("  hbr/ "))
+    assert "std_error" in hbr_line
+    assert "--quiet" in text
+
+
+@pytest.mark.spark
+def test_progress_lines_then_summary_and_quiet(spark, tmp_path, capsys):
+    """Without --quiet: the testbed's description first on stdout, a line on
+    stderr as each stage starts and ends, then the results (the description
+    is not repeated). --quiet: nothing on stderr, and stdout says the same."""
+    path = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=2))
+    assert main(["similarities", str(path), "--metrics", "R-1.a",
+                 "--out", str(tmp_path / "a")]) == 0
+    loud = capsys.readouterr()
+    assert loud.out.startswith("task t:\n") and loud.out.count("task t:") == 1
+    lines = loud.err.splitlines()
+    events = [line.split("] ", 1)[1] for line in lines if line.startswith("qarla [")]
+    assert [e.rsplit(" done in ", 1)[0] if " done in " in e else e for e in events] == [
+        "testbed tables ...", "testbed tables", "similarities ...", "similarities",
+        "writing ...", "writing"], lines
+    assert main(["similarities", str(path), "--metrics", "R-1.a", "--quiet",
+                 "--out", str(tmp_path / "b")]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    assert quiet.out.replace(str(tmp_path / "b"), "OUT") == \
+        loud.out.replace(str(tmp_path / "a"), "OUT")

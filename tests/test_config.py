@@ -78,7 +78,7 @@ def test_every_declared_option_is_a_field_a_run_file_key_and_in_to_dict():
     assert tuple(RunConfig().to_dict()) == declared  # run.json's "config"
     json.dumps(RunConfig().to_dict())
     switches = {o.name for o in OPTIONS if not o.setting}
-    assert switches == {"config", "verbose", "debug"} and not switches & set(KEYS)
+    assert switches == {"config", "verbose", "quiet", "debug"} and not switches & set(KEYS)
 
 
 def test_run_config_is_an_immutable_value():

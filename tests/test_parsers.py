@@ -88,6 +88,26 @@ def test_malformed_json():
     assert "malformed JSON" in p["message"]
 
 
+@pytest.mark.parametrize("line, expected", [
+    # the decoder's message already ends in "at": the column is said once
+    ('{"topic": "d1", "text": "no end', "Unterminated string starting at column 25"),
+    ('{"topic": "d1" "text": "x"}', "Expecting ',' delimiter at column 16"),
+])
+def test_malformed_json_names_file_line_and_column_once(line, expected):
+    from qarla_spark.errors import Problem
+    p = the_problem(records("in/s.jsonl", jl(GOOD, line)))
+    text = Problem(p["severity"], p["file"], p["line"], p["field"], p["message"]).format()
+    assert text == f"error: in/s.jsonl, line 2: malformed JSON: {expected}"
+    assert " at at " not in text and text.count("column") == 1
+
+
+def test_csv_human_that_is_not_json_names_the_column_once():
+    data = 'topic,summarizer,role,text,human\nd1,A,peer,Some text .,"{""q"": ""x"\n'
+    p = the_problem(records("s.csv", data, task="T"))
+    assert p["field"] == "human"
+    assert p["message"] == "'human' is not a JSON object: Unterminated string starting at column 7"
+
+
 def test_json_that_is_not_an_object():
     p = the_problem(records("s.jsonl", "[1, 2]\n"))
     assert p["line"] == 1 and "expected a JSON object" in p["message"]

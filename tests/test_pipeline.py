@@ -30,11 +30,11 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
         "auc", "auc_ci", "clusters", "comparisons", "correlation_ci", "correlations", "hbr",
         "hbr_correlations", "hbr_systems", "hetero_curve", "heterogeneity", "human_test",
         "jack", "jack_ci", "jack_curve", "judgments", "king", "king_ci", "king_pearson",
-        "orange", "problems", "queen", "robustness", "run.json", "similarities", "sources",
-        "summaries", "systems", "testbed"]
+        "orange", "problems", "queen", "report.html", "robustness", "run.json",
+        "similarities", "sources", "summaries", "systems", "testbed"]
     from qarla_spark.tables import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted([t.name for t in TABLES]
-                                                           + ["run.json"])
+                                                           + ["report.html", "run.json"])
     # 2 models per topic: QUEEN is undefined everywhere, so the QARLA tables are empty
     assert spark.read.parquet(str(out / "king")).count() == 0
     # HBR needs no more than a model per topic: every peer is ranked

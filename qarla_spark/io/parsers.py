@@ -133,6 +133,15 @@ def _decode_error_message(raw: bytes, exc: UnicodeDecodeError) -> str:
             "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)")
 
 
+def _json_error(exc: json.JSONDecodeError) -> str:
+    """``Expecting value at column 5``: the column said once (some of the
+    decoder's messages already end in "at", as in "Unterminated string
+    starting at")."""
+    words = exc.msg.rstrip()
+    return f"{words} column {exc.colno}" if words.endswith(" at") else \
+        f"{words} at column {exc.colno}"
+
+
 def _decode_whole(ctx: _Ctx, data: bytes) -> Tuple[Optional[str], List[Record]]:
     """Decode a whole file; on bad bytes report the line they are on."""
     try:
@@ -165,7 +174,7 @@ def _parse_jsonl(ctx: _Ctx, data: bytes, kind: str) -> Iterator[Record]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield ctx.problem(None, f"malformed JSON: {exc.msg} at column {exc.colno}")
+            yield ctx.problem(None, f"malformed JSON: {_json_error(exc)}")
             continue
         if not isinstance(obj, dict):
             yield ctx.problem(None, f"expected a JSON object, found {type(obj).__name__}")
@@ -282,7 +291,7 @@ def _mapping(value: Any, field: str, from_text: bool) -> Dict[str, Any]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise _Bad(field, f"'{field}' is not a JSON object: {exc.msg}") from None
+            raise _Bad(field, f"'{field}' is not a JSON object: {_json_error(exc)}") from None
     if isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
         value = dict(value)
     if not isinstance(value, dict):

@@ -19,12 +19,17 @@ one summary; any other repeat is a duplicate.
 
 All checks are Spark aggregations; the driver receives only counts, the
 per-task description and at most ``limit`` problems of each severity.
+
+The testbed-wide warnings have a *kind* (:data:`KINDS`: e.g. topics with too
+few models); :meth:`ValidationReport.format` prints one line per kind and
+task with the count and the first few names (:func:`group_problems`), while
+every instance stays a row of the ``problems`` table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
@@ -33,6 +38,116 @@ from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
 from qarla_spark.spark import cache
 
 _PROBLEM_COLS = ("severity", "file", "line", "unit", "field", "message")
+#: the columns that group a problem (null for the parsers' problems, which
+#: are listed one by one with their place)
+_KIND_COLS = ("kind", "task", "detail", "subject")
+
+#: how many names a grouped line shows
+SHOWN_NAMES = 3
+
+#: per kind of testbed-wide problem: the printed line for one and for many
+#: ({n} the count, {task} the task, {detail} the kind's number, e.g. the
+#: models of the topics)
+KINDS: Dict[str, Tuple[str, str]] = {
+    "few_models": (
+        "1 topic of task '{task}' has {detail} {models}: QUEEN needs {queen} and KING "
+        "{king}, so the measures skip it",
+        "{n} topics of task '{task}' have {detail} {models}: QUEEN needs {queen} and KING "
+        "{king}, so the measures skip them"),
+    "three_models": (
+        "1 topic of task '{task}' has {detail} models: KING holds one out and needs {king}, "
+        "so KING skips it",
+        "{n} topics of task '{task}' have {detail} models: KING holds one out and needs "
+        "{king}, so KING skips them"),
+    "no_peers": (
+        "1 topic of task '{task}' has no peer summaries",
+        "{n} topics of task '{task}' have no peer summaries"),
+    "model_and_peer": (
+        "1 summarizer of task '{task}' is a model in some topics and a peer in others",
+        "{n} summarizers of task '{task}' are a model in some topics and a peer in others"),
+    "orphan_sources": (
+        "sources for 1 topic of task '{task}', which has no summaries",
+        "sources for {n} topics of task '{task}', which have no summaries"),
+}
+
+
+def first_names(names: Sequence[str], count: int, shown: int = SHOWN_NAMES) -> str:
+    """``d001, d002, d003, …``: the first ``shown`` names, and an ellipsis
+    when there are more than those (``count`` in all)."""
+    names = list(names)[:shown]
+    if not names:
+        return ""
+    return ", ".join(str(n) for n in names) + (", …" if count > len(names) else "")
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Every problem of one kind (and task, and detail): how many, and the
+    first names in sorted order."""
+
+    severity: str
+    kind: str
+    task: Optional[str]
+    detail: Optional[str]
+    count: int
+    first: Tuple[str, ...]
+    #: a group of one: that problem's own message (printed as it is)
+    only: Optional[str] = None
+
+    def message(self) -> str:
+        if self.count == 1 and self.only:
+            return self.only
+        one, many = KINDS[self.kind]
+        text = (one if self.count == 1 else many).format(
+            n=f"{self.count:,}", task=self.task, detail=self.detail,
+            models="model" if str(self.detail) == "1" else "models",
+            queen=MIN_MODELS_QUEEN, king=MIN_MODELS_KING)
+        names = first_names(self.first, self.count)
+        where = " (all in problems/)" if self.count > len(self.first) else ""
+        return f"{text} — {names}{where}" if names else text
+
+    def format(self) -> str:
+        return f"{self.severity}: {self.message()}"
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"severity": self.severity, "kind": self.kind, "task": self.task,
+                "detail": self.detail, "count": self.count, "first": list(self.first),
+                "message": self.message()}
+
+
+def group_problems(rows: Iterable, shown: int = SHOWN_NAMES) -> List[ProblemGroup]:
+    """One :class:`ProblemGroup` per (severity, kind, task, detail) of the
+    ``rows`` (mappings or Spark rows with those keys, ``subject`` and
+    optionally ``message``; rows without a kind are not grouped). A group of
+    one prints as its problem's own message. A row may carry ``total``, the size of
+    its group when ``rows`` hold only the first of them (as
+    :func:`collect_problems` fetches them); otherwise the rows are counted.
+    Names are sorted; groups come errors first, then by task, kind and
+    detail."""
+    members: Dict[tuple, List[str]] = {}
+    totals: Dict[tuple, int] = {}
+    messages: Dict[tuple, Optional[str]] = {}
+    for row in rows:
+        get = row.get if hasattr(row, "get") else row.asDict().get
+        if get("kind") is None:
+            continue
+        key = (get("severity"), get("kind"), get("task"), get("detail"))
+        members.setdefault(key, []).append(get("subject"))
+        messages[key] = get("message")
+        if get("total") is not None:
+            totals[key] = max(totals.get(key, 0), int(get("total")))
+    groups = []
+    for key, names in members.items():
+        severity, kind, task, detail = key
+        names = sorted(n for n in names if n is not None)
+        count = max(totals.get(key, 0), len(names))
+        groups.append(ProblemGroup(severity, kind, task, detail, count, tuple(names[:shown]),
+                                   messages[key] if count == 1 else None))
+    order = list(KINDS)
+    groups.sort(key=lambda g: (g.severity != "error", g.task or "",
+                               order.index(g.kind) if g.kind in order else len(order),
+                               g.kind, str(g.detail)))
+    return groups
 
 
 @dataclass(frozen=True)
@@ -79,22 +194,36 @@ class ValidationReport:
     problems: List[Problem]
     n_errors: int
     n_warnings: int
+    #: the problems that have a kind, grouped (all of them, counted)
+    groups: List[ProblemGroup] = field(default_factory=list)
+    #: the shown problems printed one by one (those without a kind);
+    #: ``None``: all of ``problems``
+    single: Optional[List[Problem]] = None
 
     @property
     def ok(self) -> bool:
         return self.n_errors == 0
 
     def format(self) -> str:
+        """The testbed's description and its problems: one line per group
+        of problems of a kind (:func:`group_problems`), then the others one
+        by one (at most ``limit`` of each severity); all are in problems/."""
         out = [t.describe() for t in self.tasks]
         if not self.tasks:
             out.append("no valid summaries")
-        if self.problems:
-            shown_e = sum(p.severity == "error" for p in self.problems)
-            shown_w = len(self.problems) - shown_e
+        if self.problems or self.groups:
+            single = self.problems if self.single is None else self.single
+            shown = {s: sum(p.severity == s for p in single)
+                     + sum(g.count for g in self.groups if g.severity == s)
+                     for s in ("error", "warning")}
             out.append(f"problems: {self.n_errors:,} error(s), {self.n_warnings:,} warning(s)"
-                       + ("" if (shown_e, shown_w) == (self.n_errors, self.n_warnings)
-                          else f" (showing {shown_e} and {shown_w})"))
-            out += ["  " + p.format() for p in self.problems]
+                       + ("" if (shown["error"], shown["warning"]) == (self.n_errors,
+                                                                       self.n_warnings)
+                          else f" (showing {shown['error']:,} and {shown['warning']:,}; "
+                               "all in problems/)"))
+            lines = [(g.severity, g.format()) for g in self.groups]
+            lines += [(p.severity, p.format()) for p in single]
+            out += ["  " + text for _, text in sorted(lines, key=lambda sl: sl[0] != "error")]
         else:
             out.append("problems: none")
         return "\n".join(out)
@@ -114,11 +243,22 @@ class Testbed:
     judgments: object
     sources: object
     problems: object
+    #: ``problems`` with the columns that group them (kind, task, detail,
+    #: subject; null for the parsers' problems)
+    problems_by_kind: object = None
 
 
 def _problem_frame(df, severity: str, field_name: Optional[str], message,
-                   file=None, line=None, unit=None):
+                   file=None, line=None, unit=None, kind: Optional[str] = None,
+                   subject=None, detail=None):
+    """Problem rows; with a ``kind`` (of :data:`KINDS`), also the columns
+    that group them: the row's ``task``, ``detail`` and ``subject`` (the
+    name a grouped line lists)."""
     from pyspark.sql import functions as F
+
+    def text(col):
+        return (col if col is not None else F.lit(None)).cast("string")
+
     return df.select(
         F.lit(severity).alias("severity"),
         (file if file is not None else F.lit(None).cast("string")).alias("file"),
@@ -126,6 +266,10 @@ def _problem_frame(df, severity: str, field_name: Optional[str], message,
         (unit if unit is not None else F.lit(None).cast("string")).alias("unit"),
         F.lit(field_name).cast("string").alias("field"),
         message.alias("message"),
+        F.lit(kind).cast("string").alias("kind"),
+        text(F.col("task") if kind is not None else None).alias("task"),
+        text(detail).alias("detail"),
+        text(subject).alias("subject"),
     )
 
 
@@ -160,7 +304,8 @@ def build_testbed(raw) -> Testbed:
     (lazy: nothing is computed here)."""
     from pyspark.sql import functions as F
 
-    parse_problems = raw.filter(F.col("kind") == PROBLEM).select(*_PROBLEM_COLS)
+    parse_problems = (raw.filter(F.col("kind") == PROBLEM).select(*_PROBLEM_COLS)
+                      .select("*", *[F.lit(None).cast("string").alias(c) for c in _KIND_COLS]))
 
     # summaries are read by every check below and by every later stage
     summ = cache.persist(_merge_embedded(raw.filter(F.col("kind") == SUMMARY),
@@ -186,7 +331,8 @@ def build_testbed(raw) -> Testbed:
     orphan_problems = _problem_frame(
         orphan, "warning", "topic",
         F.format_string("sources for topic '%s' of task '%s', which has no summaries",
-                        "topic", "task"), F.col("file"), F.col("line"), F.col("unit"))
+                        "topic", "task"), F.col("file"), F.col("line"), F.col("unit"),
+        kind="orphan_sources", subject=F.col("topic"))
 
     per_topic = summ.groupBy("task", "topic").agg(
         F.sum((F.col("role") == "model").cast("int")).alias("n_models"),
@@ -195,19 +341,22 @@ def build_testbed(raw) -> Testbed:
     few_problems = _problem_frame(few, "warning", None, F.format_string(
         "topic '%s' of task '%s' has %d model(s): QUEEN needs %d and KING %d, so the "
         "measures will skip this topic", "topic", "task", "n_models",
-        F.lit(MIN_MODELS_QUEEN), F.lit(MIN_MODELS_KING)))
+        F.lit(MIN_MODELS_QUEEN), F.lit(MIN_MODELS_KING)),
+        kind="few_models", subject=F.col("topic"), detail=F.col("n_models"))
     three = per_topic.filter(F.col("n_models") == MIN_MODELS_QUEEN)
     three_problems = _problem_frame(three, "warning", None, F.format_string(
         "topic '%s' of task '%s' has %d models: KING holds one out and needs %d, so KING "
-        "will skip this topic", "topic", "task", "n_models", F.lit(MIN_MODELS_KING)))
+        "will skip this topic", "topic", "task", "n_models", F.lit(MIN_MODELS_KING)),
+        kind="three_models", subject=F.col("topic"), detail=F.col("n_models"))
     no_peer = per_topic.filter(F.col("n_peers") == 0)
     no_peer_problems = _problem_frame(no_peer, "warning", None, F.format_string(
-        "topic '%s' of task '%s' has no peer summaries", "topic", "task"))
+        "topic '%s' of task '%s' has no peer summaries", "topic", "task"),
+        kind="no_peers", subject=F.col("topic"))
     both = (summ.groupBy("task", "summarizer").agg(F.countDistinct("role").alias("roles"))
                 .filter("roles > 1"))
     both_problems = _problem_frame(both, "warning", None, F.format_string(
         "summarizer '%s' of task '%s' is a model in some topics and a peer in others",
-        "summarizer", "task"))
+        "summarizer", "task"), kind="model_and_peer", subject=F.col("summarizer"))
 
     problems = parse_problems
     for frame in (dup_summ_problems, unknown_problems, dup_judg_problems, dup_src_problems,
@@ -219,7 +368,8 @@ def build_testbed(raw) -> Testbed:
         summaries=summ.select("task", "topic", "summarizer", "role", "text"),
         judgments=judg.select("task", "topic", "summarizer", "criterion", "score"),
         sources=src.select("task", "topic", "documents"),
-        problems=problems,
+        problems=problems.select(*_PROBLEM_COLS),
+        problems_by_kind=problems,
     )
 
 
@@ -267,27 +417,44 @@ def task_stats(testbed: Testbed) -> List[TaskStats]:
     return stats
 
 
-def collect_problems(problems, limit: int = 50):
-    """(problems shown, number of errors, number of warnings): at most
-    ``limit`` of each severity, errors first, in file/line order (one Spark
-    job)."""
+def collect_problems(problems, limit: int = 50, shown: int = SHOWN_NAMES):
+    """(problems shown, number of errors, number of warnings, the shown
+    problems without a kind, the groups of those with one), in one Spark
+    job: at most ``limit`` problems of each severity, errors first, in
+    file/line order; per group (:func:`group_problems`) its size and its
+    first ``shown`` names. ``problems`` may lack the kind columns."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    for c in _KIND_COLS:
+        if c not in problems.columns:
+            problems = problems.withColumn(c, F.lit(None).cast("string"))
     by_severity = Window.partitionBy("severity")
     ordered = by_severity.orderBy(F.col("file").asc_nulls_last(),
                                   F.col("line").asc_nulls_first(), "field", "message")
+    group_keys = ["severity", *_KIND_COLS[:-1]]
+    by_group = Window.partitionBy(*group_keys)
     rows = (problems.withColumn("_n", F.count(F.lit(1)).over(by_severity))
             .withColumn("_rn", F.row_number().over(ordered))
-            .filter(F.col("_rn") <= limit).collect())
-    rows.sort(key=lambda r: (r["severity"] != "error", r["_rn"]))
+            .withColumn("total", F.count(F.lit(1)).over(by_group))
+            .withColumn("_rk", F.row_number().over(by_group.orderBy("subject", "message")))
+            .filter((F.col("_rn") <= limit)
+                    | (F.col("kind").isNotNull() & (F.col("_rk") <= shown)))
+            .collect())
     counts = {r["severity"]: r["_n"] for r in rows}
-    shown = [Problem(r["severity"], r["file"], r["line"], r["field"], r["message"],
-                     r["unit"] or "line") for r in rows]
-    return shown, counts.get("error", 0), counts.get("warning", 0)
+    listed = sorted((r for r in rows if r["_rn"] <= limit),
+                    key=lambda r: (r["severity"] != "error", r["_rn"]))
+    shown_problems = [Problem(r["severity"], r["file"], r["line"], r["field"], r["message"],
+                              r["unit"] or "line") for r in listed]
+    single = [p for p, r in zip(shown_problems, listed) if r["kind"] is None]
+    groups = group_problems((r for r in rows if r["kind"] is not None and r["_rk"] <= shown),
+                            shown)
+    return (shown_problems, counts.get("error", 0), counts.get("warning", 0), single, groups)
 
 
 def validate(testbed: Testbed, limit: int = 50) -> ValidationReport:
     """Compute the report (runs Spark jobs; the driver gets small results)."""
-    shown, n_errors, n_warnings = collect_problems(testbed.problems, limit)
-    return ValidationReport(task_stats(testbed), shown, n_errors, n_warnings)
+    frame = testbed.problems_by_kind if testbed.problems_by_kind is not None \
+        else testbed.problems
+    shown, n_errors, n_warnings, single, groups = collect_problems(frame, limit)
+    return ValidationReport(task_stats(testbed), shown, n_errors, n_warnings, groups, single)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 from qarla_spark.errors import ConfigError
 
@@ -73,12 +73,17 @@ class RunDirectory:
         finally:
             stream.close()
 
-    def commit(self, run_info: Dict[str, Any]) -> str:
-        """Write run.json last, then move the run into place. Returns ``out``."""
+    def commit(self, run_info: Dict[str, Any],
+               before_move: Optional[Callable[[str], None]] = None) -> str:
+        """Write run.json last, then move the run into place. Returns ``out``.
+        ``before_move(staging)`` runs between the two (the report is written
+        there, so that it appears with the run, never without it)."""
         info = dict(run_info)
         info["status"] = "complete"
         info["tables"] = self.tables
         self.write_text(RUN_JSON, json.dumps(info, indent=2, sort_keys=False, default=str) + "\n")
+        if before_move is not None:
+            before_move(self.staging)
         old = None
         if self.fs.exists(self._out_path):
             old = self._Path(f"{self.out}.replaced-{self.run_id}")

@@ -9,13 +9,26 @@ Precedence, highest first:
 
 In local mode the driver is bound to loopback (``SPARK_LOCAL_IP=127.0.0.1``)
 and Spark's logging is quieted with ``conf/log4j2.properties``.
+
+Interrupts (issue 12). When this module starts the JVM (not under
+spark-submit) it starts it in a session of its own, with its standard error
+read by a thread that copies it to ours: Ctrl-C in a terminal (SIGINT to the
+foreground process group) then reaches only the Python driver, not the JVM
+nor Spark's Python workers (which print a traceback each on SIGINT), and
+once the run is interrupted :func:`end_after_interrupt` mutes what the JVM
+and its workers still say and ends the JVM within seconds. A driver killed
+outright still takes the JVM with it: the JVM exits when its standard input
+(a pipe from the driver) closes.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
+import threading
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
@@ -124,6 +137,8 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     spark_conf = SparkConf()
     for key, value in settings.items():
         spark_conf.set(key, value)
+    if not under_submit and SparkContext._gateway is None:
+        SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
     spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
     if not verbose:
@@ -131,6 +146,149 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         # qarla reports its errors itself.
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
     return spark
+
+
+class _ErrorCopier:
+    """Copies the JVM's standard error (its own lines and those of Spark's
+    Python workers) to file descriptor 2 as it comes, until muted."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.muted = threading.Event()
+        self.thread = threading.Thread(target=self._copy, name="qarla-jvm-stderr", daemon=True)
+        self.thread.start()
+
+    def _copy(self) -> None:
+        read = getattr(self.stream, "read1", self.stream.read)
+        while True:
+            try:
+                chunk = read(65536)
+            except Exception:
+                return
+            if not chunk:
+                return
+            if not self.muted.is_set():
+                try:
+                    os.write(2, chunk)
+                except OSError:
+                    pass   # keep reading: a JVM writing to a full pipe would block
+
+
+_COPIER: Optional[_ErrorCopier] = None
+
+
+def _launch_gateway(spark_conf):
+    """Start the JVM as PySpark does, in its own session, its standard error
+    copied by an :class:`_ErrorCopier` (see the module's docstring)."""
+    global _COPIER
+    from pyspark.java_gateway import launch_gateway
+    gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True,
+                                                       "stderr": subprocess.PIPE})
+    _COPIER = _ErrorCopier(gateway.proc.stderr)
+    return gateway
+
+
+def jvm_process():
+    """The ``Popen`` of the JVM this process started (``None`` under
+    spark-submit or before Spark starts)."""
+    from pyspark import SparkContext
+    return getattr(SparkContext._gateway, "proc", None)
+
+
+def _detach_py4j_connection() -> None:
+    """Drop this thread's py4j connection: a call cut short by an interrupt
+    leaves its answer unread there, and the next call would read it."""
+    from pyspark import SparkContext
+    client = getattr(SparkContext._gateway, "_gateway_client", None)
+    get = getattr(client, "get_thread_connection", None)
+    if get is None:
+        return
+    try:
+        connection = get()
+        if connection is not None:
+            connection.close(reset=True)
+    except Exception:
+        pass
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``KeyboardInterrupt`` or was raised while one
+    was being handled (py4j, cleaning up a call cut short by Ctrl-C, can
+    fail with an ``OSError`` of its own)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__context__ or exc.__cause__
+    return False
+
+
+def cancel_after_interrupt(spark, then=None, wait: float = 1.5) -> None:
+    """After an interrupt in this (the main) thread: cancel every Spark job,
+    wait up to ``wait`` seconds for them to end, then call ``then`` (e.g.
+    remove a run's staging folder). Talks to Spark from a new thread (on a
+    new py4j connection); returns within ``wait + 1`` seconds."""
+    _detach_py4j_connection()
+
+    def go():
+        try:
+            sc = spark.sparkContext
+            sc.cancelAllJobs()
+            deadline = time.time() + wait
+            while time.time() < deadline and (sc.statusTracker().getActiveJobsIds()
+                                              or sc.statusTracker().getActiveStageIds()):
+                time.sleep(0.1)
+        except Exception:
+            pass
+        if then is not None:
+            try:
+                then()
+            except Exception:
+                pass
+
+    worker = threading.Thread(target=go, name="qarla-cancel", daemon=True)
+    worker.start()
+    worker.join(wait + 1.0)
+
+
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    """py4j logs the KeyboardInterrupt that cut one of its calls short, with
+    its traceback, on the root logger."""
+    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+
+
+def quiet_after_interrupt() -> None:
+    """Silence what may still speak once a run is interrupted: the JVM's and
+    its workers' standard error, py4j's and PySpark's loggers, py4j's report
+    of the interrupted call. Safe in a signal handler (no call to Spark)."""
+    if _COPIER is not None:
+        _COPIER.muted.set()
+    for name in ("py4j", "pyspark"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    logging.getLogger().addFilter(_not_an_interrupt)
+
+
+def end_after_interrupt(grace: float = 1.5) -> None:
+    """End the JVM this process started (a run was interrupted): quiet it,
+    ask it to stop (SIGTERM: Spark's shutdown hooks run), and kill it if it
+    still runs after ``grace`` seconds. Under spark-submit, or before Spark
+    started, only quiets."""
+    quiet_after_interrupt()
+    proc = jvm_process()
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        proc.terminate()
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        try:
+            proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            pass
+    except Exception:
+        pass
 
 
 def session_info(spark) -> Tuple[str, str, int]:

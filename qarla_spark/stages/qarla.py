@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from qarla_spark.io.validate import SHOWN_NAMES, first_names
 from qarla_spark.measures import thresholds
 from qarla_spark.measures.clustering import representatives, subsets
 from qarla_spark.measures.jack import peer_orders
@@ -175,8 +176,9 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
     skipped = skipped_topics(summaries)
     for task, reasons in sorted(skipped.items()):
         for reason, (count, names) in sorted(reasons.items()):
-            warnings.warn(f"task {task}: {count} topic(s) {reason} are skipped: "
-                          f"{', '.join(names)}{' ...' if count > len(names) else ''}",
+            warnings.warn(f"task {task}: {count:,} topic(s) {reason} are skipped: "
+                          f"{first_names(names, count)}"
+                          f"{' (all in problems/)' if count > SHOWN_NAMES else ''}",
                           QarlaWarning, stacklevel=2)
     lap("skipped_s")
 

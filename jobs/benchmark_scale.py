@@ -1,0 +1,463 @@
+"""Benchmark: ``qarla run`` end to end at scale — SummEval, many tasks, many
+topics — against rouge-score, in one run (issue 13, part 1).
+
+Parts (``--parts``, default all, in this order):
+
+``baseline`` (named ``rouge-score``, always run): Google's ``rouge-score``,
+    rouge1, rouge2 and rougeLsum with stemming, one process, on a seeded
+    sample of ordered SummEval pairs (``jobs/benchmark_similarities.py``'s
+    function); its pairs/s is the baseline of the similarity stage's.
+``summeval`` (a): the bundled SummEval, as ``qarla run`` runs it: every
+    stage, every table (and ``report.html`` if the run writes one), with
+    ``--bootstrap`` replicates. It is the session's first run, so it also
+    pays for starting Spark's Python workers and loading the compiled
+    kernels; it is the baseline of the time per topic and of the memory.
+``tasks`` (b): ``--tasks`` tasks x ``--topics`` topics (default 10 x 100,
+    27,000 summaries) of SummEval's shape, generated from SummEval's texts
+    (:mod:`qarla_spark.testbeds`: each generated topic is one SummEval
+    topic's article, 11 references and 16 system outputs, drawn in seeded
+    rounds without replacement; duplicate texts within a topic replaced by
+    distinct extracts; SummEval's judgments kept), written as JSONL input
+    files and run end to end like (a).
+``topics`` (c): the same with 1 task of ``--large-topics`` topics (default
+    1,000).
+
+Printed: the machine (cores, memory, load average before and after each
+part: the runs compete with whatever else runs), each part's wall time per
+stage (``run.json``'s ``timings``) and the number of Spark jobs it started,
+the similarity stage's ordered pairs per second and its ratio to
+rouge-score's, the time per topic and its ratio to SummEval's, and the peak
+resident memory (VmHWM) of the Python driver and of the JVM (its child
+process; both reset before each part, so each figure is that part's peak).
+A part that fails is reported with the stage it was in and for how long;
+the next parts still run.
+
+    python jobs/benchmark_scale.py [--quick] [--parts summeval,tasks,topics]
+        [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
+        [--out DIR] [--json FILE]
+
+``--quick``: 2 tasks x 10 topics and 1 task x 50 topics. ``--out DIR``
+keeps the generated inputs and the run directories there (default: a
+temporary directory, removed at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from typing import Dict, List, Optional
+
+PARTS = ("summeval", "tasks", "topics")
+
+
+# --- the machine and its memory ---------------------------------------------
+
+def _status(pid: str = "self") -> Dict[str, int]:
+    """VmRSS / VmHWM (kB) of a process, from /proc (empty when gone)."""
+    found = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                key = line.split(":", 1)[0]
+                if key in ("VmRSS", "VmHWM"):
+                    found[key] = int(line.split()[1])
+    except OSError:
+        pass
+    return found
+
+
+def peak_mb(pid: str = "self") -> Optional[float]:
+    kb = _status(pid).get("VmHWM")
+    return kb / 1024 if kb is not None else None
+
+
+def reset_peak(pid: str = "self") -> bool:
+    """Reset a process's VmHWM to its current RSS (Linux ≥ 4.0:
+    ``echo 5 > /proc/PID/clear_refs``); False if not allowed."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def jvm_pid(spark) -> Optional[int]:
+    """The JVM's pid: the process PySpark launched (``gateway.proc``), this
+    process's parent under spark-submit, or a ``java`` child; None if none
+    of them is a ``java`` process."""
+    candidates = []
+    gateway = getattr(spark.sparkContext, "_gateway", None)
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        candidates.append(proc.pid)
+    candidates.append(os.getppid())
+    try:
+        me = str(os.getpid())
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                        fields = handle.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if fields[1] == me:
+                    candidates.append(int(entry))
+    except OSError:
+        pass
+    return next((pid for pid in candidates if _comm(pid) == "java"), None)
+
+
+def load_average() -> str:
+    try:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            return " ".join(handle.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def machine() -> str:
+    cpu, mem_gb = platform.processor() or platform.machine(), float("nan")
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpu = next((line.split(":", 1)[1].strip() for line in handle
+                        if line.startswith("model name")), cpu)
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            mem_gb = next(int(line.split()[1]) for line in handle
+                          if line.startswith("MemTotal")) / 1024 ** 2
+    except (OSError, StopIteration):
+        pass
+    return (f"{platform.system()} {platform.release()}, {os.cpu_count()} cores ({cpu}), "
+            f"{mem_gb:.1f} GB RAM, load average {load_average()} (1/5/15 min)")
+
+
+# --- what a run does --------------------------------------------------------
+
+class Recorder:
+    """A pipeline Progress that remembers each stage's start and end and how
+    many Spark jobs it started, and prints one line per event to stderr (so
+    a long run can be followed in a log)."""
+
+    def __init__(self, spark, label: str):
+        self.sc, self.label = spark.sparkContext, label
+        self.t0 = time.time()
+        self.current: Optional[str] = None
+        self.started_at = self.t0
+        self.jobs: Dict[str, int] = {}
+        self._mark = self._last_job()
+
+    def _last_job(self) -> int:
+        try:
+            tracker = self.sc.statusTracker()
+            ids = set(tracker.getJobIdsForGroup(None)) | set(tracker.getActiveJobsIds())
+            return max(ids, default=-1)
+        except Exception:
+            return -1
+
+    def _say(self, text: str) -> None:
+        print(f"[{self.label} {time.time() - self.t0:7.1f} s] {text}", file=sys.stderr,
+              flush=True)
+
+    def testbed(self, text: str) -> None:
+        last = self._last_job()
+        self.jobs["load"] = max(0, last - self._mark)
+        self._mark = last
+        self._say(f"inputs read and valid, {self.jobs['load']} Spark jobs")
+
+    def stage_started(self, name: str) -> None:
+        self.current, self.started_at = name, time.time()
+        self._mark = self._last_job()
+        self._say(f"{name} ...")
+
+    def stage_finished(self, name: str, seconds: float) -> None:
+        last = self._last_job()
+        self.jobs[name] = max(0, last - self._mark)
+        self._mark = last
+        self.current = None
+        self._say(f"{name}: {seconds:.1f} s, {self.jobs[name]} Spark jobs")
+
+
+def ordered_pairs(records) -> int:
+    """Ordered same-topic pairs s != r of summary records."""
+    per_topic = Counter((r.get("task"), r["topic"]) for r in records)
+    return sum(n * (n - 1) for n in per_topic.values())
+
+
+def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
+    """One ``qarla run`` as the CLI runs it; what it took."""
+    from qarla_spark import pipeline
+
+    pipeline.plan_metrics(config)
+    reset_ok = reset_peak()
+    if jvm is not None:
+        reset_ok = reset_peak(str(jvm)) and reset_ok
+    before = load_average()
+    recorder = Recorder(spark, label)
+    start = time.perf_counter()
+    try:
+        result = pipeline.run(spark, config, progress=recorder)
+    except BaseException as exc:   # a benchmark reports a failed part and goes on
+        elapsed = time.perf_counter() - start
+        stage = recorder.current or "loading/validating"
+        print(f"[{label}] FAILED in stage {stage} after {time.time() - recorder.started_at:.1f} s "
+              f"of it ({elapsed:.1f} s into the run): {type(exc).__name__}: {exc}",
+              file=sys.stderr, flush=True)
+        traceback.print_exc(file=sys.stderr)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"failed": True, "stage": stage, "elapsed_s": elapsed,
+                "stage_s": time.time() - recorder.started_at,
+                "error": f"{type(exc).__name__}: {exc}"[:500],
+                "jobs": dict(recorder.jobs),
+                "driver_peak_mb": peak_mb(), "jvm_peak_mb": peak_mb(str(jvm)) if jvm else None,
+                "load_before": before, "load_after": load_average()}
+    elapsed = time.perf_counter() - start
+    report = result.report
+    return {"failed": False, "elapsed_s": elapsed, "timings": result.info["timings"],
+            "jobs": recorder.jobs,
+            "topics": sum(t.n_topics for t in report.tasks), "tasks": len(report.tasks),
+            "summaries": sum(t.n_summaries for t in report.tasks),
+            "report_html": os.path.exists(os.path.join(result.out, "report.html")),
+            "phases": {stage: dict(result.info.get(stage, {}).get("timings", {}))
+                       for stage in ("qarla", "hbr", "statistics")},
+            "driver_peak_mb": peak_mb(), "jvm_peak_mb": peak_mb(str(jvm)) if jvm else None,
+            "peak_reset": reset_ok, "load_before": before, "load_after": load_average(),
+            "out": result.out}
+
+
+# --- printing ---------------------------------------------------------------
+
+def _fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def stage_table(parts: Dict[str, Dict], labels: Dict[str, str]) -> List[str]:
+    ok = {k: v for k, v in parts.items() if not v["failed"]}
+    keys: List[str] = []
+    for r in ok.values():
+        keys += [k for k in r["timings"] if k not in keys]
+    width = max([len(k) for k in keys] + [22])
+    cols = list(ok)
+    lines = ["wall time per stage, s (Spark jobs) [ms per topic]:",
+             "  " + "stage".ljust(width) + "".join(f"{labels[c]:>28}" for c in cols)]
+    for key in keys:
+        stage = key[:-2] if key.endswith("_s") else key
+        stage = {"load_validate": "load", "write_testbed": "testbed tables",
+                 "commit": "writing"}.get(stage, stage)
+        cells = []
+        for c in cols:
+            r = ok[c]
+            seconds = r["timings"].get(key)
+            jobs = r["jobs"].get(stage)
+            cell = _fmt(seconds, ".1f")
+            if jobs is not None:
+                cell += f" ({jobs})"
+            if seconds is not None:
+                cell += f" [{1000 * seconds / r['topics']:.0f}]"
+            cells.append(f"{cell:>28}")
+        lines.append("  " + key.ljust(width) + "".join(cells))
+    cells = []
+    for c in cols:
+        r = ok[c]
+        per_topic = 1000 * r["elapsed_s"] / r["topics"]
+        cell = f"{r['elapsed_s']:.1f} ({sum(r['jobs'].values())}) [{per_topic:.0f}]"
+        cells.append(f"{cell:>28}")
+    lines.append("  " + "total (wall)".ljust(width) + "".join(cells))
+    return lines
+
+
+def report_lines(data: Dict) -> List[str]:
+    """What the benchmark prints, from its results (``--json``'s content)."""
+    labels, results, generated = data["labels"], data["runs"], data["generated"]
+    b = data["baseline"]
+    baseline = b["pairs_per_s"]
+    bootstrap = data.get("bootstrap")
+    out = [f"machine: {data['machine']}",
+           f"qarla_spark {data['version']}, Spark {data['spark']} ({data['master']}, "
+           f"{data['cores']} cores), Python {platform.python_version()}, seed {data['seed']}, "
+           f"{_fmt(bootstrap, ',')} bootstrap replicates per run",
+           f"baseline rouge-score (rouge1, rouge2, rougeLsum; stemmer; 1 process): "
+           f"{b['pairs']:,} ordered SummEval pairs in {b['seconds']:.2f} s = "
+           f"{baseline:,.0f} pairs/s"]
+    for part, g in generated.items():
+        out.append(f"generated {labels[part]}: {g['tasks']} task(s) x {g['topics']:,} topics = "
+                   f"{g['summaries']:,} summaries ({g['changed']:,} duplicates made distinct), "
+                   f"JSONL {g['bytes'] / 1e6:.1f} MB, in {g['seconds']:.1f} s")
+    for part, r in results.items():
+        if r["failed"]:
+            out.append(f"{labels[part]}: FAILED in stage {r['stage']} after {r['stage_s']:.1f} s "
+                       f"of it ({r['elapsed_s']:.1f} s into the run): {r['error']}; driver "
+                       f"peak {_fmt(r['driver_peak_mb'], '.0f')} MB, JVM peak "
+                       f"{_fmt(r['jvm_peak_mb'], '.0f')} MB; jobs per finished stage "
+                       f"{r['jobs']}")
+    ok = {p: r for p, r in results.items() if not r["failed"]}
+    if ok:
+        out += stage_table(ok, labels)
+    ref = ok.get("summeval")
+    for part, r in ok.items():
+        sims_s = r["timings"].get("similarities_s")
+        rate = r["pairs"] / sims_s if sims_s else None
+        per_topic = r["elapsed_s"] / r["topics"]
+        line = (f"{labels[part]}: {r['tasks']} task(s), {r['topics']:,} topics, "
+                f"{r['summaries']:,} summaries: {r['elapsed_s']:.1f} s = "
+                f"{per_topic:.3f} s per topic")
+        if ref is not None and part != "summeval":
+            line += f" = {per_topic / (ref['elapsed_s'] / ref['topics']):.2f}x SummEval's"
+        out.append(line)
+        if rate is not None:
+            out.append(f"  similarity stage: {r['pairs']:,} ordered pairs in {sims_s:.1f} s = "
+                       f"{rate:,.0f} pairs/s = {rate / baseline:.1f}x rouge-score")
+        mem = (f"  peak RSS: driver (Python) {_fmt(r['driver_peak_mb'], ',.0f')} MB, "
+               f"JVM {_fmt(r['jvm_peak_mb'], ',.0f')} MB")
+        if ref is not None and part != "summeval" and r["driver_peak_mb"] and ref["driver_peak_mb"]:
+            mem += f" (driver {r['driver_peak_mb'] / ref['driver_peak_mb'] - 1:+.0%} vs SummEval's"
+            if r["jvm_peak_mb"] and ref["jvm_peak_mb"]:
+                mem += f", JVM {r['jvm_peak_mb'] / ref['jvm_peak_mb'] - 1:+.0%}"
+            mem += ")"
+        if not r["peak_reset"]:
+            mem += " (peaks not reset between parts: cumulative)"
+        out.append(mem)
+        phases = []
+        for stage, found in r.get("phases", {}).items():
+            writes = sum(v for k, v in found.items() if k.startswith("write_"))
+            inner = ", ".join(f"{k[:-2]} {v:.1f}" for k, v in found.items()
+                              if not k.startswith("write_"))
+            if found:
+                phases.append(f"{stage} " + (f"({inner}) " if inner else "")
+                              + f"writing tables {writes:.1f} s")
+        if phases:
+            out.append("  within stages: " + "; ".join(phases))
+        out.append(f"  load average {r['load_before']} before, {r['load_after']} after; "
+                   f"report.html {'written' if r['report_html'] else 'not written by the run'}")
+    if "summeval" in results:
+        out.append("(a) is the session's first run: it also pays for starting Python workers and "
+                   "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
+                   "peak in a later part is at least what it held before")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="which runs, comma-separated, of summeval, tasks, topics "
+                             "(default: all; the rouge-score baseline always runs)")
+    parser.add_argument("--tasks", type=int, default=10, help="tasks of part (b) (default 10)")
+    parser.add_argument("--topics", type=int, default=100,
+                        help="topics per task of part (b) (default 100)")
+    parser.add_argument("--large-topics", type=int, default=1000,
+                        help="topics of the single task of part (c) (default 1000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a quick check: (b) 2 tasks x 10 topics, (c) 1 x 50 topics")
+    parser.add_argument("--bootstrap", type=int, default=None,
+                        help="bootstrap replicates of every run (default: the run's, 1000)")
+    parser.add_argument("--sample", type=int, default=1500,
+                        help="ordered pairs scored by rouge-score (default 1500)")
+    parser.add_argument("--seed", type=int, default=13,
+                        help="seed of the runs, the generated testbeds and the pair sample")
+    parser.add_argument("--out", default=None,
+                        help="keep the inputs and runs in this folder (default: a temporary "
+                             "folder, removed)")
+    parser.add_argument("--master", default=None, help="Spark master (default: the profile's)")
+    parser.add_argument("--json", default=None, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.tasks, args.topics, args.large_topics = 2, 10, 50
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
+    parts = [p for p in PARTS if p in parts]
+
+    from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
+    from qarla_spark import __version__
+    from qarla_spark.config import RunConfig
+    from qarla_spark.spark.session import build_session
+    from qarla_spark.testbeds import scale_testbed, summeval_records, write_testbed
+
+    machine_before = machine()
+    labels = {"summeval": "(a) SummEval",
+              "tasks": f"(b) {args.tasks}x{args.topics:,}",
+              "topics": f"(c) 1x{args.large_topics:,}"}
+
+    # (d) the baseline, before Spark starts
+    rows = summeval_rows()
+    pairs, _ = sample_pairs(rows, args.sample, args.seed)
+    baseline_s = time_rouge_score(pairs)
+    baseline = len(pairs) / baseline_s
+    print(f"[baseline] rouge-score: {len(pairs):,} pairs in {baseline_s:.2f} s", file=sys.stderr,
+          flush=True)
+
+    root = args.out or tempfile.mkdtemp(prefix="qarla-scale-")
+    os.makedirs(root, exist_ok=True)
+    results: Dict[str, Dict] = {}
+    generated: Dict[str, Dict] = {}
+    try:
+        # the generated testbeds, written as input files (not timed as part of a run)
+        configs, pair_counts = {}, {"summeval": ordered_pairs(rows)}
+        extra = {} if args.bootstrap is None else {"bootstrap": args.bootstrap}
+        base = RunConfig(seed=args.seed, overwrite=True, master=args.master, **extra)
+        if "summeval" in parts:
+            configs["summeval"] = base.updated(out=f"{root}/runs/summeval")
+        records = summeval_records()
+        for part, (n_tasks, n_topics) in (("tasks", (args.tasks, args.topics)),
+                                          ("topics", (1, args.large_topics))):
+            if part not in parts:
+                continue
+            t0 = time.perf_counter()
+            tb = scale_testbed(n_tasks, n_topics, seed=args.seed, records=records)
+            summaries_path, sources_path = write_testbed(tb, f"{root}/inputs/{part}")
+            generated[part] = {"seconds": time.perf_counter() - t0, "tasks": n_tasks,
+                               "topics": n_topics, "summaries": len(tb.summaries),
+                               "changed": tb.changed,
+                               "bytes": os.path.getsize(summaries_path)}
+            pair_counts[part] = ordered_pairs(tb.summaries)
+            configs[part] = base.updated(out=f"{root}/runs/{part}", inputs=[summaries_path],
+                                         sources=[sources_path])
+            del tb
+
+        spark = build_session(base.profile, base.master, base.spark_conf)
+        jvm = jvm_pid(spark)
+        master, cores, spark_version = (spark.sparkContext.master,
+                                        spark.sparkContext.defaultParallelism, spark.version)
+        for part in parts:
+            print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
+                  flush=True)
+            results[part] = run_part(spark, labels[part], configs[part], jvm)
+            results[part]["pairs"] = pair_counts[part]
+    finally:
+        if not args.out:
+            shutil.rmtree(root, ignore_errors=True)
+
+    results_all = {"version": __version__, "spark": spark_version, "master": master,
+                   "cores": cores, "machine": machine_before, "seed": args.seed,
+                   "bootstrap": configs[parts[0]].bootstrap if parts else None,
+                   "labels": {p: labels[p] for p in parts},
+                   "baseline": {"pairs": len(pairs), "seconds": baseline_s,
+                                "pairs_per_s": baseline},
+                   "generated": generated, "runs": results}
+    print("\n".join(report_lines(results_all)))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(results_all, handle, indent=2, default=str)
+    return 0 if all(not r["failed"] for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

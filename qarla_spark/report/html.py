@@ -1,0 +1,159 @@
+"""HTML pieces of the report: escaping, numbers, sortable tables, figures
+with captions, notes, and the page (inline style and script, no network)."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Iterable, Optional, Sequence
+
+STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+ color:#1d2330;margin:0;background:#f6f7f9}
+main{max-width:960px;margin:0 auto;padding:8px 24px 60px;background:#fff}
+header{border-bottom:2px solid #dfe3ea;margin-bottom:12px}
+h1{font-size:26px;margin:14px 0 4px}h2{font-size:22px;margin:34px 0 6px;
+ border-bottom:1px solid #dfe3ea}h3{font-size:17px;margin:22px 0 6px}
+code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:13px}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0 12px;
+ font-size:14px}dl.meta dt{color:#5a6475}dl.meta dd{margin:0;overflow-wrap:anywhere}
+nav.toc{font-size:14px;margin:8px 0}nav.toc a{margin-right:10px}
+figure{margin:10px 0 18px}figure svg{max-width:100%;height:auto;display:block}
+figcaption{font-size:13.5px;color:#3c4453;margin-top:4px;max-width:860px}
+p.note{background:#fff7e0;border-left:4px solid #e0b000;padding:6px 10px;font-size:14px}
+p.lead{font-size:15px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0 14px}
+th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+table.sortable th{cursor:pointer;user-select:none;background:#eef1f6;position:sticky;top:0}
+table.sortable th:after{content:" \\2195";color:#9aa3b2;font-size:11px}
+table.sortable th[aria-sort=ascending]:after{content:" \\25B2";color:#1d2330}
+table.sortable th[aria-sort=descending]:after{content:" \\25BC";color:#1d2330}
+tr.hl td{background:#fff1e6;font-weight:600}tr.ref td{background:#eef6ee}
+.yes{color:#1a7f37;font-weight:700}.no{color:#b42318}
+.wrap{max-height:420px;overflow:auto;display:inline-block;border:1px solid #e6e9ef}
+details{margin:6px 0 14px}summary{cursor:pointer;color:#2457a6}
+section.task{margin-top:10px}div.scroll{max-width:100%;overflow-x:auto}
+.wrap div.scroll{overflow:visible}
+"""
+
+SCRIPT = """
+(function(){
+ function key(td){var v=td.getAttribute('data-v');if(v===null)v=td.textContent.trim();
+  var x=parseFloat(v);return (v!==''&&!isNaN(x)&&isFinite(v))?x:v.toLowerCase();}
+ function sortBy(table,col,th){
+  var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
+  var asc=th.getAttribute('aria-sort')!=='ascending';
+  rows.sort(function(a,b){var x=key(a.cells[col]),y=key(b.cells[col]);
+   if(typeof x!==typeof y){x=String(x);y=String(y);}
+   return (x<y?-1:x>y?1:0)*(asc?1:-1);});
+  rows.forEach(function(r){body.appendChild(r);});
+  Array.prototype.forEach.call(th.parentNode.cells,function(c){c.removeAttribute('aria-sort');});
+  th.setAttribute('aria-sort',asc?'ascending':'descending');}
+ document.querySelectorAll('table.sortable').forEach(function(table){
+  var head=table.tHead;if(!head)return;
+  Array.prototype.forEach.call(head.rows[0].cells,function(th,i){
+   th.title='click to sort';th.addEventListener('click',function(){sortBy(table,i,th);});});});
+})();
+"""
+
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def isnum(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        not (isinstance(value, float) and math.isnan(value))
+
+
+def num(value, digits: int = 3) -> str:
+    """A number as shown; ``n/a`` when undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return f"{value:,}"
+    return f"{float(value):.{digits}f}"
+
+
+def interval(value, low=None, high=None, digits: int = 3) -> str:
+    """``0.325 [0.280, 0.373]`` (the interval only when known)."""
+    text = num(value, digits)
+    if low is not None and high is not None and isnum(low) and isnum(high):
+        text += f" [{num(low, digits)}, {num(high, digits)}]"
+    return text
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-") or "x"
+
+
+class Cell:
+    """A table cell: shown text (already HTML), the value it sorts by, a class."""
+
+    def __init__(self, shown: str, sort=None, cls: str = ""):
+        self.shown, self.sort, self.cls = shown, sort, cls
+
+
+def cell(value, digits: int = 3) -> Cell:
+    """Numbers right-aligned and sorted by value; booleans as yes/no."""
+    if isinstance(value, Cell):
+        return value
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):   # numpy scalar
+        value = value.item()
+    if value is None:
+        return Cell("")
+    if isinstance(value, bool):
+        return Cell('<span class="yes">yes</span>' if value else '<span class="no">no</span>',
+                    int(value))
+    if isnum(value):
+        return Cell(esc(num(value, digits)), repr(float(value)), "n")
+    if isinstance(value, float):  # NaN
+        return Cell("n/a", "", "n")
+    return Cell(esc(value))
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence], row_classes: Optional[Sequence[str]]
+          = None, digits: int = 3, sortable: bool = True, table_id: str = "") -> str:
+    """A table whose columns sort when their header is clicked."""
+    rows = [[cell(v, digits) for v in r] for r in rows]
+    numeric = [bool(rows) and all(r[i].cls == "n" or r[i].shown == "n/a" for r in rows)
+               for i in range(len(headers))]
+    head = "".join(f'<th{" class=n" if numeric[i] else ""} scope="col">{esc(h)}</th>'
+                   for i, h in enumerate(headers))
+    body = []
+    for i, r in enumerate(rows):
+        cls = (row_classes or [""] * len(rows))[i]
+        tds = "".join(
+            f'<td{f" class={c.cls}" if c.cls else ""}'
+            f'{f" data-v={chr(34)}{esc(c.sort)}{chr(34)}" if c.sort is not None else ""}>'
+            f'{c.shown}</td>' for c in r)
+        body.append(f'<tr{f" class={cls}" if cls else ""}>{tds}</tr>')
+    ident = f' id="{esc(table_id)}"' if table_id else ""
+    klass = ' class="sortable"' if sortable else ""
+    return (f'<div class="scroll"><table{ident}{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def figure(svg: str, caption: str, name: str) -> str:
+    return (f'<figure data-figure="{esc(name)}">{svg}'
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+
+
+def note(text: str) -> str:
+    return f'<p class="note">{esc(text)}</p>'
+
+
+def section(ident: str, title: str, body: str, level: int = 3) -> str:
+    return (f'<section id="{esc(ident)}" class="part"><h{level}>{esc(title)}</h{level}>'
+            f"{body}</section>")
+
+
+def page(title: str, header: str, body: str) -> str:
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{esc(title)}</title><link rel=\"icon\" href=\"data:,\">"
+            f"<style>{STYLE}</style></head><body><main>"
+            f"<header>{header}</header>{body}</main><script>{SCRIPT}</script>"
+            "</body></html>\n")

@@ -1,0 +1,230 @@
+"""Issue 12, part 1: report.html, built from a run directory alone.
+
+- a small two-task run (one task judged, one not): every section of both
+  tasks, the overview linking to both, figures inline, nothing fetched;
+- the same run with tables removed (no statistics, only some stages): a
+  note instead of a section, never a failure;
+- ``qarla run`` writes report.html with the run, ``qarla report`` rebuilds
+  it without Spark, and says one line when given no run;
+- the figure functions alone (pure: frames in, SVG out).
+
+The browser test (tests/test_report_browser.py) reuses :func:`report_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qarla_spark.report import REPORT_FILE, ReportError, build_report, task_views, write_report
+from qarla_spark.report import figures as fg
+from qarla_spark.report import sections
+from qarla_spark.report.data import load_run
+
+TASKS = ("news", "chat two")      # one judged, one not; a space in a task name
+
+
+def two_task_records():
+    from test_determinism import tie_heavy_testbed
+    records = tie_heavy_testbed(n_topics=6, n_models=5, n_peers=6, seed=5)
+    for rec in records:
+        rec["task"] = TASKS[0]
+    other = tie_heavy_testbed(n_topics=4, n_models=4, n_peers=4, seed=8)
+    for rec in other:
+        rec["task"] = TASKS[1]
+        rec.pop("human", None)
+    return records + other
+
+
+_RUNS: dict = {}      # the run, made once per session even when two modules use the fixture
+
+
+@pytest.fixture(scope="session")
+def report_run(spark, tmp_path_factory):
+    """A finished two-task run (pipeline.run, bootstrap 100): its folder."""
+    key = str(tmp_path_factory.getbasetemp())
+    if key not in _RUNS:
+        _RUNS[key] = make_report_run(spark, tmp_path_factory.mktemp("report"))
+    return _RUNS[key]
+
+
+def make_report_run(spark, tmp):
+    from helpers import write_jsonl
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    path = write_jsonl(tmp / "in.jsonl", two_task_records())
+    out = tmp / "run"
+    pipeline.run(spark, RunConfig(
+        inputs=(str(path),), out=str(out), metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
+        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=100, seed=4))
+    return str(out)
+
+
+def section_ids(run_dir):
+    ids = ["overview", "problems"]
+    for view in task_views(load_run(run_dir)):
+        ids.append(view.ident)
+        ids += [view.sub(key) for key, *_ in sections.SECTIONS]
+    return ids
+
+
+def edited_copy(run_dir, tmp_path, drop_tables=(), drop_info=(), **config):
+    """The run with some tables and run.json keys removed."""
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns(REPORT_FILE))
+    for name in drop_tables:
+        shutil.rmtree(copy / name, ignore_errors=True)
+    info = json.loads((copy / "run.json").read_text())
+    for key in drop_info:
+        info.pop(key, None)
+    info["config"].update(config)
+    (copy / "run.json").write_text(json.dumps(info))
+    return str(copy)
+
+
+# ---------------------------------------------------------------- a whole run
+
+@pytest.mark.spark
+def test_the_run_writes_its_report_with_every_section(report_run):
+    page = written(report_run)
+    assert page == build_report(report_run)   # rebuilt from the tables alone: the same
+    assert ".incomplete-" not in page and "could not be drawn" not in page
+    for ident in section_ids(report_run):
+        assert f'id="{ident}"' in page, ident
+    assert page.count('class="task"') == 2 and 'id="task-chat-two"' in page
+    # the overview links to both tasks
+    overview = page.split('id="overview"', 1)[1].split("</section>", 1)[0]
+    assert '<a href="#task-news">news</a>' in overview
+    assert '<a href="#task-chat-two">chat two</a>' in overview
+    # the judged task draws every figure; the other says why it has fewer
+    news = page.split('id="task-news"', 1)[1].split('id="task-chat-two"', 1)[0]
+    names = re.findall(r'<figure data-figure="(\w+)"><svg', news)
+    assert set(names) == set(fg.FIGURES), names
+    chat = page.split('id="task-chat-two"', 1)[1]
+    assert "it has no human judgments" in chat
+    assert "<svg" in chat.split('id="task-chat-two-king"', 1)[1]
+    # every figure has a caption
+    assert page.count("<figure") == page.count("<figcaption>") > 10
+
+
+def written(run_dir) -> str:
+    """The report.html the run wrote."""
+    with open(os.path.join(run_dir, REPORT_FILE), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.spark
+def test_the_report_is_self_contained(report_run):
+    page = written(report_run)
+    without_svg_ns = page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
+    assert not re.search(r"https?://", without_svg_ns)
+    assert not re.search(r"<(script|img|link|iframe)[^>]+(src|href)=\"(?!data:)", page)
+    assert page.count("<script>") == 1 and page.count("<style>") == 1
+    assert 'class="sortable"' in page and "aria-sort" in page
+    assert len(page.encode()) < 2_000_000
+
+
+@pytest.mark.spark
+def test_the_header_and_the_testbed_card(report_run):
+    page = written(report_run)
+    info = json.load(open(os.path.join(report_run, "run.json")))
+    for value in (info["signature"], str(info["seed"]), info["finished_at"]):
+        assert value in page
+    card = page.split('id="task-news-testbed"', 1)[1].split("</section>", 1)[0]
+    assert "<dt>topics</dt><dd>6</dd>" in card and "<dd>6</dd>" in card
+    assert "q: 36 summaries" in card and "all pairs (exact)" in card
+
+
+@pytest.mark.spark
+def test_without_statistics_sections_say_so(report_run, tmp_path):
+    stats = ("king_ci", "jack_ci", "auc_ci", "correlation_ci", "comparisons")
+    copy = edited_copy(report_run, tmp_path, stats, ("statistics",), bootstrap=0)
+    page = build_report(copy)
+    assert "could not be drawn" not in page
+    assert "the statistics stage was off (--bootstrap 0)" in page
+    assert "Wilson interval" in page                       # KING intervals without bootstrap
+    for ident in section_ids(copy):
+        assert f'id="{ident}"' in page
+
+
+@pytest.mark.spark
+def test_a_run_of_only_some_stages_gives_notes(report_run, tmp_path):
+    later = [t for t in os.listdir(report_run) if os.path.isdir(os.path.join(report_run, t))
+             and t not in ("testbed", "problems", "summaries", "judgments", "similarities")]
+    copy = edited_copy(report_run, tmp_path, later, ("qarla", "hbr", "statistics"),
+                       stages=["testbed", "similarities"])
+    page = build_report(copy)
+    assert "could not be drawn" not in page
+    assert "the qarla stage did not run" in page and "the hbr stage did not run" in page
+    assert "<svg" not in page
+    for ident in section_ids(copy):
+        assert f'id="{ident}"' in page
+
+
+# ---------------------------------------------------------------- the command
+
+@pytest.mark.spark
+def test_qarla_report_rebuilds_it_without_spark(report_run, tmp_path):
+    target = tmp_path / "r.html"
+    code = ("import sys; from qarla_spark.cli import main; "
+            f"rc = main(['report', {report_run!r}, '--out', {str(target)!r}]); "
+            "assert not [m for m in sys.modules if m.startswith('pyspark')], 'Spark imported'; "
+            "sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"report: {target}"
+    assert target.read_text(encoding="utf-8") == written(report_run)
+
+
+def test_qarla_report_without_a_run_says_one_line(tmp_path, capsys):
+    from qarla_spark.cli import main
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is not a directory" in err
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "has no run.json" in err
+    (tmp_path / "run.json").write_text("{not json")
+    with pytest.raises(ReportError, match="not valid JSON"):
+        write_report(str(tmp_path))
+
+
+def test_the_families_are_those_of_the_statistics_stage():
+    from qarla_spark.stages.statistics import FAMILIES
+    assert {sections.FAMILY_BEST_SINGLE, sections.FAMILY_REPRESENTATIVE, sections.FAMILY_SUBSET,
+            sections.FAMILY_HBR_BEST, sections.FAMILY_HBR_MEDIAN} == set(FAMILIES.values())
+
+
+# ---------------------------------------------------------------- figures alone
+
+def test_figures_are_lean_inline_svg_with_their_own_ids():
+    auc = pd.DataFrame({"criterion": ["q"] * 3 + ["r"] * 3, "measure": ["HBR", "a", "b"] * 2,
+                        "auc": [0.61234567, 0.7, 0.4] * 2, "low": [0.5, 0.6, np.nan] * 2,
+                        "high": [0.7, 0.8, np.nan] * 2})
+    one = fg.to_svg(fg.auc_figure(auc), "one")
+    two = fg.to_svg(fg.auc_figure(auc), "two")
+    assert one.startswith("<svg ") and "<?xml" not in one and "<metadata" not in one
+    assert "<text" in one and "best: a" in one               # text stays text
+    assert not re.search(r'\sd="[^"]*\d\.\d{3}', one)         # coordinates rounded
+    ids = re.findall(r'id="([^"]+)"', one)
+    assert ids and not set(ids) & set(re.findall(r'id="([^"]+)"', two))   # unique per figure
+    assert fg.to_svg(fg.auc_figure(auc), "one") == one       # deterministic
+
+
+def test_the_king_figure_marks_best_single_and_clusters():
+    rows = pd.DataFrame({"metric": ["a", "b", "c"], "king": [0.3, 0.1, 0.2],
+                         "low": [0.2, 0.05, np.nan], "high": [0.4, 0.15, np.nan],
+                         "cluster": [0, 1, 0], "representative": [True, True, False]})
+    svg = fg.to_svg(fg.king_metrics_figure(rows, "a,b", 0.35, (0.3, 0.4), "a"), "k")
+    assert "a ★" in svg and "best set a,b" in svg
+    assert fg.CLUSTER_COLOURS[1] in svg and fg.CLUSTER_COLOURS[0] in svg
