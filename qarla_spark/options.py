@@ -316,9 +316,10 @@ class Option:
             kwargs["required"] = True
         # settings default to None so that a run file can supply them; a
         # switch of the qarla command repeated on a subcommand has no default
-        # there (it would undo the switch given before the command name)
+        # there (it would undo the switch given before the command name);
+        # the spark-submit job ("job") has no command before it
         default = self.default if not self.setting else None
-        if "qarla" in self.commands and command != "qarla":
+        if "qarla" in self.commands and command not in ("qarla", "job"):
             default = argparse.SUPPRESS
         parser.add_argument(*self.flags, dest=self.name, default=default, **kwargs)
 
