@@ -30,7 +30,8 @@ rouge-score's, the time per topic and its ratio to SummEval's, and the peak
 resident memory (VmHWM) of the Python driver and of the JVM (its child
 process; both reset before each part, so each figure is that part's peak).
 A part that fails is reported with the stage it was in and for how long;
-the next parts still run.
+the next parts still run (after an interrupt, none does: what was measured
+is printed, and written to ``--json`` after each part).
 
     python jobs/benchmark_scale.py [--quick] [--parts summeval,tasks,topics]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
@@ -160,6 +161,7 @@ class Recorder:
         self.current: Optional[str] = None
         self.started_at = self.t0
         self.jobs: Dict[str, int] = {}
+        self.seconds: Dict[str, float] = {}
         self._mark = self._last_job()
 
     def _last_job(self) -> int:
@@ -188,6 +190,7 @@ class Recorder:
     def stage_finished(self, name: str, seconds: float) -> None:
         last = self._last_job()
         self.jobs[name] = max(0, last - self._mark)
+        self.seconds[name] = seconds
         self._mark = last
         self.current = None
         self._say(f"{name}: {seconds:.1f} s, {self.jobs[name]} Spark jobs")
@@ -219,12 +222,11 @@ def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
               f"of it ({elapsed:.1f} s into the run): {type(exc).__name__}: {exc}",
               file=sys.stderr, flush=True)
         traceback.print_exc(file=sys.stderr)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        return {"failed": True, "stage": stage, "elapsed_s": elapsed,
+        return {"failed": True, "interrupted": isinstance(exc, KeyboardInterrupt),
+                "stage": stage, "elapsed_s": elapsed,
                 "stage_s": time.time() - recorder.started_at,
                 "error": f"{type(exc).__name__}: {exc}"[:500],
-                "jobs": dict(recorder.jobs),
+                "jobs": dict(recorder.jobs), "finished": dict(recorder.seconds),
                 "driver_peak_mb": peak_mb(), "jvm_peak_mb": peak_mb(str(jvm)) if jvm else None,
                 "load_before": before, "load_after": load_average()}
     elapsed = time.perf_counter() - start
@@ -301,11 +303,14 @@ def report_lines(data: Dict) -> List[str]:
                    f"JSONL {g['bytes'] / 1e6:.1f} MB, in {g['seconds']:.1f} s")
     for part, r in results.items():
         if r["failed"]:
-            out.append(f"{labels[part]}: FAILED in stage {r['stage']} after {r['stage_s']:.1f} s "
-                       f"of it ({r['elapsed_s']:.1f} s into the run): {r['error']}; driver "
-                       f"peak {_fmt(r['driver_peak_mb'], '.0f')} MB, JVM peak "
-                       f"{_fmt(r['jvm_peak_mb'], '.0f')} MB; jobs per finished stage "
-                       f"{r['jobs']}")
+            what = "INTERRUPTED" if r.get("interrupted") else "FAILED"
+            done = ", ".join(f"{name} {seconds:.1f} s ({r['jobs'].get(name, '?')} jobs)"
+                             for name, seconds in r.get("finished", {}).items())
+            out.append(f"{labels[part]}: {what} in stage {r['stage']} after "
+                       f"{r['stage_s']:.1f} s of it ({r['elapsed_s']:.1f} s into the run): "
+                       f"{r['error']}; finished stages: {done or 'none'}; driver peak "
+                       f"{_fmt(r['driver_peak_mb'], '.0f')} MB, JVM peak "
+                       f"{_fmt(r['jvm_peak_mb'], '.0f')} MB")
     ok = {p: r for p, r in results.items() if not r["failed"]}
     if ok:
         out += stage_table(ok, labels)
@@ -436,26 +441,30 @@ def main(argv=None) -> int:
         jvm = jvm_pid(spark)
         master, cores, spark_version = (spark.sparkContext.master,
                                         spark.sparkContext.defaultParallelism, spark.version)
+        results_all = {"version": __version__, "spark": spark_version, "master": master,
+                       "cores": cores, "machine": machine_before, "seed": args.seed,
+                       "bootstrap": configs[parts[0]].bootstrap if parts else None,
+                       "labels": {p: labels[p] for p in parts},
+                       "baseline": {"pairs": len(pairs), "seconds": baseline_s,
+                                    "pairs_per_s": baseline},
+                       "generated": generated, "runs": results}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)
             results[part] = run_part(spark, labels[part], configs[part], jvm)
             results[part]["pairs"] = pair_counts[part]
+            if args.json:    # after each part: a later failure keeps what was measured
+                with open(args.json, "w", encoding="utf-8") as handle:
+                    json.dump(results_all, handle, indent=2, default=str)
+            if results[part].get("interrupted"):
+                break
     finally:
         if not args.out:
             shutil.rmtree(root, ignore_errors=True)
 
-    results_all = {"version": __version__, "spark": spark_version, "master": master,
-                   "cores": cores, "machine": machine_before, "seed": args.seed,
-                   "bootstrap": configs[parts[0]].bootstrap if parts else None,
-                   "labels": {p: labels[p] for p in parts},
-                   "baseline": {"pairs": len(pairs), "seconds": baseline_s,
-                                "pairs_per_s": baseline},
-                   "generated": generated, "runs": results}
     print("\n".join(report_lines(results_all)))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(results_all, handle, indent=2, default=str)
+    if any(r.get("interrupted") for r in results.values()):
+        return 130
     return 0 if all(not r["failed"] for r in results.values()) else 1
 
 
