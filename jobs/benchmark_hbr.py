@@ -29,15 +29,6 @@ import tempfile
 import time
 
 
-def rss_mb() -> float:
-    """Resident memory of this (driver) process, MB."""
-    with open("/proc/self/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def synthetic(spark, n_topics: int, n_measures: int, seed: int, n_models: int = 11,
               n_peers: int = 16):
     """(similarities, summaries, judgments) of a synthetic task, built on the
@@ -106,7 +97,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from bench_common import summeval_similarities
+    from bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__
     from qarla_spark.spark import cache
     from qarla_spark.spark.cube import TopicCube

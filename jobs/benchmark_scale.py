@@ -56,40 +56,12 @@ import traceback
 from collections import Counter
 from typing import Dict, List, Optional
 
+from bench_common import peak_mb, reset_peak
+
 PARTS = ("summeval", "tasks", "topics")
 
 
 # --- the machine and its memory ---------------------------------------------
-
-def _status(pid: str = "self") -> Dict[str, int]:
-    """VmRSS / VmHWM (kB) of a process, from /proc (empty when gone)."""
-    found = {}
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                key = line.split(":", 1)[0]
-                if key in ("VmRSS", "VmHWM"):
-                    found[key] = int(line.split()[1])
-    except OSError:
-        pass
-    return found
-
-
-def peak_mb(pid: str = "self") -> Optional[float]:
-    kb = _status(pid).get("VmHWM")
-    return kb / 1024 if kb is not None else None
-
-
-def reset_peak(pid: str = "self") -> bool:
-    """Reset a process's VmHWM to its current RSS (Linux ≥ 4.0:
-    ``echo 5 > /proc/PID/clear_refs``); False if not allowed."""
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w", encoding="ascii") as handle:
-            handle.write("5")
-        return True
-    except OSError:
-        return False
-
 
 def _comm(pid: int) -> str:
     try:

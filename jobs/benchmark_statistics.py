@@ -24,15 +24,6 @@ import tempfile
 import time
 
 
-def rss_mb() -> float:
-    """Resident memory of this (driver) process, MB."""
-    with open("/proc/self/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -43,7 +34,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
 
-    from bench_common import summeval_similarities
+    from bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__, pipeline
     from qarla_spark.config import RunConfig
     from qarla_spark.spark.session import build_session

@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Optional
 from qarla_spark.report import html as h
 from qarla_spark.report.data import ReportError, Run, load_run, local_path
 from qarla_spark.report.sections import (FAMILY_HBR_BEST, TaskView, auc_rows, best_pearson,
-                                         king_intervals, king_of, problems_block, task_section)
+                                         jack_intervals, king_intervals, king_of,
+                                         problems_block, task_section)
 
 __all__ = ["REPORT_FILE", "ReportError", "build_report", "write_report", "write_figures",
            "write_staged_report"]
@@ -95,10 +96,7 @@ def overview_row(view: TaskView, criteria: List[str]) -> List[Any]:
     if jack is not None and view.best_set is not None:
         hit = jack[jack["metric_set"] == view.best_set]
         jack_value = float(hit["jack"].iloc[0]) if len(hit) else None
-        ci = view.rows("jack_ci")
-        if ci is not None:
-            c = ci[(ci["metric_set"] == view.best_set) & (ci["method"] == "percentile")]
-            low, high = (c["ci_low"].iloc[0], c["ci_high"].iloc[0]) if len(c) else (None, None)
+        low, high = jack_intervals(view).get(view.best_set, (None, None))
     intervals, _ = king_intervals(view)
     king = king_of(view, view.best_set)
     k_low, k_high = intervals.get(view.best_set, (None, None))

@@ -305,6 +305,16 @@ def ranking_section(view: TaskView) -> str:
     return text + figure(svg, caption, "ranking") + tab
 
 
+def jack_intervals(view: TaskView) -> Dict[str, Tuple[float, float]]:
+    """Each set's 95% JACK interval (bootstrap over topics, percentile);
+    empty when the statistics stage did not run."""
+    ci = view.rows("jack_ci")
+    if ci is None:
+        return {}
+    return {r.metric_set: (r.ci_low, r.ci_high)
+            for r in ci[ci["method"] == "percentile"].itertuples()}
+
+
 def jack_section(view: TaskView) -> str:
     why = missing(view, "jack_curve")
     if why:
@@ -318,11 +328,7 @@ def jack_section(view: TaskView) -> str:
     out = figure(svg, caption, "jack_curve")
     jack = view.rows("jack")
     if jack is not None:
-        ci = view.rows("jack_ci")
-        intervals = {}
-        if ci is not None:
-            intervals = {r.metric_set: (r.ci_low, r.ci_high)
-                         for r in ci[ci["method"] == "percentile"].itertuples()}
+        intervals = jack_intervals(view)
         ordered = jack.sort_values("jack", ascending=False)
         out += table(["metric set", "JACK", "95% low", "95% high"],
                      [[r.metric_set, r.jack, *intervals.get(r.metric_set, (None, None))]
