@@ -154,8 +154,11 @@ def session_for(config: RunConfig, verbose: bool = False):
 def cmd_validate(args: argparse.Namespace) -> int:
     from qarla_spark import pipeline
     config = config_from_args(args)
-    spark = session_for(config, args.verbose)
-    _, report = pipeline.load(spark, config)
+    checked = pipeline.check_small(config)  # small local inputs: no Spark at all
+    if checked is not None:
+        report = checked.report
+    else:
+        _, report = pipeline.load(session_for(config, args.verbose), config)
     print(report.format())
     return 0 if report.ok else EXIT_INPUT
 
@@ -179,18 +182,27 @@ def make_progress(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace, stages=None) -> int:
     from qarla_spark import pipeline
-    from qarla_spark.progress import SparkCounter
+    from qarla_spark.progress import SparkCounter, stage
     base = load_config(args.config) if args.config else None
     config = config_from_args(args, base).updated(stages=stages)
     pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
     refuse_existing_out(config)
     progress = make_progress(args)
-    spark = session_for(config, args.verbose)
-    if hasattr(progress, "counter"):
-        progress.counter = SparkCounter(spark.sparkContext)
+    from qarla_spark.spark.session import check_can_start
+    check_can_start()  # a missing Java is the first thing said
+    # small local inputs are read and checked before Spark starts: the
+    # description (or the input's errors) comes at once
+    checked = pipeline.check_small(config)
+    if checked is not None:
+        checked.report.raise_for_errors()
+        progress.testbed(checked.report.format())
     _CURRENT["progress"] = progress
     try:
-        result = pipeline.run(spark, config, progress=progress)
+        with stage(progress, "spark session", {}):
+            spark = session_for(config, args.verbose)
+        if hasattr(progress, "counter"):
+            progress.counter = SparkCounter(spark.sparkContext)
+        result = pipeline.run(spark, config, progress=progress, checked=checked)
     finally:
         _CURRENT.pop("progress", None)
         if hasattr(progress, "close"):

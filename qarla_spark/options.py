@@ -368,6 +368,12 @@ OPTIONS: Tuple[Option, ...] = (
            commands=_READ, help="task name for records that carry none"),
     Option("problem_limit", Integer(1), 50, flags=("--limit",), metavar="N", commands=_READ,
            help="show at most N problems of each severity (default {default})"),
+    Option("driver_read_mb", Integer(0), 16, flags=("--driver-read-mb",), metavar="MB",
+           commands=_READ,
+           help="inputs on the local file system of at most MB megabytes in all are read and "
+                "checked in the driver before Spark starts (the description comes at once and "
+                "'validate' needs no Spark); larger or remote ones by Spark; 0: always Spark "
+                "(default {default})"),
     # the run
     Option("config", Text("a file", optional=True), None, flags=("--config",), metavar="FILE",
            commands=_WRITE, required_in=("job",), setting=False,

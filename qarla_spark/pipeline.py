@@ -35,7 +35,7 @@ from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory
 from qarla_spark.stages.similarities import plan_metrics  # noqa: F401 (the CLI's early check)
-from qarla_spark.stages.testbed import input_specs, load  # noqa: F401
+from qarla_spark.stages.testbed import check_small, input_specs, load  # noqa: F401
 from qarla_spark.tables import TABLES, table
 
 
@@ -61,14 +61,16 @@ class RunResult:
 
 
 def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None,
-        progress: Optional[Progress] = None) -> RunResult:
+        progress: Optional[Progress] = None, checked=None) -> RunResult:
     """Run the configured stages for every task of the input and write the
     run directory (atomically). What the stages cached is released when the
     run ends, so one session can run many. ``progress`` hears of the
     testbed's description and of each stage's start and end
-    (:mod:`qarla_spark.progress`; default: nobody)."""
+    (:mod:`qarla_spark.progress`; default: nobody). ``checked``: the inputs
+    already read and checked in the driver (:func:`check_small`), whose
+    description the caller has shown."""
     with cache.scope():
-        return _run(spark, config, command, progress or NullProgress())
+        return _run(spark, config, command, progress or NullProgress(), checked)
 
 
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
@@ -84,7 +86,7 @@ def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, f
 
 
 def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
-         progress: Progress) -> RunResult:
+         progress: Progress, checked) -> RunResult:
     from qarla_spark.stages import similarities as sim_stage
     from qarla_spark.stages.testbed import testbed_tables
 
@@ -94,10 +96,12 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
     extra: Dict[str, Any] = {}
     texts: List[str] = []
     try:
-        testbed, report = load(spark, config)
+        announced = checked is not None
+        testbed, report = load(spark, config, checked)
         report.raise_for_errors()
         timings = {"load_validate_s": round(time.time() - started, 3)}
-        progress.testbed(report.format())
+        if not announced:
+            progress.testbed(report.format())
 
         with stage(progress, "testbed tables", timings, "write_testbed_s"):
             write_tables(out, testbed_tables(spark, testbed, report), {})

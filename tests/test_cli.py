@@ -114,18 +114,22 @@ def test_parser_accepts_repeated_options():
 
 
 def test_missing_java_is_the_first_and_only_thing_said(tmp_path):
-    """A fresh process without Java: one sentence on how to install it, exit 3,
-    no traceback (Spark never starts)."""
+    """A fresh process without Java: `qarla run` says in one sentence how to
+    install it, exit 3, no traceback (Spark never starts, the input is not
+    read); `qarla validate` of a small local input needs no Java at all."""
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME",)}
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "python3").symlink_to(sys.executable)
     env["PATH"] = str(bindir)
-    proc = subprocess.run(qarla_cmd() + ["validate"], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=120)
+    proc = subprocess.run(qarla_cmd() + ["run", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 3
     assert proc.stderr.startswith("qarla: Spark needs Java 17 or newer and no `java` was found")
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+    proc = subprocess.run(qarla_cmd() + ["validate"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0 and "topics: 100" in proc.stdout, proc.stderr
 
 
 def test_makefile_java_check_runs_without_dependencies(tmp_path):
@@ -245,8 +249,8 @@ def test_progress_lines_then_summary_and_quiet(spark, tmp_path, capsys):
     lines = loud.err.splitlines()
     events = [line.split("] ", 1)[1] for line in lines if line.startswith("qarla [")]
     assert [e.rsplit(" done in ", 1)[0] if " done in " in e else e for e in events] == [
-        "testbed tables ...", "testbed tables", "similarities ...", "similarities",
-        "writing ...", "writing"], lines
+        "spark session ...", "spark session", "testbed tables ...", "testbed tables",
+        "similarities ...", "similarities", "writing ...", "writing"], lines
     assert main(["similarities", str(path), "--metrics", "R-1.a", "--quiet",
                  "--out", str(tmp_path / "b")]) == 0
     quiet = capsys.readouterr()

@@ -1,4 +1,10 @@
-"""Validation on Spark: relational checks, warnings, the testbed description."""
+"""Validation: relational checks, warnings, the testbed description.
+
+Every test runs twice: with the inputs read and checked on Spark
+(``load_testbed``) and in the driver (``check_in_driver``, what small local
+inputs get); both must pass the same assertions, and
+``test_both_readers_give_equal_tables`` compares them table by table.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,27 @@ import pytest
 
 from helpers import make_testbed, write_jsonl
 from qarla_spark.errors import InputError
-from qarla_spark.io import InputSpec, load_testbed
+from qarla_spark.io import InputSpec, check_in_driver, load_testbed
 
 pytestmark = pytest.mark.spark
 
+READER = {"name": "spark"}
+
+
+@pytest.fixture(params=["spark", "driver"], autouse=True)
+def reader(request):
+    READER["name"] = request.param
+    yield request.param
+
 
 def load(spark, *specs, limit=50):
-    return load_testbed(spark, list(specs), limit=limit)
+    if READER["name"] == "spark":
+        return load_testbed(spark, list(specs), limit=limit)
+    # file: URIs: a missing plain path may be on HDFS, so only Spark says
+    specs = [InputSpec("file:" + s.path, s.kind, s.task) for s in specs]
+    checked = check_in_driver(specs, limit)
+    assert checked is not None, "the driver declined a small local input"
+    return checked.testbed(spark), checked.report
 
 
 def messages(report, severity=None):
@@ -197,3 +217,52 @@ def test_empty_input_folder(spark, tmp_path):
     with pytest.raises(InputError) as info:
         load(spark, InputSpec(str(tmp_path / "empty")))
     assert "holds no files" in str(info.value)
+
+
+def _messy_testbed(tmp_path):
+    """One input with every kind of problem of SPEC §1's checks, in two
+    tasks, over several files."""
+    recs = make_testbed(n_topics=3, n_models=4, n_peers=3)
+    recs += [dict(r, topic="small") for r in make_testbed(n_topics=1, n_models=2, n_peers=1)]
+    recs += [dict(r, topic="three") for r in make_testbed(n_topics=1, n_models=3, n_peers=0)]
+    recs += [dict(r, task="u") for r in make_testbed(n_topics=2, n_models=5, n_peers=2)]
+    recs.append({"task": "u", "topic": "t1", "summarizer": "p0", "role": "model", "text": "z"})
+    a = write_jsonl(tmp_path / "a.jsonl", recs[:20] + ['{"broken": '] + recs[20:])
+    b = write_jsonl(tmp_path / "b.jsonl", [recs[5], recs[7]])
+    j = write_jsonl(tmp_path / "j.jsonl", [
+        {"task": "t", "topic": "t0", "summarizer": "p77", "criterion": "q", "score": 1},
+        {"task": "t", "topic": "t0", "summarizer": "p0", "criterion": "quality", "score": 2},
+        {"task": "t", "topic": "gone", "summarizer": "p0", "criterion": "q", "score": 1}])
+    src = write_jsonl(tmp_path / "src.jsonl", [
+        {"task": "t", "topic": "t0", "documents": ["a ."]},
+        {"task": "t", "topic": "t0", "documents": ["b ."]},
+        {"task": "t", "topic": "t1", "documents": ["c .", "d ."]},
+        {"task": "u", "topic": "elsewhere", "documents": ["e ."]}])
+    return [InputSpec(str(a)), InputSpec(str(b)), InputSpec(str(j), "judgments"),
+            InputSpec(str(src), "sources")]
+
+
+def _rows(frame):
+    return sorted((tuple(tuple(v) if isinstance(v, list) else v for v in r) for r in
+                   frame.collect()), key=repr)
+
+
+def test_both_readers_give_equal_tables(spark, tmp_path, reader):
+    """The driver's reader and Spark's give the same canonical tables, the
+    same problems table and the same report, on a testbed with every kind
+    of problem (two tasks, duplicates across files, unknown judgments,
+    orphan and duplicate sources, parse errors, topics with 2, 3 models or
+    no peers, a summarizer in two roles)."""
+    if reader == "driver":
+        pytest.skip("one comparison is enough")
+    specs = _messy_testbed(tmp_path)
+    on_spark, spark_report = load_testbed(spark, specs, limit=4)
+    checked = check_in_driver(specs, limit=4)
+    in_driver = checked.testbed(spark)
+    for name in ("summaries", "judgments", "sources", "problems", "problems_by_kind"):
+        a, b = getattr(on_spark, name), getattr(in_driver, name)
+        assert a.schema == b.schema, name
+        assert _rows(a) == _rows(b), name
+    assert spark_report == checked.report
+    assert spark_report.n_errors >= 5 and spark_report.n_warnings >= 5
+    assert spark_report.format() == checked.report.format()

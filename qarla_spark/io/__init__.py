@@ -3,26 +3,76 @@
 >>> testbed, report = load_testbed(spark, bundled_inputs())
 >>> report.raise_for_errors()
 >>> testbed.summaries  # (task, topic, summarizer, role, text)
+
+Small local inputs can be read and checked before Spark starts
+(:func:`check_in_driver`), with the same parsers and checks
+(:mod:`qarla_spark.io.checks`) and the same tables and report.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Tuple
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from qarla_spark.io.readers import InputSpec, bundled_inputs, parse_input_arg, read_raw
-from qarla_spark.io.validate import Testbed, TaskStats, ValidationReport, build_testbed, validate
+from qarla_spark.io.readers import (
+    InputSpec,
+    bundled_inputs,
+    driver_input_bytes,
+    parse_input_arg,
+    read_raw,
+    read_records,
+)
+from qarla_spark.io.validate import (
+    Testbed,
+    TaskStats,
+    ValidationReport,
+    build_testbed,
+    testbed_from_rows,
+    validate,
+    validate_records,
+)
 from qarla_spark.spark import cache
 
 
 def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50
                  ) -> Tuple[Testbed, ValidationReport]:
-    """Read and validate inputs. The raw records are cached (they are read
-    by every check); the canonical tables are partitioned by (task, topic)."""
+    """Read and validate inputs on Spark. The raw records are cached (the
+    checks and the problems read them)."""
     raw = cache.persist(read_raw(spark, specs))
     testbed = build_testbed(raw)
     report = validate(testbed, limit)
     return testbed, report
 
 
-__all__ = ["InputSpec", "Testbed", "TaskStats", "ValidationReport", "bundled_inputs",
-           "build_testbed", "load_testbed", "parse_input_arg", "read_raw", "validate"]
+@dataclass
+class CheckedInput:
+    """Inputs read and checked in the driver: the checked rows
+    (:func:`~qarla_spark.io.checks.check_records`) and the report."""
+
+    topic_rows: List[Dict]
+    task_rows: List[Dict]
+    report: ValidationReport
+    #: bytes read
+    size: int
+
+    def testbed(self, spark) -> Testbed:
+        """The canonical tables on Spark (equal to :func:`load_testbed`'s)."""
+        return testbed_from_rows(spark, self.topic_rows, self.task_rows)
+
+
+def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
+                    max_bytes: int = 64 << 20) -> Optional[CheckedInput]:
+    """Read and check the inputs in the driver when all of them are on the
+    local file system (or bundled) and hold at most ``max_bytes`` in all
+    (0: never); ``None`` otherwise (:func:`load_testbed` reads them)."""
+    specs = list(specs)
+    size = driver_input_bytes(specs) if max_bytes > 0 and specs else None
+    if size is None or size > max_bytes:
+        return None
+    topic_rows, task_rows, report = validate_records(read_records(specs), limit)
+    return CheckedInput(topic_rows, task_rows, report, size)
+
+
+__all__ = ["CheckedInput", "InputSpec", "Testbed", "TaskStats", "ValidationReport",
+           "bundled_inputs", "build_testbed", "check_in_driver", "load_testbed",
+           "parse_input_arg", "read_raw", "read_records", "validate"]

@@ -86,23 +86,131 @@ def _hadoop_fs(spark, path: str):
     return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
 
 
-def check_inputs_exist(spark, specs: Sequence[InputSpec]) -> None:
-    """Every input path exists and holds at least one file (on any file
-    system Hadoop knows: local, HDFS, S3...)."""
+def _probe_hadoop(spark):
+    """What :func:`missing_inputs` asks of a path, through Hadoop's FileSystem."""
+    def probe(path: str) -> Optional[str]:
+        fs, hpath = _hadoop_fs(spark, path)
+        if not fs.exists(hpath):
+            return "missing"
+        if fs.getFileStatus(hpath).isDirectory() and not fs.listFiles(hpath, True).hasNext():
+            return "empty"
+        return None
+    return probe
+
+
+def _probe_local(path: str) -> Optional[str]:
+    """:func:`_probe_hadoop` on the local file system."""
+    import os
+    local = local_path(path)
+    if not os.path.exists(local):
+        return "missing"
+    if os.path.isdir(local) and not any(True for _ in os.walk(local) for _ in _[2]):
+        return "empty"
+    return None
+
+
+def missing_inputs(specs: Sequence[InputSpec], probe) -> None:
+    """Every input path exists and holds at least one file (``probe`` says
+    of a path: ``"missing"``, ``"empty"`` or ``None``)."""
     problems = []
     for spec in specs:
         if spec.path.startswith(BUNDLED_PREFIX):
             continue
-        fs, hpath = _hadoop_fs(spark, spec.path)
         what = {"summaries": "input", "judgments": "judgments", "sources": "sources"}[spec.kind]
-        if not fs.exists(hpath):
+        state = probe(spec.path)
+        if state == "missing":
             problems.append(Problem("error", spec.path, None, None,
                                     f"{what} not found: no such file or directory"))
-        elif fs.getFileStatus(hpath).isDirectory() and not fs.listFiles(hpath, True).hasNext():
+        elif state == "empty":
             problems.append(Problem("error", spec.path, None, None,
                                     f"{what} folder holds no files"))
     if problems:
         raise InputError(problems, header="cannot read the input")
+
+
+def check_inputs_exist(spark, specs: Sequence[InputSpec]) -> None:
+    """Every input path exists and holds at least one file (on any file
+    system Hadoop knows: local, HDFS, S3...)."""
+    missing_inputs(specs, _probe_hadoop(spark))
+
+
+# ---------------------------------------------------------------------------
+# small local inputs: read in the driver
+# ---------------------------------------------------------------------------
+
+def local_path(path: str) -> Optional[str]:
+    """The local file system path of ``path`` (plain or ``file:``), or
+    ``None`` for other file systems."""
+    from urllib.parse import urlparse
+    scheme = urlparse(path).scheme
+    if scheme == "file":
+        return display_path(path)
+    return path if scheme == "" or len(scheme) == 1 else None  # c:\ on Windows
+
+
+def _hidden(name: str) -> bool:
+    """Names Spark's file sources skip (``.x``, ``_x``)."""
+    return name.startswith(".") or name.startswith("_")
+
+
+def local_files(path: str) -> List[str]:
+    """The files of a local input (itself, or its folder's files
+    recursively, skipping hidden names as Spark does), absolute, sorted."""
+    import os
+    root = os.path.abspath(local_path(path))
+    if not os.path.isdir(root):
+        return [root]
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not _hidden(d)]
+        found += [os.path.join(folder, f) for f in files if not _hidden(f)]
+    return sorted(found)
+
+
+def driver_input_bytes(specs: Sequence[InputSpec]) -> Optional[int]:
+    """The size of the inputs when every one is on the local file system
+    (or bundled); ``None`` otherwise (Spark reads them). A missing plain
+    path may be on the cluster's default file system (``fs.defaultFS``):
+    ``None`` too, and Hadoop says whether it exists; a missing ``file:``
+    path counts 0 (:func:`read_records` says it is missing)."""
+    import os
+    total = 0
+    for spec in specs:
+        if spec.path.startswith(BUNDLED_PREFIX):
+            total += len(_bundled_bytes(spec.path))
+            continue
+        local = local_path(spec.path)
+        if local is None or not (os.path.exists(local) or spec.path.startswith("file:")):
+            return None
+        if os.path.exists(local):
+            total += sum(os.path.getsize(f) for f in local_files(spec.path))
+    return total
+
+
+def read_records(specs: Sequence[InputSpec]) -> List[dict]:
+    """The raw records of local inputs, parsed in the driver (the same
+    parsers and the same names of files as :func:`read_raw`)."""
+    import os
+    specs = list(specs)
+    if not specs:
+        raise ConfigError("no input given")
+    missing_inputs(specs, _probe_local)
+    cwd = os.getcwd()
+    records: List[dict] = []
+    for spec in specs:
+        if spec.path.startswith(BUNDLED_PREFIX):
+            records += parse_file(spec.path, _bundled_bytes(spec.path), spec.kind, spec.task)
+            continue
+        for path in local_files(spec.path):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as exc:
+                raise InputError([Problem("error", display_path(path, cwd), None, None,
+                                          f"cannot read this file ({exc.strerror})")],
+                                 header="cannot read the input") from None
+            records += parse_file(display_path(path, cwd), data, spec.kind, spec.task)
+    return records
 
 
 def _to_rows(path: str, content: bytes, kind: str, task: Optional[str], cwd: Optional[str]):

@@ -92,3 +92,27 @@ PROBLEM_SCHEMA = StructType([
     StructField("field", StringType(), True),
     StructField("message", StringType(), False),
 ])
+
+
+def _checked_schema(fields) -> StructType:
+    """The rows of the checks (:mod:`qarla_spark.io.checks`) as a schema."""
+    types = {f.name: f.dataType for f in RAW_SCHEMA.fields}
+    types.update(problem_kind=StringType(), detail=StringType(), subject=StringType(),
+                 n_models=LongType(), n_peers=LongType(), has_sources=BooleanType(),
+                 models=ArrayType(StringType(), True), peers=ArrayType(StringType(), True),
+                 criteria=ArrayType(StringType(), True),
+                 criterion_counts=ArrayType(LongType(), True),
+                 models_median=DoubleType())
+    return StructType([StructField(name, types.get(name, LongType()), True) for name in fields])
+
+
+def checked_topic_schema() -> StructType:
+    """What :func:`qarla_spark.io.checks.check_topic` returns."""
+    from qarla_spark.io.checks import TOPIC_FIELDS
+    return _checked_schema(TOPIC_FIELDS)
+
+
+def checked_task_schema() -> StructType:
+    """What :func:`qarla_spark.io.checks.check_task` returns."""
+    from qarla_spark.io.checks import TASK_FIELDS
+    return _checked_schema(TASK_FIELDS)

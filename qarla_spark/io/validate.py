@@ -17,8 +17,11 @@ warnings
 Identical copies of a reference embedded in several SacreROUGE records are
 one summary; any other repeat is a duplicate.
 
-All checks are Spark aggregations; the driver receives only counts, the
-per-task description and at most ``limit`` problems of each severity.
+The checks themselves are pure functions (:mod:`qarla_spark.io.checks`),
+run per topic and per task on Spark (:func:`build_testbed`) or in the driver
+for small local inputs (:func:`validate_records`); either way the driver
+receives only the per-task description and at most ``limit`` problems of
+each severity.
 
 The testbed-wide warnings have a *kind* (:data:`KINDS`: e.g. topics with too
 few models); :meth:`ValidationReport.format` prints one line per kind and
@@ -32,15 +35,20 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import InputError, Problem
+from qarla_spark.io import checks
 from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
 from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
 from qarla_spark.spark import cache
 
-_PROBLEM_COLS = ("severity", "file", "line", "unit", "field", "message")
+_PROBLEM_COLS = checks.PROBLEM_COLUMNS
 #: the columns that group a problem (null for the parsers' problems, which
 #: are listed one by one with their place)
-_KIND_COLS = ("kind", "task", "detail", "subject")
+_KIND_COLS = checks.KIND_COLUMNS
+
+SUMMARY_COLUMNS = ("task", "topic", "summarizer", "role", "text")
+JUDGMENT_COLUMNS = ("task", "topic", "summarizer", "criterion", "score")
+SOURCE_COLUMNS = ("task", "topic", "documents")
 
 #: how many names a grouped line shows
 SHOWN_NAMES = 3
@@ -246,183 +254,70 @@ class Testbed:
     #: ``problems`` with the columns that group them (kind, task, detail,
     #: subject; null for the parsers' problems)
     problems_by_kind: object = None
-
-
-def _problem_frame(df, severity: str, field_name: Optional[str], message,
-                   file=None, line=None, unit=None, kind: Optional[str] = None,
-                   subject=None, detail=None):
-    """Problem rows; with a ``kind`` (of :data:`KINDS`), also the columns
-    that group them: the row's ``task``, ``detail`` and ``subject`` (the
-    name a grouped line lists)."""
-    from pyspark.sql import functions as F
-
-    def text(col):
-        return (col if col is not None else F.lit(None)).cast("string")
-
-    return df.select(
-        F.lit(severity).alias("severity"),
-        (file if file is not None else F.lit(None).cast("string")).alias("file"),
-        (line if line is not None else F.lit(None).cast("long")).alias("line"),
-        (unit if unit is not None else F.lit(None).cast("string")).alias("unit"),
-        F.lit(field_name).cast("string").alias("field"),
-        message.alias("message"),
-        F.lit(kind).cast("string").alias("kind"),
-        text(F.col("task") if kind is not None else None).alias("task"),
-        text(detail).alias("detail"),
-        text(subject).alias("subject"),
-    )
-
-
-def _merge_embedded(df, keys):
-    """Drop repeats of an embedded record identical to an earlier one."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    w = Window.partitionBy(*keys).orderBy(F.col("embedded").asc(), "file", "line")
-    return (df.withColumn("_rn", F.row_number().over(w))
-              .filter(~F.col("embedded") | (F.col("_rn") == 1)).drop("_rn"))
-
-
-def _duplicates(df, keys, what: str, field_name: str):
-    """One error per repeated key, placed at its first occurrence and naming
-    another one."""
-    from pyspark.sql import functions as F
-    places = F.sort_array(F.collect_list(F.struct("file", "line", "unit")))
-    grouped = (df.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), places.alias("places"))
-                 .filter("n > 1"))
-    first, second = F.col("places")[0], F.col("places")[1]
-    other = F.concat_ws(", ", second["file"],
-                        F.concat(second["unit"], F.lit(" "), second["line"].cast("string")))
-    ident = F.concat_ws(", ", *[F.format_string(f"{k} '%s'", F.col(k)) for k in keys])
-    message = F.format_string(f"duplicate {what} (%s): %d records, another at %s",
-                              ident, F.col("n"), other)
-    return grouped, _problem_frame(grouped, "error", field_name, message,
-                                   first["file"], first["line"], first["unit"])
+    #: the rows of :func:`~qarla_spark.io.checks.check_task` (one ``stats``
+    #: row per task, and the task-wide problems)
+    task_checks: object = None
 
 
 def build_testbed(raw) -> Testbed:
-    """Split raw records into canonical tables plus a table of problems
-    (lazy: nothing is computed here)."""
+    """Check raw records on Spark: :func:`~qarla_spark.io.checks.check_topic`
+    per (task, topic), then :func:`~qarla_spark.io.checks.check_task` per
+    task; the canonical tables and every problem (lazy; the checked rows
+    are cached, as every later stage reads them)."""
     from pyspark.sql import functions as F
 
-    parse_problems = (raw.filter(F.col("kind") == PROBLEM).select(*_PROBLEM_COLS)
-                      .select("*", *[F.lit(None).cast("string").alias(c) for c in _KIND_COLS]))
+    from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
 
-    # summaries are read by every check below and by every later stage
-    summ = cache.persist(_merge_embedded(raw.filter(F.col("kind") == SUMMARY),
-                                         ["task", "topic", "summarizer", "role", "text"]))
-    skeys = ["task", "topic", "summarizer"]
-    dup_summ, dup_summ_problems = _duplicates(summ, skeys, "summary", "summarizer")
+    kind = F.col("kind")
+    topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
+                           .applyInPandas(checks.topic_frame, checked_topic_schema()))
+    tasks = cache.persist(topics.filter(kind == "profile")
+                          .select("task", *checks.PROFILE_FIELDS).groupBy("task")
+                          .applyInPandas(checks.task_frame, checked_task_schema()))
 
-    judg = raw.filter(F.col("kind") == JUDGMENT)
-    unknown = judg.join(summ.select(*skeys).distinct(), skeys, "left_anti")
-    unknown_problems = _problem_frame(
-        unknown, "error", "summarizer",
-        F.format_string("judgment for an unknown summary: task '%s', topic '%s' has no "
-                        "summary by '%s' in the input", "task", "topic", "summarizer"),
-        F.col("file"), F.col("line"), F.col("unit"))
-    judg_single = judg.join(dup_summ.select(*skeys), skeys, "left_anti")
-    _, dup_judg_problems = _duplicates(judg_single, skeys + ["criterion"], "judgment",
-                                       "criterion")
+    def problems_of(frame):
+        return frame.filter(kind == PROBLEM).select(
+            *_PROBLEM_COLS, F.col("problem_kind").alias("kind"), "task", "detail", "subject")
 
-    src = _merge_embedded(raw.filter(F.col("kind") == SOURCE), ["task", "topic", "documents"])
-    _, dup_src_problems = _duplicates(src, ["task", "topic"], "sources of a topic", "topic")
-    topics = summ.select("task", "topic").distinct()
-    orphan = src.join(topics, ["task", "topic"], "left_anti")
-    orphan_problems = _problem_frame(
-        orphan, "warning", "topic",
-        F.format_string("sources for topic '%s' of task '%s', which has no summaries",
-                        "topic", "task"), F.col("file"), F.col("line"), F.col("unit"),
-        kind="orphan_sources", subject=F.col("topic"))
-
-    per_topic = summ.groupBy("task", "topic").agg(
-        F.sum((F.col("role") == "model").cast("int")).alias("n_models"),
-        F.sum((F.col("role") == "peer").cast("int")).alias("n_peers"))
-    few = per_topic.filter(F.col("n_models") < MIN_MODELS_QUEEN)
-    few_problems = _problem_frame(few, "warning", None, F.format_string(
-        "topic '%s' of task '%s' has %d model(s): QUEEN needs %d and KING %d, so the "
-        "measures will skip this topic", "topic", "task", "n_models",
-        F.lit(MIN_MODELS_QUEEN), F.lit(MIN_MODELS_KING)),
-        kind="few_models", subject=F.col("topic"), detail=F.col("n_models"))
-    three = per_topic.filter(F.col("n_models") == MIN_MODELS_QUEEN)
-    three_problems = _problem_frame(three, "warning", None, F.format_string(
-        "topic '%s' of task '%s' has %d models: KING holds one out and needs %d, so KING "
-        "will skip this topic", "topic", "task", "n_models", F.lit(MIN_MODELS_KING)),
-        kind="three_models", subject=F.col("topic"), detail=F.col("n_models"))
-    no_peer = per_topic.filter(F.col("n_peers") == 0)
-    no_peer_problems = _problem_frame(no_peer, "warning", None, F.format_string(
-        "topic '%s' of task '%s' has no peer summaries", "topic", "task"),
-        kind="no_peers", subject=F.col("topic"))
-    both = (summ.groupBy("task", "summarizer").agg(F.countDistinct("role").alias("roles"))
-                .filter("roles > 1"))
-    both_problems = _problem_frame(both, "warning", None, F.format_string(
-        "summarizer '%s' of task '%s' is a model in some topics and a peer in others",
-        "summarizer", "task"), kind="model_and_peer", subject=F.col("summarizer"))
-
-    problems = parse_problems
-    for frame in (dup_summ_problems, unknown_problems, dup_judg_problems, dup_src_problems,
-                  orphan_problems, few_problems, three_problems, no_peer_problems,
-                  both_problems):
-        problems = problems.unionByName(frame)
-
+    parsed = (raw.filter(kind == PROBLEM).select(*_PROBLEM_COLS)
+              .select("*", *[F.lit(None).cast("string").alias(c) for c in _KIND_COLS]))
+    problems = parsed.unionByName(problems_of(topics)).unionByName(problems_of(tasks))
     return Testbed(
-        summaries=summ.select("task", "topic", "summarizer", "role", "text"),
-        judgments=judg.select("task", "topic", "summarizer", "criterion", "score"),
-        sources=src.select("task", "topic", "documents"),
+        summaries=topics.filter(kind == SUMMARY).select(*SUMMARY_COLUMNS),
+        judgments=topics.filter(kind == JUDGMENT).select(*JUDGMENT_COLUMNS),
+        sources=topics.filter(kind == SOURCE).select(*SOURCE_COLUMNS),
         problems=problems.select(*_PROBLEM_COLS),
         problems_by_kind=problems,
+        task_checks=tasks,
     )
 
 
-def task_stats(testbed: Testbed) -> List[TaskStats]:
-    """Per-task description (small: one row per task, one per criterion)."""
-    from pyspark.sql import functions as F
-
-    summ = testbed.summaries
-    per_topic = summ.groupBy("task", "topic").agg(
-        F.sum((F.col("role") == "model").cast("int")).alias("n_models"))
-    topic_rows = per_topic.groupBy("task").agg(
-        F.count(F.lit(1)).alias("n_topics"),
-        F.min("n_models").alias("models_min"),
-        F.expr("percentile(n_models, 0.5)").alias("models_median"),
-        F.max("n_models").alias("models_max")).collect()
-    count_rows = summ.groupBy("task").agg(
-        F.count(F.lit(1)).alias("n_summaries"),
-        F.sum((F.col("role") == "model").cast("int")).alias("n_model_summaries"),
-        F.sum((F.col("role") == "peer").cast("int")).alias("n_peer_summaries"),
-        F.countDistinct(F.when(F.col("role") == "model", F.col("summarizer")))
-         .alias("n_model_summarizers"),
-        F.countDistinct(F.when(F.col("role") == "peer", F.col("summarizer")))
-         .alias("n_peer_systems")).collect()
-    src_rows = (testbed.sources.join(summ.select("task", "topic").distinct(), ["task", "topic"])
-                .groupBy("task").agg(F.countDistinct("topic").alias("n"))).collect()
-    judg_rows = (testbed.judgments.groupBy("task", "criterion").agg(F.count(F.lit(1)).alias("n"))
-                 .collect())
-
-    counts = {r["task"]: r for r in count_rows}
-    sources = {r["task"]: r["n"] for r in src_rows}
-    judgments: Dict[str, Dict[str, int]] = {}
-    for r in judg_rows:
-        judgments.setdefault(r["task"], {})[r["criterion"]] = r["n"]
+def stats_from_rows(rows: Iterable) -> List[TaskStats]:
+    """The :class:`TaskStats` of the ``stats`` rows of
+    :func:`~qarla_spark.io.checks.check_task` (mappings), sorted by task."""
     stats = []
-    for r in sorted(topic_rows, key=lambda r: r["task"]):
-        c = counts[r["task"]]
+    for r in sorted((r for r in rows if r["kind"] == "stats"), key=lambda r: r["task"]):
         stats.append(TaskStats(
-            task=r["task"], n_topics=r["n_topics"], models_min=r["models_min"],
-            models_median=float(r["models_median"]), models_max=r["models_max"],
-            n_model_summarizers=c["n_model_summarizers"], n_peer_systems=c["n_peer_systems"],
-            n_summaries=c["n_summaries"], n_model_summaries=c["n_model_summaries"],
-            n_peer_summaries=c["n_peer_summaries"],
-            n_topics_with_sources=sources.get(r["task"], 0),
-            judgments=judgments.get(r["task"], {})))
+            task=r["task"], **{f: (float(r[f]) if f == "models_median" else int(r[f]))
+                               for f in checks.STATS_FIELDS[:-2]},
+            judgments={c: int(n) for c, n in zip(r["criteria"] or (),
+                                                 r["criterion_counts"] or ())}))
     return stats
+
+
+def task_stats(testbed: Testbed) -> List[TaskStats]:
+    """Per-task description (small: one row per task)."""
+    from pyspark.sql import functions as F
+    rows = testbed.task_checks.filter(F.col("kind") == "stats").collect()
+    return stats_from_rows(r.asDict() for r in rows)
 
 
 def collect_problems(problems, limit: int = 50, shown: int = SHOWN_NAMES):
     """(problems shown, number of errors, number of warnings, the shown
     problems without a kind, the groups of those with one), in one Spark
-    job: at most ``limit`` problems of each severity, errors first, in
-    file/line order; per group (:func:`group_problems`) its size and its
-    first ``shown`` names. ``problems`` may lack the kind columns."""
+    job: the rows :func:`~qarla_spark.io.checks.select_problems` keeps, by
+    window functions (:func:`finish_problems` does the rest). ``problems``
+    may lack the kind columns."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -441,6 +336,12 @@ def collect_problems(problems, limit: int = 50, shown: int = SHOWN_NAMES):
             .filter((F.col("_rn") <= limit)
                     | (F.col("kind").isNotNull() & (F.col("_rk") <= shown)))
             .collect())
+    return finish_problems([r.asDict() for r in rows], limit, shown)
+
+
+def finish_problems(rows: Sequence[Dict], limit: int, shown: int = SHOWN_NAMES):
+    """The parts of a report from the rows :func:`collect_problems` (Spark)
+    or :func:`~qarla_spark.io.checks.select_problems` (driver) fetched."""
     counts = {r["severity"]: r["_n"] for r in rows}
     listed = sorted((r for r in rows if r["_rn"] <= limit),
                     key=lambda r: (r["severity"] != "error", r["_rn"]))
@@ -458,3 +359,53 @@ def validate(testbed: Testbed, limit: int = 50) -> ValidationReport:
         else testbed.problems
     shown, n_errors, n_warnings, single, groups = collect_problems(frame, limit)
     return ValidationReport(task_stats(testbed), shown, n_errors, n_warnings, groups, single)
+
+
+def validate_records(records: Iterable[Dict], limit: int = 50
+                     ) -> Tuple[List[Dict], List[Dict], ValidationReport]:
+    """Every check in the driver (:func:`~qarla_spark.io.checks.check_records`):
+    the checked rows of the topics and of the tasks, and the report, equal
+    to what :func:`build_testbed` and :func:`validate` give on Spark."""
+    topic_rows, task_rows = checks.check_records(records)
+    problems = checks.problem_rows(topic_rows) + checks.problem_rows(task_rows)
+    selected = checks.select_problems(problems, limit, SHOWN_NAMES)
+    shown, n_errors, n_warnings, single, groups = finish_problems(selected, limit)
+    return topic_rows, task_rows, ValidationReport(stats_from_rows(task_rows), shown, n_errors,
+                                                   n_warnings, groups, single)
+
+
+def testbed_from_rows(spark, topic_rows: Sequence[Dict], task_rows: Sequence[Dict]) -> Testbed:
+    """The :class:`Testbed` of rows checked in the driver, as Spark tables."""
+    import pandas as pd
+    from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+    from qarla_spark.io.schemas import (
+        JUDGMENT_SCHEMA,
+        PROBLEM_SCHEMA,
+        SOURCE_SCHEMA,
+        SUMMARY_SCHEMA,
+        checked_task_schema,
+    )
+
+    def frame(kind, schema):
+        # nullable, as the columns of the rows Spark checks (the same Parquet schema)
+        schema = StructType([StructField(f.name, ArrayType(f.dataType.elementType, True)
+                                         if isinstance(f.dataType, ArrayType) else f.dataType,
+                                         True) for f in schema.fields])
+        cols = [f.name for f in schema.fields]
+        data = pd.DataFrame([[r[c] for c in cols] for r in topic_rows if r["kind"] == kind],
+                            columns=cols)
+        return spark.createDataFrame(data, schema)
+
+    problems = checks.problem_rows(topic_rows) + checks.problem_rows(task_rows)
+    by_kind_cols = list(_PROBLEM_COLS) + list(_KIND_COLS)
+    by_kind_schema = StructType([StructField(f.name, f.dataType, True)
+                                 for f in PROBLEM_SCHEMA.fields]
+                                + [StructField(c, StringType(), True) for c in _KIND_COLS])
+    by_kind = spark.createDataFrame([tuple(p[c] for c in by_kind_cols) for p in problems],
+                                    by_kind_schema)
+    tasks_schema = checked_task_schema()
+    tasks = spark.createDataFrame([tuple(r[f.name] for f in tasks_schema.fields)
+                                   for r in task_rows], tasks_schema)
+    return Testbed(frame(SUMMARY, SUMMARY_SCHEMA), frame(JUDGMENT, JUDGMENT_SCHEMA),
+                   frame(SOURCE, SOURCE_SCHEMA), by_kind.select(*_PROBLEM_COLS), by_kind, tasks)

@@ -107,6 +107,14 @@ def resolve_settings(profile: str, master: Optional[str],
     return {k: v for k, v in wanted.items() if k not in external}
 
 
+def check_can_start() -> None:
+    """Java is there when this process will have to start a JVM (not under
+    spark-submit, no session yet): said before anything else is done."""
+    from pyspark.sql import SparkSession
+    if SparkSession.getActiveSession() is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        check_java()
+
+
 def build_session(profile: str = "local", master: Optional[str] = None,
                   conf: Optional[Mapping[str, str]] = None, verbose: bool = False):
     """Create (or return the active) SparkSession for qarla_spark."""

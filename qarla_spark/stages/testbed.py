@@ -5,9 +5,17 @@ every warning)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from qarla_spark.io import InputSpec, Testbed, ValidationReport, bundled_inputs, load_testbed
+from qarla_spark.io import (
+    CheckedInput,
+    InputSpec,
+    Testbed,
+    ValidationReport,
+    bundled_inputs,
+    check_in_driver,
+    load_testbed,
+)
 from qarla_spark.io.readers import parse_input_arg
 from qarla_spark.tables import table
 
@@ -23,8 +31,22 @@ def input_specs(config) -> List[InputSpec]:
     return specs
 
 
-def load(spark, config) -> Tuple[Testbed, ValidationReport]:
-    """Read and validate the run's inputs (no error raised: see the report)."""
+def check_small(config) -> Optional[CheckedInput]:
+    """The run's inputs read and checked in the driver, when they are local
+    and small (``driver_read_mb``); ``None``: Spark reads them."""
+    return check_in_driver(input_specs(config), config.problem_limit,
+                           config.driver_read_mb << 20)
+
+
+def load(spark, config, checked: Optional[CheckedInput] = None
+         ) -> Tuple[Testbed, ValidationReport]:
+    """Read and validate the run's inputs (no error raised: see the report):
+    in the driver when they are small and local (or were, ``checked``),
+    otherwise on Spark."""
+    if checked is None:
+        checked = check_small(config)
+    if checked is not None:
+        return checked.testbed(spark), checked.report
     return load_testbed(spark, input_specs(config), limit=config.problem_limit)
 
 

@@ -1,0 +1,347 @@
+"""The checks of a testbed, as pure functions (no Spark).
+
+Every check but one is within a topic: duplicates, judgments for unknown
+summaries, sources of a topic without summaries, topics with too few models
+or no peers. :func:`check_topic` takes the raw records of one (task, topic)
+(dicts with the fields of :data:`~qarla_spark.io.schemas.RAW_FIELDS`) and
+returns that topic's canonical rows, its problems and one *profile* row (its
+counts and summarizers). :func:`check_task` takes the profiles of one task
+and returns the task's description (:data:`STATS_FIELDS`) and the one
+task-wide check (a summarizer that is a model in some topics and a peer in
+others).
+
+The same two functions run in both readers of :mod:`qarla_spark.io`: on
+Spark (``applyInPandas`` grouped by topic, then by task; :func:`topic_frame`
+and :func:`task_frame` adapt them to pandas) and in the driver for small
+local inputs (:func:`check_records`), so the two give the same tables and
+the same report.
+
+:func:`select_problems` and :func:`finish_problems` choose what a report
+shows of the problems (at most ``limit`` of each severity, errors first in
+file/line order; per group of a kind its size and first names). Spark does
+the first with window functions (:func:`qarla_spark.io.validate.collect_problems`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
+from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+
+Record = Dict[str, Any]
+
+#: the columns of a problem in the ``problems`` table, and those that group it
+PROBLEM_COLUMNS = ("severity", "file", "line", "unit", "field", "message")
+KIND_COLUMNS = ("kind", "task", "detail", "subject")
+
+#: a topic's profile: what :func:`check_task` needs of it
+PROFILE_FIELDS = ("n_models", "n_peers", "has_sources", "models", "peers", "criteria",
+                  "criterion_counts")
+
+#: the rows :func:`check_topic` returns: ``kind`` is summary, judgment,
+#: source, problem (with ``problem_kind``, ``detail``, ``subject``) or profile
+TOPIC_FIELDS = ("kind", "task", "topic", "summarizer", "role", "text", "criterion", "score",
+                "documents", "severity", "file", "line", "unit", "field", "message",
+                "problem_kind", "detail", "subject") + PROFILE_FIELDS
+
+#: a task's description (:class:`~qarla_spark.io.validate.TaskStats`; the
+#: judgments as two lists, criteria and counts)
+STATS_FIELDS = ("n_topics", "models_min", "models_median", "models_max",
+                "n_model_summarizers", "n_peer_systems", "n_summaries", "n_model_summaries",
+                "n_peer_summaries", "n_topics_with_sources", "criteria", "criterion_counts")
+
+#: the rows :func:`check_task` returns: ``kind`` is stats or problem
+TASK_FIELDS = ("kind", "task") + STATS_FIELDS[:-2] + (
+    "criteria", "criterion_counts", "severity", "file", "line", "unit", "field", "message",
+    "problem_kind", "detail", "subject")
+
+
+def _first(value):
+    """Sort key putting ``None`` first (Spark's ascending order)."""
+    return (value is not None, value if value is not None else 0)
+
+
+def _place_key(rec: Record):
+    return (_first(rec["file"]), _first(rec["line"]), _first(rec["unit"]))
+
+
+def _problem(severity: str, field: Optional[str], message: str, place: Optional[Record] = None,
+             kind: Optional[str] = None, task: Optional[str] = None, subject=None,
+             detail=None) -> Record:
+    """A problem row; with a ``kind``, also what groups it (its task, the
+    kind's number ``detail`` and the name a grouped line lists)."""
+    row = dict.fromkeys(TOPIC_FIELDS)
+    row.update(kind=PROBLEM, severity=severity, field=field, message=message,
+               problem_kind=kind, task=task if kind is not None else None,
+               detail=None if detail is None else str(detail),
+               subject=None if subject is None else str(subject))
+    if place is not None:
+        row.update(file=place["file"], line=place["line"], unit=place["unit"])
+    return row
+
+
+def _merge_embedded(records: List[Record], keys: Sequence[str]) -> List[Record]:
+    """Drop repeats of an embedded record (a reference inside another record)
+    identical to an earlier one: per key, every record read on its own is
+    kept; an embedded one only when no other comes before it (in file/line
+    order)."""
+    def key(rec):
+        return tuple(tuple(rec[k]) if k == "documents" else rec[k] for k in keys)
+
+    ordered = sorted(records, key=lambda r: (bool(r["embedded"]), _place_key(r)))
+    seen, kept = set(), []
+    for rec in ordered:
+        k = key(rec)
+        if not rec["embedded"] or k not in seen:
+            kept.append(rec)
+        seen.add(k)
+    return kept
+
+
+def _duplicates(records: List[Record], keys: Sequence[str], what: str,
+                field_name: str) -> Tuple[set, List[Record]]:
+    """The repeated keys, and one error for each, placed at its first
+    occurrence and naming another one."""
+    groups: Dict[tuple, List[Record]] = {}
+    for rec in records:
+        groups.setdefault(tuple(rec[k] for k in keys), []).append(rec)
+    repeated, problems = set(), []
+    for ident, recs in groups.items():
+        if len(recs) < 2:
+            continue
+        repeated.add(ident)
+        first, second = sorted(recs, key=_place_key)[:2]
+        where = (f"{second['unit']} {second['line']}"
+                 if second["unit"] is not None and second["line"] is not None else None)
+        other = ", ".join(x for x in (second["file"], where) if x is not None)
+        named = ", ".join(f"{k} '{v}'" for k, v in zip(keys, ident))
+        problems.append(_problem("error", field_name,
+                                 f"duplicate {what} ({named}): {len(recs)} records, "
+                                 f"another at {other}", first))
+    return repeated, problems
+
+
+def check_topic(records: Iterable[Record]) -> List[Record]:
+    """The canonical rows, problems and profile of one (task, topic), from
+    its raw records (no parse problems among them)."""
+    records = list(records)
+    if not records:
+        return []
+    task, topic = records[0]["task"], records[0]["topic"]
+    by_kind: Dict[str, List[Record]] = {SUMMARY: [], JUDGMENT: [], SOURCE: []}
+    for rec in records:
+        by_kind[rec["kind"]].append(rec)
+
+    summ = _merge_embedded(by_kind[SUMMARY], ("summarizer", "role", "text"))
+    dup_summ, problems = _duplicates(summ, ("task", "topic", "summarizer"), "summary",
+                                     "summarizer")
+    known = {r["summarizer"] for r in summ}
+    judg = by_kind[JUDGMENT]
+    for rec in judg:
+        if rec["summarizer"] not in known:
+            problems.append(_problem(
+                "error", "summarizer",
+                f"judgment for an unknown summary: task '{task}', topic '{topic}' has no "
+                f"summary by '{rec['summarizer']}' in the input", rec))
+    single = [r for r in judg if (task, topic, r["summarizer"]) not in dup_summ]
+    problems += _duplicates(single, ("task", "topic", "summarizer", "criterion"), "judgment",
+                            "criterion")[1]
+
+    src = _merge_embedded(by_kind[SOURCE], ("documents",))
+    problems += _duplicates(src, ("task", "topic"), "sources of a topic", "topic")[1]
+    if not summ:
+        problems += [_problem("warning", "topic",
+                              f"sources for topic '{topic}' of task '{task}', which has no "
+                              "summaries", rec, "orphan_sources", task, topic) for rec in src]
+
+    n_models = sum(r["role"] == "model" for r in summ)
+    n_peers = sum(r["role"] == "peer" for r in summ)
+    if summ:
+        if n_models < MIN_MODELS_QUEEN:
+            problems.append(_problem(
+                "warning", None,
+                f"topic '{topic}' of task '{task}' has {n_models} model(s): QUEEN needs "
+                f"{MIN_MODELS_QUEEN} and KING {MIN_MODELS_KING}, so the measures will skip "
+                "this topic", None, "few_models", task, topic, n_models))
+        elif n_models == MIN_MODELS_QUEEN:
+            problems.append(_problem(
+                "warning", None,
+                f"topic '{topic}' of task '{task}' has {n_models} models: KING holds one out "
+                f"and needs {MIN_MODELS_KING}, so KING will skip this topic", None,
+                "three_models", task, topic, n_models))
+        if n_peers == 0:
+            problems.append(_problem("warning", None,
+                                     f"topic '{topic}' of task '{task}' has no peer summaries",
+                                     None, "no_peers", task, topic))
+
+    rows = [_canonical(SUMMARY, r, ("summarizer", "role", "text")) for r in summ]
+    rows += [_canonical(JUDGMENT, r, ("summarizer", "criterion", "score")) for r in judg]
+    rows += [_canonical(SOURCE, r, ("documents",)) for r in src]
+    rows += problems
+    criteria: Dict[str, int] = {}
+    for rec in judg:
+        criteria[rec["criterion"]] = criteria.get(rec["criterion"], 0) + 1
+    profile = dict.fromkeys(TOPIC_FIELDS)
+    profile.update(
+        kind="profile", task=task, topic=topic, n_models=n_models, n_peers=n_peers,
+        has_sources=bool(summ and src),
+        models=sorted({r["summarizer"] for r in summ if r["role"] == "model"}),
+        peers=sorted({r["summarizer"] for r in summ if r["role"] == "peer"}),
+        criteria=sorted(criteria), criterion_counts=[criteria[c] for c in sorted(criteria)])
+    rows.append(profile)
+    return rows
+
+
+def _canonical(kind: str, rec: Record, fields: Sequence[str]) -> Record:
+    row = dict.fromkeys(TOPIC_FIELDS)
+    row.update(kind=kind, task=rec["task"], topic=rec["topic"])
+    for f in fields:
+        row[f] = list(rec[f]) if f == "documents" else rec[f]
+    return row
+
+
+def _median(values: Sequence[int]) -> float:
+    """The median with linear interpolation (Spark's ``percentile(x, 0.5)``)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def check_task(profiles: Iterable[Record]) -> List[Record]:
+    """One task's description (a ``stats`` row; none when no topic has a
+    summary) and its task-wide problems, from the profiles of its topics."""
+    profiles = list(profiles)
+    if not profiles:
+        return []
+    task = profiles[0]["task"]
+    rows: List[Record] = []
+    topics = [p for p in profiles if p["n_models"] + p["n_peers"] > 0]
+    models = set().union(*(p["models"] for p in topics)) if topics else set()
+    peers = set().union(*(p["peers"] for p in topics)) if topics else set()
+    for name in sorted(models & peers):
+        row = _problem("warning", None,
+                       f"summarizer '{name}' of task '{task}' is a model in some topics and a "
+                       "peer in others", None, "model_and_peer", task, name)
+        rows.append({f: row.get(f) for f in TASK_FIELDS})
+    if topics:
+        counts: Dict[str, int] = {}
+        for p in profiles:
+            for c, n in zip(p["criteria"], p["criterion_counts"]):
+                counts[c] = counts.get(c, 0) + int(n)
+        n_models = [int(p["n_models"]) for p in topics]
+        n_peers = [int(p["n_peers"]) for p in topics]
+        stats = dict.fromkeys(TASK_FIELDS)
+        stats.update(
+            kind="stats", task=task, n_topics=len(topics), models_min=min(n_models),
+            models_median=_median(n_models), models_max=max(n_models),
+            n_model_summarizers=len(models), n_peer_systems=len(peers),
+            n_summaries=sum(n_models) + sum(n_peers), n_model_summaries=sum(n_models),
+            n_peer_summaries=sum(n_peers),
+            n_topics_with_sources=sum(bool(p["has_sources"]) for p in topics),
+            criteria=sorted(counts), criterion_counts=[counts[c] for c in sorted(counts)])
+        rows.append(stats)
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# the driver: every check over all records
+# ---------------------------------------------------------------------------
+
+def check_records(records: Iterable[Record]) -> Tuple[List[Record], List[Record]]:
+    """Every check over raw records (parse problems included): the rows of
+    :func:`check_topic` for every topic with the parse problems among them,
+    and those of :func:`check_task` for every task. Topics and tasks in
+    sorted order (the order of the tables Spark writes is not defined)."""
+    topic_rows: List[Record] = []
+    by_topic: Dict[tuple, List[Record]] = {}
+    for rec in records:
+        if rec["kind"] == PROBLEM:
+            row = dict.fromkeys(TOPIC_FIELDS)
+            row.update({c: rec[c] for c in PROBLEM_COLUMNS}, kind=PROBLEM)
+            topic_rows.append(row)
+        else:
+            by_topic.setdefault((rec["task"], rec["topic"]), []).append(rec)
+    profiles: Dict[str, List[Record]] = {}
+    for key in sorted(by_topic):
+        for row in check_topic(by_topic[key]):
+            if row["kind"] == "profile":
+                profiles.setdefault(row["task"], []).append(row)
+            topic_rows.append(row)
+    task_rows = [row for task in sorted(profiles) for row in check_task(profiles[task])]
+    return topic_rows, task_rows
+
+
+def problem_rows(rows: Iterable[Record]) -> List[Record]:
+    """The problems among the rows of :func:`check_topic` or
+    :func:`check_task`, with the columns of the ``problems`` table and
+    those that group them (``kind`` = the kind of problem)."""
+    return [{**{c: r[c] for c in PROBLEM_COLUMNS}, "kind": r["problem_kind"],
+             "task": r["task"], "detail": r["detail"], "subject": r["subject"]}
+            for r in rows if r["kind"] == PROBLEM]
+
+
+def select_problems(problems: Sequence[Record], limit: int, shown: int) -> List[Record]:
+    """What a report fetches of the problems (the driver's version of
+    :func:`qarla_spark.io.validate.collect_problems`): per severity its
+    count ``_n`` and file/line rank ``_rn`` (kept when ≤ ``limit``); per
+    group of a kind its size ``total`` and rank ``_rk`` by name (kept when
+    ≤ ``shown``)."""
+    by_severity: Dict[str, List[Record]] = {}
+    for p in problems:
+        by_severity.setdefault(p["severity"], []).append(p)
+    rows = []
+    for severity, members in by_severity.items():
+        ordered = sorted(members, key=lambda p: (p["file"] is None, p["file"] or "",
+                                                 _first(p["line"]), _first(p["field"]),
+                                                 _first(p["message"])))
+        groups: Dict[tuple, List[Record]] = {}
+        for p in ordered:
+            if p["kind"] is not None:
+                groups.setdefault((p["kind"], p["task"], p["detail"]), []).append(p)
+        rank = {}
+        for members_of_group in groups.values():
+            by_name = sorted(members_of_group,
+                             key=lambda p: (_first(p["subject"]), _first(p["message"])))
+            for k, p in enumerate(by_name, start=1):
+                rank[id(p)] = (k, len(by_name))
+        for n, p in enumerate(ordered, start=1):
+            rk, total = rank.get(id(p), (None, 1))
+            if n <= limit or (p["kind"] is not None and rk <= shown):
+                rows.append({**p, "_n": len(ordered), "_rn": n, "_rk": rk, "total": total})
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# pandas adapters (Spark's applyInPandas)
+# ---------------------------------------------------------------------------
+
+def _records(frame) -> List[Record]:
+    """A pandas frame's rows as records, with Spark's nulls as ``None``
+    (Arrow gives a nullable integer column with nulls as float NaN)."""
+    import math
+
+    records = frame.to_dict("records")
+    for rec in records:
+        for key in ("line", "n_models", "n_peers"):
+            value = rec.get(key)
+            if value is not None and not isinstance(value, str):
+                rec[key] = None if math.isnan(value) else int(value)
+        for key, value in rec.items():
+            if isinstance(value, float) and math.isnan(value) and key != "score":
+                rec[key] = None
+    return records
+
+
+def topic_frame(frame):
+    """:func:`check_topic` on a pandas frame of one topic's raw records."""
+    import pandas as pd
+    return pd.DataFrame(check_topic(_records(frame)), columns=list(TOPIC_FIELDS))
+
+
+def task_frame(frame):
+    """:func:`check_task` on a pandas frame of one task's profiles."""
+    import pandas as pd
+    return pd.DataFrame(check_task(_records(frame)), columns=list(TASK_FIELDS))

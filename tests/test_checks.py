@@ -1,0 +1,115 @@
+"""The checks as pure functions (qarla_spark.io.checks), without Spark.
+
+Spark and the driver run the same functions (tests/test_validate.py runs
+every validation test through both); here: the results do not depend on the
+order of the records (Spark's row order is not defined), and the median and
+the problem selection follow Spark's rules.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.io.checks import _median, check_records, problem_rows, select_problems
+from qarla_spark.io.schemas import RAW_FIELDS
+from qarla_spark.io.validate import finish_problems
+
+
+def _record(kind, line, file="a.jsonl", **values):
+    rec = dict.fromkeys(RAW_FIELDS)
+    rec.update(kind=kind, file=file, line=line, unit="line", embedded=False)
+    rec.update(values)
+    return rec
+
+
+@st.composite
+def raw_records(draw):
+    """Small messy inputs: few names, so that duplicates, unknown judgments,
+    orphan sources, two roles and embedded copies all occur."""
+    n = draw(st.integers(1, 40))
+    recs = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["summary"] * 4 + ["judgment", "source", "problem"]))
+        file = draw(st.sampled_from(["a.jsonl", "b.jsonl"]))
+        task, topic = draw(st.sampled_from("tu")), draw(st.sampled_from(["d1", "d2", "d3"]))
+        who = draw(st.sampled_from(["A", "B", "C", "D", "1", "2"]))
+        if kind == "summary":
+            recs.append(_record(kind, i + 1, file, task=task, topic=topic, summarizer=who,
+                                role=draw(st.sampled_from(["model", "model", "peer"])),
+                                text=draw(st.sampled_from(["x .", "y ."])),
+                                embedded=draw(st.booleans())))
+        elif kind == "judgment":
+            recs.append(_record(kind, i + 1, file, task=task, topic=topic, summarizer=who,
+                                criterion=draw(st.sampled_from(["q", "r"])), score=1.0))
+        elif kind == "source":
+            recs.append(_record(kind, i + 1, file, task=task, topic=topic,
+                                documents=[draw(st.sampled_from(["doc .", "other ."]))],
+                                embedded=draw(st.booleans())))
+        else:
+            recs.append(_record(kind, i + 1, file, severity="error", field=None,
+                                message="malformed JSON at column 1"))
+    return recs
+
+
+def _canonical(rows):
+    return sorted(repr(sorted(r.items())) for r in rows)
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw_records(), st.randoms(use_true_random=False))
+def test_checks_do_not_depend_on_the_order_of_records(records, rnd):
+    topic_rows, task_rows = check_records(records)
+    shuffled = list(records)
+    rnd.shuffle(shuffled)
+    topic_rows2, task_rows2 = check_records(shuffled)
+    assert _canonical(topic_rows) == _canonical(topic_rows2)
+    assert _canonical(task_rows) == _canonical(task_rows2)
+    problems = problem_rows(topic_rows) + problem_rows(task_rows)
+    shuffled_problems = list(problems)
+    rnd.shuffle(shuffled_problems)
+    for limit in (1, 3, 50):
+        a = finish_problems(select_problems(problems, limit, 3), limit)
+        b = finish_problems(select_problems(shuffled_problems, limit, 3), limit)
+        assert a[1:3] == b[1:3] and a[4] == b[4]
+        assert [p.format() for p in a[0]] == [p.format() for p in b[0]]
+
+
+def test_every_problem_is_counted_and_the_shown_are_bounded():
+    recs = [_record("problem", i, severity="error", field=None, message="bad")
+            for i in range(1, 8)]
+    recs += [_record("summary", 20 + i, task="t", topic=f"d{i}", summarizer="A", role="model",
+                     text="x .") for i in range(5)]
+    topic_rows, task_rows = check_records(recs)
+    problems = problem_rows(topic_rows) + problem_rows(task_rows)
+    shown, n_errors, n_warnings, single, groups = finish_problems(
+        select_problems(problems, 3, 2), 3)
+    # 7 parse errors; per topic: 1 model (few_models) and no peers (no_peers)
+    assert (n_errors, n_warnings) == (7, 10)
+    assert [p.line for p in shown if p.severity == "error"] == [1, 2, 3]
+    assert {(g.kind, g.count, g.first) for g in groups} == {
+        ("few_models", 5, ("d0", "d1")), ("no_peers", 5, ("d0", "d1"))}
+
+
+def test_median_interpolates_like_spark_percentile():
+    assert _median([3]) == 3.0 and _median([4, 1]) == 2.5 and _median([5, 1, 3, 9]) == 4.0
+
+
+def test_task_description_counts_by_hand():
+    recs = [_record("summary", i, task="t", topic=topic, summarizer=who, role=role, text="x .")
+            for i, (topic, who, role) in enumerate(
+                [("d1", "A", "model"), ("d1", "B", "model"), ("d1", "C", "model"),
+                 ("d1", "1", "peer"), ("d2", "A", "model"), ("d2", "B", "model"),
+                 ("d2", "C", "model"), ("d2", "D", "model"), ("d2", "1", "peer"),
+                 ("d2", "2", "peer")], start=1)]
+    recs.append(_record("judgment", 30, task="t", topic="d2", summarizer="2", criterion="q",
+                        score=3.0))
+    recs.append(_record("source", 31, task="t", topic="d2", documents=["doc ."]))
+    _, task_rows = check_records(recs)
+    (stats,) = [r for r in task_rows if r["kind"] == "stats"]
+    # counted by hand from the records above
+    assert (stats["n_topics"], stats["models_min"], stats["models_median"],
+            stats["models_max"]) == (2, 3, 3.5, 4)
+    assert (stats["n_model_summarizers"], stats["n_peer_systems"], stats["n_summaries"],
+            stats["n_topics_with_sources"]) == (4, 2, 10, 1)
+    assert (stats["criteria"], stats["criterion_counts"]) == (["q"], [1])
