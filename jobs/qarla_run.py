@@ -18,6 +18,7 @@ from qarla_spark import pipeline
 from qarla_spark.cli import config_from_args, guarded
 from qarla_spark.config import load_config
 from qarla_spark.options import OPTIONS, add_arguments
+from qarla_spark.progress import SparkCounter, TerminalProgress
 from qarla_spark.spark.session import build_session
 
 
@@ -30,8 +31,14 @@ def main(argv=None) -> int:
     def go() -> int:
         config = config_from_args(args, load_config(args.config))
         spark = build_session(config.profile, config.master, config.spark_conf)
-        result = pipeline.run(spark, config, command=sys.argv)
-        print(result.summary())
+        # the same progress lines as `qarla run` (plain lines in a log)
+        progress = TerminalProgress()
+        progress.counter = SparkCounter(spark.sparkContext)
+        try:
+            result = pipeline.run(spark, config, command=sys.argv, progress=progress)
+        finally:
+            progress.close()
+        print(result.summary(testbed=not progress.printed_testbed))
         return 0
 
     return guarded(go, args.debug)

@@ -190,5 +190,6 @@ def run_info(spark, config: RunConfig, command, report: ValidationReport, starte
         "elapsed_s": round(time.time() - started, 3),
         "timings": timings,
         "testbed": [asdict(t) for t in report.tasks],
-        "problems": {"errors": report.n_errors, "warnings": report.n_warnings},
+        "problems": {"errors": report.n_errors, "warnings": report.n_warnings,
+                     "groups": [g.to_dict() for g in report.groups]},
     }

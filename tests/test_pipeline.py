@@ -45,7 +45,11 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     assert info["seed"] == 7 and info["config"]["seed"] == 7
     assert info["signature"] == f"qarla_spark:{info['qarla_spark_version']}|spark:{spark.version}|seed:7"
     assert info["spark_version"] == spark.version and info["command"] == ["qarla", "run"]
-    assert info["problems"] == {"errors": 0, "warnings": 2}  # 2 models per topic
+    # 2 models per topic: one grouped line
+    assert {k: info["problems"][k] for k in ("errors", "warnings")} == {"errors": 0, "warnings": 2}
+    (group,) = info["problems"]["groups"]
+    assert (group["kind"], group["task"], group["count"], group["first"]) == (
+        "few_models", "t", 2, ["t0", "t1"])
     assert read_run_json(spark, str(out))["status"] == "complete"
 
     summaries = spark.read.parquet(str(out / "summaries"))
