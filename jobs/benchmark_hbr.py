@@ -16,7 +16,7 @@ testbed of the same shape — one run.
    driver only receives the sample's masks and per-task results).
 
     python jobs/benchmark_hbr.py [--synthetic-topics 1000] [--similarities PATH]
-    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit jobs/benchmark_hbr.py
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit jobs/benchmark_hbr.py
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ representatives in one pass vs one subset at a time — one run.
    KING of the sampled subsets must be equal in all three (checked).
 
     python jobs/benchmark_qarla.py [--sample 20] [--similarities PATH]
-    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit jobs/benchmark_qarla.py
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit jobs/benchmark_qarla.py
 """
 
 from __future__ import annotations

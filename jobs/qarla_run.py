@@ -1,6 +1,6 @@
 """spark-submit entry point: the same run as ``qarla run``, from a TOML file.
 
-    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit \\
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit \\
         --properties-file conf/local.conf \\
         jobs/qarla_run.py --config conf/summeval.toml
 

@@ -38,6 +38,27 @@ def test_precedence_profile_then_conf_then_master_then_external():
     assert "spark.master" not in settings and "spark.app.name" not in settings
 
 
+@pytest.mark.parametrize("how", ["spark-submit", "--master", "--conf"])
+def test_no_local_setting_reaches_a_cluster_master(how):
+    """Issue 14: with a non-local master, the default (local) profile's
+    loopback address, disabled UI and driver memory are not applied; the
+    cluster profile still is."""
+    master = "spark://10.0.0.1:7077"
+    kwargs = {"spark-submit": dict(master=None, conf={}, external={"spark.master": master}),
+              "--master": dict(master=master, conf={}, external={}),
+              "--conf": dict(master=None, conf={"spark.master": master}, external={})}[how]
+    settings = resolve_settings("local", **kwargs)
+    local = read_profile("local")
+    leaked = {k for k in settings if k in local and k != "spark.master"}
+    assert not leaked and settings.get("spark.master", master) == master
+    cluster = resolve_settings("cluster", **kwargs)
+    assert cluster["spark.sql.shuffle.partitions"] == read_profile("cluster")[
+        "spark.sql.shuffle.partitions"]
+    # a local master keeps the local profile
+    assert resolve_settings("local", master="local[2]", conf={}, external={})[
+        "spark.driver.bindAddress"] == "127.0.0.1"
+
+
 def test_quiet_logging_is_configured_once():
     settings = resolve_settings("local", None, {"spark.driver.extraJavaOptions": "-Dx=1"}, {})
     opts = settings["spark.driver.extraJavaOptions"]

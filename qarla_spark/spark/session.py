@@ -94,8 +94,16 @@ def resolve_settings(profile: str, master: Optional[str],
 
     ``external`` are settings Spark already has (spark-submit); they are
     never overridden, so they are not in the result.
+
+    The ``local`` profile (the default) is for ``local[...]`` masters only:
+    when the master (spark-submit's, ``master`` or ``conf``'s) is not local,
+    none of its settings is applied (its loopback driver address, disabled
+    UI and driver memory would break or mislead a cluster run); the
+    ``cluster`` profile or a profile file still is.
     """
-    wanted = dict(read_profile(profile))
+    given = external.get("spark.master") or master or (conf or {}).get("spark.master")
+    on_cluster = bool(given) and not given.startswith("local")
+    wanted = {} if (profile == "local" and on_cluster) else dict(read_profile(profile))
     wanted.update(conf or {})
     if master:
         wanted["spark.master"] = master
