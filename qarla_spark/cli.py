@@ -338,6 +338,22 @@ def threading_main() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def _error_text(exc: BaseException) -> str:
+    """An error's text with its causes (a Py4J error's Java side too)."""
+    parts, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        parts.append(str(exc))
+        java = getattr(exc, "java_exception", None)
+        if java is not None:
+            try:
+                parts.append(str(java.toString()))
+            except Exception:  # the JVM may be gone
+                pass
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(parts)
+
+
 def guarded(func: Callable[[], int], debug: bool = False) -> int:
     """Run ``func``; turn errors into a message and an exit status.
     SIGINT and SIGTERM interrupt it (:func:`_interrupted`)."""
@@ -366,6 +382,12 @@ def guarded(func: Callable[[], int], debug: bool = False) -> int:
     except Exception as exc:  # a bug or a Spark failure: short message, no wall of Java
         if debug:
             raise
+        from qarla_spark.errors import executor_failure
+        cause = executor_failure(_error_text(exc))
+        if cause is not None:
+            print(f"qarla: {cause}.\nRerun with --debug to see the executors' traceback.",
+                  file=sys.stderr)
+            return EXIT_INTERNAL
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         print(f"qarla: internal error: {type(exc).__name__}: {first}\n"
               "Rerun with --debug to see the full traceback, and report it if the input "

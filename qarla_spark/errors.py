@@ -89,3 +89,48 @@ def input_error(file: str, message: str, line: Optional[int] = None,
 
 def format_problems(problems: Iterable[Problem]) -> str:
     return "\n".join(p.format() for p in problems)
+
+
+# ---------------------------------------------------------------------------
+# failures on Spark's executors
+# ---------------------------------------------------------------------------
+
+#: how the README names the fix for executors without the package
+SHIP_THE_PACKAGE = ("ship the package with the job (README, \"Running on a cluster\": "
+                    "--py-files with the wheel or zip, or a packed environment in "
+                    "spark.archives)")
+
+
+def executor_failure(text: str) -> Optional[str]:
+    """One sentence for a failure on Spark's executors, from the text of the
+    error the driver received (a Py4J error or PySpark's captured exception,
+    which carry the executor's traceback or Java cause); ``None`` when the
+    text shows no executor-side cause this function knows."""
+    import re
+
+    program = re.search(r'Cannot run program "([^"]+)"(?:[^:\n]*: ([^\n]+))?', text)
+    if program:
+        why = program.group(2) or "it cannot be started"
+        why = re.sub(r"^error=\d+,\s*", "", why).strip()
+        return (f"Spark's executors cannot start Python {program.group(1)!r} ({why}): set "
+                "PYSPARK_PYTHON (or spark.pyspark.python) to an absolute path that exists "
+                "on every executor")
+    module = re.search(r"ModuleNotFoundError: No module named '([^']+)'", text)
+    if module:
+        name = module.group(1)
+        if name.split(".")[0] == "qarla_spark":
+            return (f"Spark's executors cannot import {name} (their Python does not have "
+                    f"qarla_spark installed): {SHIP_THE_PACKAGE}")
+        return (f"Spark's executors cannot import the Python module {name!r} that qarla_spark "
+                f"needs: install it in the executors' Python, or {SHIP_THE_PACKAGE}")
+    if "PythonException" in text or "Python worker" in text:
+        lines = [line.strip() for line in text.splitlines()]
+        raised = [line for line in lines
+                  if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:?", line)
+                  and not line.startswith(("org.apache", "java.", "py4j", "pyspark.errors"))]
+        if raised:
+            return f"a Python task failed on an executor: {raised[-1][:300]}"
+    lost = re.search(r"most recent failure: Lost task [^:]*\):\s*([^\n]+)", text)
+    if lost:
+        return f"a Spark task failed on an executor: {lost.group(1).strip()[:300]}"
+    return None

@@ -454,7 +454,9 @@ OPTIONS: Tuple[Option, ...] = (
            metavar="KEY=VALUE", commands=_READ, group="Spark",
            help="extra Spark setting (wins over the profile); repeatable"),
     Option("verbose", Flag(), False, flags=("--verbose",), commands=_READ, group="Spark",
-           setting=False, help="show Spark's INFO logs"),
+           setting=False,
+           help="show Spark's INFO logs (without it Spark logs nothing: its failures reach "
+                "you as qarla's one-sentence message, --debug for the traceback)"),
     Option("quiet", Flag(), False, flags=("--quiet", "-q"), commands=_COMPUTE,
            setting=False,
            help="print only the final summary and errors: no testbed description first, no "

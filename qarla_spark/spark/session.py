@@ -156,7 +156,10 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     if not under_submit and SparkContext._gateway is None:
         SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
-    spark.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    # Spark's own ERROR lines (a failed task's Java stack, once per attempt)
+    # repeat what the driver receives as an exception, which the qarla
+    # command says in one sentence (qarla_spark.errors.executor_failure)
+    spark.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
     if not verbose:
         # PySpark logs analysis errors as JSON to stderr before raising them;
         # qarla reports its errors itself.
