@@ -73,16 +73,40 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None,
         return _run(spark, config, command, progress or NullProgress(), checked)
 
 
+#: tables of a stage written at once (Spark runs their jobs side by side:
+#: a small table's write is mostly fixed cost, planning and committing)
+CONCURRENT_WRITES = 3
+
+
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
-    """Write a stage's tables in the order of their declarations; a table
-    the stage returns without a declaration is a bug, said at once."""
+    """Write a stage's tables, up to :data:`CONCURRENT_WRITES` at a time
+    (run.json lists them in the order of their declarations whatever the
+    order they finish in); a table the stage returns without a declaration
+    is a bug, said at once. An error or an interrupt stops the writes not
+    yet started; an error waits for those running (so that removing the
+    staging folder afterwards is final), an interrupt does not (the run
+    cancels Spark's jobs)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     for name in tables:
         table(name)
-    for declared in TABLES:
-        if declared.name in tables:
-            t0 = time.time()
-            out.write(declared, tables[declared.name])
-            timings[f"write_{declared.name}_s"] = round(time.time() - t0, 3)
+    declared = [d for d in TABLES if d.name in tables]
+
+    def write(d):
+        t0 = time.time()
+        out.write(d, tables[d.name])
+        return round(time.time() - t0, 3)
+
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="qarla-write")
+    try:
+        futures = [(d.name, pool.submit(write, d)) for d in declared]
+        for name, future in futures:
+            timings[f"write_{name}_s"] = future.result()
+    except BaseException as exc:
+        from qarla_spark.spark.session import interrupted
+        pool.shutdown(wait=not interrupted(exc), cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
@@ -166,7 +190,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         else:
             out.abort()
         raise
-    return RunResult(final, report, {**info, "tables": out.tables}, texts)
+    return RunResult(final, report, {**info, "tables": out.ordered_tables()}, texts)
 
 
 def run_info(spark, config: RunConfig, command, report: ValidationReport, started: float,

@@ -287,3 +287,41 @@ def test_bundled_testbed_run(spark, tmp_path):
                   & (cci.unit == "both") & (cci.criterion == "relevance")].iloc[0]
     assert f"relevance {pearson.value:.2f} [{pearson.ci_low:.2f}, {pearson.ci_high:.2f}]" in text
     assert info["statistics"]["n_resamples"] == 1000
+
+
+class _SlowDirectory(RunDirectory):
+    """A run directory that only records writes, each taking the time its
+    'frame' says (no Spark)."""
+
+    def __init__(self):
+        self.tables, self.finished = {}, []
+
+    def write(self, declared, df):
+        import time
+        time.sleep(abs(df))
+        if df < 0:
+            raise RuntimeError(f"{declared.name} failed")
+        self.tables[declared.name] = {"path": declared.name}
+        self.finished.append(declared.name)
+
+
+def test_tables_are_written_at_once_and_listed_in_declared_order():
+    """A stage's tables are written CONCURRENT_WRITES at a time; run.json
+    lists them in the order of their declarations, whatever order they end
+    in; the timings hold every table."""
+    out, timings = _SlowDirectory(), {}
+    pipeline.write_tables(out, {"queen": 0.01, "king": 0.3, "orange": 0.15}, timings)
+    assert out.finished[0] == "queen" and out.finished[-1] == "king"
+    assert list(out.ordered_tables()) == ["king", "orange", "queen"]
+    assert set(timings) == {"write_king_s", "write_orange_s", "write_queen_s"}
+    assert timings["write_king_s"] >= 0.3
+
+
+def test_a_failed_write_waits_for_the_others_before_the_run_is_aborted():
+    """An error is raised once the writes already running have ended (so
+    that removing the staging folder afterwards is final)."""
+    out = _SlowDirectory()
+    tables = {"king": -0.05, "orange": 0.3, "queen": 0.3}
+    with pytest.raises(RuntimeError, match="king failed"):
+        pipeline.write_tables(out, tables, {})
+    assert sorted(out.finished) == ["orange", "queen"]   # were running: waited for

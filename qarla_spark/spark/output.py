@@ -59,6 +59,15 @@ class RunDirectory:
                                          for f in df.schema.fields],
                              "description": description}
 
+    def ordered_tables(self) -> Dict[str, Dict[str, Any]]:
+        """The tables written, in the order of their declarations
+        (:mod:`qarla_spark.tables`; a stage writes several at once), then
+        any other in the order written."""
+        from qarla_spark.tables import TABLES
+        order = {t.name: i for i, t in enumerate(TABLES)}
+        names = sorted(self.tables, key=lambda n: order.get(n, len(order)))
+        return {n: self.tables[n] for n in names}
+
     def write(self, declared, df) -> None:
         """Write a declared table (:mod:`qarla_spark.tables`): its declared
         columns, in order, checked against the declaration."""
@@ -80,7 +89,7 @@ class RunDirectory:
         there, so that it appears with the run, never without it)."""
         info = dict(run_info)
         info["status"] = "complete"
-        info["tables"] = self.tables
+        info["tables"] = self.ordered_tables()
         self.write_text(RUN_JSON, json.dumps(info, indent=2, sort_keys=False, default=str) + "\n")
         if before_move is not None:
             before_move(self.staging)
