@@ -129,6 +129,16 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
     rep.add_argument("run_dir", metavar="RUN_DIR", help="a run directory qarla run wrote")
     rep.add_argument("--out", dest="report_out", metavar="FILE", default=None,
                      help="where to write it (default: RUN_DIR/report.html)")
+
+    pkg = sub.add_parser(
+        "package", help="write the package as one zip for Spark's executors (--py-files)",
+        description="Write qarla_spark-<version>-<digest>.zip (the code, the bundled data and "
+                    "the Spark profiles; reproducible) for spark-submit --py-files, and print "
+                    "it. qarla run and jobs/qarla_run.py ship it by themselves on a non-local "
+                    "master; its dependencies must be in the executors' Python (README, "
+                    "'Running on a cluster').")
+    pkg.add_argument("--out", dest="package_out", metavar="DIR", default="dist",
+                     help="folder to write it into (default: dist)")
     return parser
 
 
@@ -252,8 +262,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_package(args: argparse.Namespace) -> int:
+    from qarla_spark.packaging import build_zip
+    path = build_zip(args.package_out)
+    print(path)
+    print(f"use: spark-submit --py-files {path.resolve()} ... jobs/qarla_run.py --config FILE",
+          file=sys.stderr)
+    return 0
+
+
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
-            "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report}
+            "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report,
+            "package": cmd_package}
 
 
 #: the running command's progress (warnings are printed through it, so that

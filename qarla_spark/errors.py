@@ -96,9 +96,8 @@ def format_problems(problems: Iterable[Problem]) -> str:
 # ---------------------------------------------------------------------------
 
 #: how the README names the fix for executors without the package
-SHIP_THE_PACKAGE = ("ship the package with the job (README, \"Running on a cluster\": "
-                    "--py-files with the wheel or zip, or a packed environment in "
-                    "spark.archives)")
+SHIP_THE_PACKAGE = ("ship the package with the job: `qarla package` writes the zip for "
+                    "spark-submit --py-files (README, \"Running on a cluster\")")
 
 
 def executor_failure(text: str) -> Optional[str]:

@@ -156,6 +156,11 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     if not under_submit and SparkContext._gateway is None:
         SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
     spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+    if not effective_master.startswith("local"):
+        # executors may not have qarla_spark installed: ship it (not when
+        # spark-submit --py-files already does)
+        from qarla_spark.packaging import ship
+        ship(spark)
     # Spark's own ERROR lines (a failed task's Java stack, once per attempt)
     # repeat what the driver receives as an exception, which the qarla
     # command says in one sentence (qarla_spark.errors.executor_failure)
