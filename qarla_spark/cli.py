@@ -157,7 +157,7 @@ def config_from_args(args: argparse.Namespace, base=None, config_class=RunConfig
 def session_for(config: RunConfig, verbose: bool = False):
     from qarla_spark.spark.session import build_session
     spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose)
-    _handle_signals()  # again: PySpark's SparkContext installs its own SIGINT handler
+    _handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
 
 

@@ -1,7 +1,8 @@
 """Interrupts (issue 12, part 4): SIGINT to the process group of a running
 ``qarla run`` (Ctrl-C in a terminal), or SIGTERM, ends it within 5 s with
 one line and no traceback, removes the staging folder, writes no ``--out``,
-and leaves no Spark JVM behind.
+and leaves no Spark JVM behind. So does a SIGINT while Spark starts (the
+JVM launching, the SparkContext being made).
 
 Each test starts ``qarla run`` on the bundled SummEval in a session of its
 own, waits until a stage has started (Spark is up and working), finds the
@@ -149,3 +150,48 @@ def test_sigint_to_the_process_group_ends_the_run_quietly(tmp_path):
 def test_sigterm_ends_the_run_quietly(tmp_path):
     _check(interrupt_a_run(tmp_path, signal.SIGTERM, whole_group=False), 143,
            "qarla: terminated")
+
+
+def interrupt_the_start(tmp_path, when):
+    """SIGINT to the qarla process alone while Spark starts: ``"launch"`` as
+    soon as a Java process appears among its descendants (spark-class's
+    launcher, then the JVM itself), ``"context"`` once the JVM has been up
+    for a second (the SparkContext is being made)."""
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    proc = subprocess.Popen(qarla_cmd() + ["run", "--out", str(tmp_path / "out")],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    err = Lines(proc.stderr)
+    try:
+        assert err.wait_for(lambda t: t.endswith(" spark session ..."), STARTUP_TIMEOUT), err.lines
+        deadline, seen = time.monotonic() + STARTUP_TIMEOUT, set()
+        while time.monotonic() < deadline and not any(is_java(p) for p in seen):
+            seen |= descendants(proc.pid)
+            time.sleep(0.02)
+        assert any(is_java(p) for p in seen), "no Java process while Spark starts"
+        if when == "context":
+            time.sleep(1.0)
+        assert not err.wait_for(lambda t: "spark session done" in t, 0), \
+            "Spark had started already: nothing left to test"
+        seen |= descendants(proc.pid)
+        sent = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=30)
+        took = time.monotonic() - sent
+        err.thread.join(5)
+        time.sleep(5)
+        return code, took, err.after(sent), {p for p in seen if alive(p)}
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.parametrize("when", ["launch", "context"])
+def test_sigint_while_spark_starts_ends_the_run_quietly(tmp_path, when):
+    code, took, said, left = interrupt_the_start(tmp_path, when)
+    assert code == 130, said
+    assert took <= EXIT_WITHIN, (took, said)
+    said = [s for s in said if "incubator modules" not in s]   # the JVM's first line
+    assert said == ["qarla: interrupted"], said
+    assert not left, f"process(es) {left} still running 5 s after the run ended"

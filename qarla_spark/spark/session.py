@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -123,6 +124,46 @@ def check_can_start() -> None:
         check_java()
 
 
+def _start_off_main(start):
+    """Call ``start`` (the JVM, the SparkContext) on a thread of its own and
+    wait for it. Off the main thread PySpark's SparkContext installs no
+    SIGINT handler of its own (that handler calls the JVM from inside a
+    py4j call and prints a traceback); a Ctrl-C ends the wait at once, and
+    the JVM, once its process exists, is ended (:func:`end_after_interrupt`,
+    or the starting thread itself, see :func:`_launch_gateway`)."""
+    global _STARTER
+    if threading.current_thread() is not threading.main_thread():
+        return start()
+    outcome: Dict[str, object] = {}
+    done = threading.Event()
+
+    def run():
+        try:
+            outcome["value"] = start()
+        except BaseException as exc:   # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    _ABANDONED.clear()
+    _STARTER = (threading.Thread(target=run, name="qarla-spark-start", daemon=True), done)
+    _STARTER[0].start()
+    try:
+        # an Event, not Thread.join: before Python 3.13 a join cut short by
+        # an exception from a signal handler can mark the thread as ended
+        done.wait()
+    except BaseException:
+        _ABANDONED.set()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+_STARTER: Optional[Tuple[threading.Thread, threading.Event]] = None
+_ABANDONED = threading.Event()
+
+
 def build_session(profile: str = "local", master: Optional[str] = None,
                   conf: Optional[Mapping[str, str]] = None, verbose: bool = False):
     """Create (or return the active) SparkSession for qarla_spark."""
@@ -153,9 +194,13 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     spark_conf = SparkConf()
     for key, value in settings.items():
         spark_conf.set(key, value)
-    if not under_submit and SparkContext._gateway is None:
-        SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
-    spark = SparkSession.builder.config(conf=spark_conf).getOrCreate()
+
+    def start():
+        if not under_submit and SparkContext._gateway is None:
+            SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
+        return SparkSession.builder.config(conf=spark_conf).getOrCreate()
+
+    spark = _start_off_main(start)
     if not effective_master.startswith("local"):
         # executors may not have qarla_spark installed: ship it (not when
         # spark-submit --py-files already does)
@@ -204,11 +249,17 @@ _COPIER: Optional[_ErrorCopier] = None
 def _launch_gateway(spark_conf):
     """Start the JVM as PySpark does, in its own session, its standard error
     copied by an :class:`_ErrorCopier` (see the module's docstring)."""
-    global _COPIER
+    global _COPIER, _PROC
     from pyspark.java_gateway import launch_gateway
+    if _ABANDONED.is_set():
+        raise KeyboardInterrupt
     gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True,
                                                        "stderr": subprocess.PIPE})
     _COPIER = _ErrorCopier(gateway.proc.stderr)
+    _PROC = gateway.proc
+    if _ABANDONED.is_set():   # interrupted while the JVM started
+        end_after_interrupt()
+        raise KeyboardInterrupt
     return gateway
 
 
@@ -216,7 +267,10 @@ def jvm_process():
     """The ``Popen`` of the JVM this process started (``None`` under
     spark-submit or before Spark starts)."""
     from pyspark import SparkContext
-    return getattr(SparkContext._gateway, "proc", None)
+    return getattr(SparkContext._gateway, "proc", None) or _PROC
+
+
+_PROC: Optional[subprocess.Popen] = None
 
 
 def _detach_py4j_connection() -> None:
@@ -277,9 +331,12 @@ def cancel_after_interrupt(spark, then=None, wait: float = 1.5) -> None:
 
 
 def _not_an_interrupt(record: logging.LogRecord) -> bool:
-    """py4j logs the KeyboardInterrupt that cut one of its calls short, with
-    its traceback, on the root logger."""
-    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+    """py4j logs, on the root logger and with a traceback, the
+    KeyboardInterrupt that cut one of its calls short and the broken
+    connection of a call the ended JVM no longer answers."""
+    if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+        return False
+    return os.path.basename(os.path.dirname(record.pathname)) not in ("py4j", "pyspark")
 
 
 def quiet_after_interrupt() -> None:
@@ -300,18 +357,31 @@ def end_after_interrupt(grace: float = 1.5) -> None:
     started, only quiets."""
     quiet_after_interrupt()
     proc = jvm_process()
+    if proc is None and _STARTER is not None and _STARTER[0] is not threading.current_thread():
+        # the JVM may be starting: the starting thread ends it once it exists
+        _STARTER[1].wait(grace + 8.0)
+        proc = jvm_process()
     if proc is None or proc.poll() is not None:
         return
+    # the JVM leads a process group of its own (start_new_session): signal
+    # the group, so that spark-class's launcher JVM, before it execs the
+    # driver's, and Spark's Python workers end with it
+    _signal_group(proc, signal.SIGTERM)
     try:
-        proc.terminate()
         proc.wait(grace)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        try:
-            proc.wait(2.0)
-        except subprocess.TimeoutExpired:
-            pass
-    except Exception:
+        pass
+    _signal_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(2.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(proc.pid, signum)
+    except OSError:   # nothing left in the group
         pass
 
 
