@@ -1,4 +1,5 @@
-"""Shared fixtures: one local[2] SparkSession for the whole suite.
+"""Shared fixtures: one local[2] SparkSession for the whole suite, and one
+two-task run that several modules read.
 
 Spark tests use small hand-made inputs written to ``tmp_path``; nothing here
 reads outside the project (no ../shared).
@@ -7,6 +8,8 @@ reads outside the project (no ../shared).
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
+
 import pytest
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -26,6 +29,35 @@ def spark():
               "spark.app.name": "qarla_spark-tests"})
     yield session
     session.stop()
+
+
+class TwoTaskRun(NamedTuple):
+    out: str            # the run's folder
+    result: object      # what pipeline.run returned (summary(), info)
+
+
+@pytest.fixture(scope="session")
+def two_task_run(spark, tmp_path_factory) -> TwoTaskRun:
+    """A finished run of helpers.two_task_records() (every stage, 4 metrics,
+    exact HBR, 300 bootstrap replicates, seed 4), made once per session:
+    the report, browser and statistics tests all read it (one run instead
+    of one per module)."""
+    from helpers import two_task_records, write_jsonl
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    tmp = tmp_path_factory.mktemp("two_task")
+    path = write_jsonl(tmp / "in.jsonl", two_task_records())
+    out = tmp / "run"
+    result = pipeline.run(spark, RunConfig(
+        inputs=(str(path),), out=str(out), metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
+        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=300, seed=4))
+    return TwoTaskRun(str(out), result)
+
+
+@pytest.fixture(scope="session")
+def report_run(two_task_run) -> str:
+    """The shared two-task run's folder (tests/test_report*.py)."""
+    return two_task_run.out
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -31,3 +31,22 @@ def make_testbed(n_topics=2, n_models=4, n_peers=3, task="t", judged=True):
                 rec["human"] = {"quality": float(p + t)}
             records.append(rec)
     return records
+
+
+TWO_TASKS = ("news", "chat two")      # one judged, one not; a space in a task name
+
+
+def two_task_records():
+    """The records of the shared two-task run (conftest's ``two_task_run``):
+    task "news" is tests/test_determinism.py's tie-heavy testbed (6 topics,
+    5 models, 6 peers, judged), task "chat two" a smaller one without
+    judgments."""
+    from test_determinism import tie_heavy_testbed
+    records = tie_heavy_testbed(n_topics=6, n_models=5, n_peers=6, seed=5)
+    for rec in records:
+        rec["task"] = TWO_TASKS[0]
+    other = tie_heavy_testbed(n_topics=4, n_models=4, n_peers=4, seed=8)
+    for rec in other:
+        rec["task"] = TWO_TASKS[1]
+        rec.pop("human", None)
+    return records + other

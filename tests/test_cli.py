@@ -77,6 +77,7 @@ def test_run_with_input_errors_exits_1_and_writes_nothing(spark, tmp_path, capsy
 
 
 @pytest.mark.spark
+@pytest.mark.slow      # a whole default run (59 metrics, 1,023 subsets): a minute or more
 def test_run_options_reach_run_json(spark, tmp_path, capsys):
     path = write_jsonl(tmp_path / "s.jsonl",
                        [{k: v for k, v in r.items() if k != "task"} for r in make_testbed()])
@@ -154,6 +155,7 @@ def test_bad_input_in_a_fresh_process_shows_no_java_trace(tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.slow      # a whole run with every stage, through the command: a minute or more
 def test_user_table_and_plugin_flow_through_qarla_run(spark, tmp_path, capsys):
     """A BERTScore-like table and a plugin function end up in similarities/
     like built-in metrics (issue 3's acceptance)."""
@@ -237,6 +239,7 @@ def test_run_help_names_the_tables_the_issue_missed():
 
 
 @pytest.mark.spark
+@pytest.mark.slow      # two runs through the command
 def test_progress_lines_then_summary_and_quiet(spark, tmp_path, capsys):
     """Without --quiet: the testbed's description first on stdout, a line on
     stderr as each stage starts and ends, then the results (the description

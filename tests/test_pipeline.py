@@ -19,6 +19,7 @@ from qarla_spark.spark.output import RunDirectory, read_run_json
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow      # a whole default run (every stage, 59 metrics): most of a minute
 def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     spark.catalog.clearCache()
     src = write_jsonl(tmp_path / "in" / "s.jsonl", make_testbed(n_topics=2, n_models=2))
@@ -132,6 +133,7 @@ def test_bundled_data_matches_its_provenance():
     assert "MIT" in (base / "LICENSE").read_text()
 
 
+@pytest.mark.slow      # the whole bundled SummEval, every stage: minutes
 def test_bundled_testbed_run(spark, tmp_path):
     """The issue's acceptance numbers for the bundled SummEval testbed."""
     out = tmp_path / "summeval"

@@ -8,7 +8,8 @@
   it without Spark, and says one line when given no run;
 - the figure functions alone (pure: frames in, SVG out).
 
-The browser test (tests/test_report_browser.py) reuses :func:`report_run`.
+The run is conftest's ``report_run`` (the session's shared two-task run,
+also read by tests/test_report_browser.py and tests/test_statistics.py).
 """
 
 from __future__ import annotations
@@ -28,45 +29,6 @@ from qarla_spark.report import REPORT_FILE, ReportError, build_report, task_view
 from qarla_spark.report import figures as fg
 from qarla_spark.report import sections
 from qarla_spark.report.data import load_run
-
-TASKS = ("news", "chat two")      # one judged, one not; a space in a task name
-
-
-def two_task_records():
-    from test_determinism import tie_heavy_testbed
-    records = tie_heavy_testbed(n_topics=6, n_models=5, n_peers=6, seed=5)
-    for rec in records:
-        rec["task"] = TASKS[0]
-    other = tie_heavy_testbed(n_topics=4, n_models=4, n_peers=4, seed=8)
-    for rec in other:
-        rec["task"] = TASKS[1]
-        rec.pop("human", None)
-    return records + other
-
-
-_RUNS: dict = {}      # the run, made once per session even when two modules use the fixture
-
-
-@pytest.fixture(scope="session")
-def report_run(spark, tmp_path_factory):
-    """A finished two-task run (pipeline.run, bootstrap 100): its folder."""
-    key = str(tmp_path_factory.getbasetemp())
-    if key not in _RUNS:
-        _RUNS[key] = make_report_run(spark, tmp_path_factory.mktemp("report"))
-    return _RUNS[key]
-
-
-def make_report_run(spark, tmp):
-    from helpers import write_jsonl
-    from qarla_spark import pipeline
-    from qarla_spark.config import RunConfig
-    path = write_jsonl(tmp / "in.jsonl", two_task_records())
-    out = tmp / "run"
-    pipeline.run(spark, RunConfig(
-        inputs=(str(path),), out=str(out), metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
-        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=100, seed=4))
-    return str(out)
-
 
 def section_ids(run_dir):
     ids = ["overview", "problems"]
@@ -92,7 +54,11 @@ def edited_copy(run_dir, tmp_path, drop_tables=(), drop_info=(), **config):
 
 # ---------------------------------------------------------------- a whole run
 
+# The tests that read report_run are slow: the shared two-task run they read
+# (every stage; about a minute) is only made when one of them runs.
+
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_run_writes_its_report_with_every_section(report_run):
     page = written(report_run)
     assert page == build_report(report_run)   # rebuilt from the tables alone: the same
@@ -122,6 +88,7 @@ def written(run_dir) -> str:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_report_is_self_contained(report_run):
     page = written(report_run)
     without_svg_ns = page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
@@ -134,6 +101,7 @@ def test_the_report_is_self_contained(report_run):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_header_and_the_testbed_card(report_run):
     page = written(report_run)
     info = json.load(open(os.path.join(report_run, "run.json")))
@@ -145,6 +113,7 @@ def test_the_header_and_the_testbed_card(report_run):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_without_statistics_sections_say_so(report_run, tmp_path):
     stats = ("king_ci", "jack_ci", "auc_ci", "correlation_ci", "comparisons")
     copy = edited_copy(report_run, tmp_path, stats, ("statistics",), bootstrap=0)
@@ -157,6 +126,7 @@ def test_without_statistics_sections_say_so(report_run, tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_a_run_of_only_some_stages_gives_notes(report_run, tmp_path):
     later = [t for t in os.listdir(report_run) if os.path.isdir(os.path.join(report_run, t))
              and t not in ("testbed", "problems", "summaries", "judgments", "similarities")]
@@ -173,6 +143,7 @@ def test_a_run_of_only_some_stages_gives_notes(report_run, tmp_path):
 # ---------------------------------------------------------------- the command
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_qarla_report_rebuilds_it_without_spark(report_run, tmp_path):
     target = tmp_path / "r.html"
     code = ("import sys; from qarla_spark.cli import main; "

@@ -19,7 +19,6 @@ import pytest
 
 from qarla_spark.report import REPORT_FILE, sections, task_views
 from qarla_spark.report.data import load_run
-from test_report import report_run  # noqa: F401 (the shared two-task run)
 
 
 def chromium_or_skip() -> str:
@@ -50,7 +49,8 @@ def browser():
 
 
 @pytest.mark.spark
-def test_the_report_renders_in_chromium(browser, report_run, tmp_path):  # noqa: F811
+@pytest.mark.slow      # reads the shared two-task run (conftest): about a minute
+def test_the_report_renders_in_chromium(browser, report_run, tmp_path):
     views = task_views(load_run(report_run))
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems = []

@@ -148,6 +148,7 @@ def test_user_table_missing_column(spark, tmp_path):
                         small_testbed(spark), [str(path)], ("R-1.a",))
 
 
+@pytest.mark.slow      # a whole run (every stage): half a minute
 def test_run_writes_similarities_and_their_provenance(spark, tmp_path):
     from qarla_spark import pipeline
     from qarla_spark.config import RunConfig

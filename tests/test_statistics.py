@@ -189,24 +189,31 @@ def test_sign_flip_p_values_are_uniform_under_the_null():
 
 # ---------------------------------------------------------------- on a run
 
+# The tests below are slow: the shared two-task run they read (every stage;
+# about a minute) is only made when one of them runs.
+TASK = "news"      # the judged task of the shared run (the resampling seeds use its name)
+
+
 @pytest.fixture(scope="module")
-def stats_run(spark, tmp_path_factory):
-    from helpers import write_jsonl
-    from qarla_spark import pipeline
-    from qarla_spark.config import RunConfig
-    from test_determinism import tie_heavy_testbed
-    tmp = tmp_path_factory.mktemp("stats")
-    path = write_jsonl(tmp / "in.jsonl", tie_heavy_testbed(n_topics=6, seed=5))
-    out = tmp / "run"
-    result = pipeline.run(spark, RunConfig(
-        inputs=(str(path),), out=str(out), metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
-        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=300, seed=4))
+def stats_run(two_task_run):
+    """conftest's shared two-task run (300 replicates, seed 4); its tables
+    restricted to task "news" (tests/test_determinism.py's tie-heavy
+    testbed: 6 topics, 5 models, 6 peers, judged)."""
+    from pathlib import Path
+
     import pandas as pd
-    tables = {d.name: pd.read_parquet(d) for d in out.iterdir() if d.is_dir()}
-    return result, tables
+    tables = {}
+    for d in Path(two_task_run.out).iterdir():
+        if d.is_dir():
+            frame = pd.read_parquet(d)
+            if "task" in frame.columns:
+                frame = frame[frame.task.astype(str) == TASK].reset_index(drop=True)
+            tables[d.name] = frame
+    return two_task_run.result, tables
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_replicate_of_all_ones_is_the_reported_value(stats_run):
     result, t = stats_run
     king = t["king"].set_index(["task", "metric_set"]).king
@@ -236,6 +243,7 @@ def test_the_replicate_of_all_ones_is_the_reported_value(stats_run):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_king_intervals_and_comparisons_equal_a_plain_reference(stats_run, spark):
     """Per-topic KING cases recounted by the brute-force reference from the
     run's similarities; replicates as plain weighted means (fractions, in
@@ -267,7 +275,7 @@ def test_king_intervals_and_comparisons_equal_a_plain_reference(stats_run, spark
             wins[topic] = (won, len(models))
         per_topic[name] = wins
     topics = sorted(per_topic[row.a])
-    weights = rs.poisson_weights(4, "t", topics, 300)
+    weights = rs.poisson_weights(4, TASK, topics, 300)
 
     def king(name, w):
         return sum(wi * Fraction(*per_topic[name][tp]) for wi, tp in zip(w, topics)) / sum(w)
@@ -280,7 +288,7 @@ def test_king_intervals_and_comparisons_equal_a_plain_reference(stats_run, spark
         assert (ci.loc[(name, "percentile"), "ci_low"], ci.loc[(name, "percentile"), "ci_high"]
                 ) == pytest.approx((low, high), abs=1e-12)
     diffs = [per_topic[row.a][tp][0] - per_topic[row.b][tp][0] for tp in topics]  # m = 5
-    flips = rs.sign_flips(4, "t", topics, 300)
+    flips = rs.sign_flips(4, TASK, topics, 300)
     sums = [abs(sum(f * d for f, d in zip(fl, diffs))) for fl in flips]
     above = sum(v > abs(sum(diffs)) for v in sums)
     tied = sum(v == abs(sum(diffs)) for v in sums)
@@ -289,6 +297,7 @@ def test_king_intervals_and_comparisons_equal_a_plain_reference(stats_run, spark
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_summary_states_intervals_and_tests(stats_run):
     result, t = stats_run
     text = result.summary()
