@@ -15,8 +15,9 @@ What it does, stopping everything it started whatever happens:
 3. writes a text testbed of ``--topics`` SummEval topics and runs the job
    (``jobs/qarla_run.py``) with spark-submit in ``local[2]`` and on the
    cluster (``--properties-file conf/cluster.conf --py-files ZIP``, an
-   absolute ``PYSPARK_PYTHON``), and compares every table of the two runs
-   bit for bit;
+   absolute ``PYSPARK_PYTHON``; ``--out`` a ``file://`` URI), prints the
+   cluster run's time over the local one's (the same cores), and compares
+   every table of the two runs bit for bit;
 4. submits it to the cluster again and ``kill -9``s one executor once the
    similarity stage runs; the job must still finish with the same tables;
 5. stops the Workers and the Master and checks that no process of theirs
@@ -79,6 +80,16 @@ def bare_python(folder: Path) -> str:
     return str(python)
 
 
+def alive(pid: int) -> bool:
+    """``pid`` is a running process (not gone, not a zombie waiting for a
+    parent that never reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
 class Cluster:
     """A standalone Master and Workers started with spark-daemon.sh; their
     pid, log and work folders under ``folder``."""
@@ -95,6 +106,10 @@ class Cluster:
                         SPARK_IDENT_STRING="qarla-check")
         for name in ("pids", "logs", "work"):
             (folder / name).mkdir(parents=True, exist_ok=True)
+        #: the daemons' pids, read from their pid files once they started
+        #: (``spark-daemon.sh stop`` deletes a pid file as soon as it has
+        #: sent SIGTERM, while the JVM may take seconds to exit)
+        self.daemons: List[int] = []
 
     def _daemon(self, action: str, cls: str, instance: int, *args: str) -> None:
         script = spark_home() / "sbin" / "spark-daemon.sh"
@@ -111,6 +126,11 @@ class Cluster:
         for n in range(1, self.workers + 1):
             self._daemon("start", WORKER, n, "--cores", "1", "--memory", self.memory,
                          "--host", "127.0.0.1", "--webui-port", str(free_port()), self.url)
+        for pid_file in (self.folder / "pids").glob("*.pid"):
+            try:
+                self.daemons.append(int(pid_file.read_text().strip()))
+            except ValueError:
+                pass
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self._log(MASTER, 1).count("Registering worker") >= self.workers:
@@ -120,17 +140,9 @@ class Cluster:
                            f"(logs in {self.folder / 'logs'})")
 
     def pids(self) -> List[int]:
-        """Processes of this cluster still alive: the daemons (their pid
-        files) and the executors (working in its work folder)."""
-        alive = []
-        for pid_file in (self.folder / "pids").glob("*.pid"):
-            try:
-                pid = int(pid_file.read_text().strip())
-                os.kill(pid, 0)
-                alive.append(pid)
-            except (ValueError, ProcessLookupError, PermissionError):
-                pass
-        return sorted(set(alive) | set(self.executors()))
+        """Processes of this cluster still alive: the daemons it started
+        and the executors (working in its work folder)."""
+        return sorted({pid for pid in self.daemons if alive(pid)} | set(self.executors()))
 
     def executors(self) -> List[int]:
         work = str((self.folder / "work").resolve())
@@ -141,7 +153,7 @@ class Cluster:
             try:
                 cmdline = (proc / "cmdline").read_bytes()
                 if b"CoarseGrainedExecutorBackend" in cmdline and \
-                        os.readlink(proc / "cwd").startswith(work):
+                        os.readlink(proc / "cwd").startswith(work) and alive(int(proc.name)):
                     found.append(int(proc.name))
             except OSError:
                 continue
@@ -166,10 +178,12 @@ class Cluster:
 
 
 def submit(out: Path, config: Path, master: str, env: Dict[str, str], extra=(),
-           background: bool = False):
-    """spark-submit the job, as the README's cluster section does."""
+           background: bool = False, uri: bool = False):
+    """spark-submit the job, as the README's cluster section does (``uri``:
+    ``--out`` as a ``file://`` URI)."""
     command = [str(Path(sys.executable).parent / "spark-submit"), "--master", master, *extra,
-               str(JOB), "--config", str(config), "--out", str(out), "--overwrite"]
+               str(JOB), "--config", str(config), "--out",
+               f"file://{out}" if uri else str(out), "--overwrite"]
     log = open(out.parent / f"{out.name}.log", "w")
     proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                             cwd=out.parent)
@@ -202,7 +216,8 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
     t0 = time.time()
     code, log = submit(workdir / "local", config, "local[2]",
                        dict(env, PYSPARK_PYTHON=sys.executable))
-    say(f"local[2] run: exit {code} in {time.time() - t0:.0f} s")
+    local_s = time.time() - t0
+    say(f"local[2] run: exit {code} in {local_s:.0f} s")
     if code != 0:
         return [f"the local run failed (see {log})"]
 
@@ -214,8 +229,11 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
         extra = ("--properties-file", str(ROOT / "conf" / "cluster.conf"),
                  "--py-files", str(package))
         t0 = time.time()
-        code, log = submit(workdir / "cluster-run", config, cluster.url, on_cluster, extra)
-        say(f"cluster run: exit {code} in {time.time() - t0:.0f} s")
+        code, log = submit(workdir / "cluster-run", config, cluster.url, on_cluster, extra,
+                           uri=True)
+        cluster_s = time.time() - t0
+        say(f"cluster run (--out a file:// URI): exit {code} in {cluster_s:.0f} s = "
+            f"{cluster_s / local_s:.2f}x the local[2] run (same job, same cores)")
         if code != 0:
             failures.append(f"the cluster run failed (see {log})")
         else:

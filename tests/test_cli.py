@@ -95,6 +95,24 @@ def test_run_options_reach_run_json(spark, tmp_path, capsys):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("form", ["file://{}", "file:{}/"])
+def test_out_as_a_file_uri(spark, tmp_path, capsys, form):
+    """``--out`` as a Hadoop file-system URI (issue 14): the run directory
+    is staged beside it and committed there, as with a plain path."""
+    path = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=1))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("a previous run")
+    code = main(["similarities", f"t={path}", "--metrics", "R-1.a", "--out",
+                 form.format(out), "--overwrite", "--quiet"])
+    assert code == 0, capsys.readouterr()
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "complete" and info["config"]["out"] == form.format(out)
+    assert (out / "similarities").is_dir() and not (out / "stale.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "s.jsonl"]
+
+
+@pytest.mark.spark
 def test_unknown_config_key_is_a_clear_error(spark, tmp_path, capsys):
     cfg = tmp_path / "r.toml"
     cfg.write_text("sed = 5\n")

@@ -3,10 +3,13 @@ a standalone Master and two one-core Workers on 127.0.0.1 from the
 pip-installed pyspark, the job submitted as the README's cluster section
 says (qarla_spark shipped with --py-files, not installed in the executors'
 Python), every table equal to a local[2] run, again with an executor killed
-mid-run, and nothing left running afterwards."""
+mid-run, and nothing left running afterwards, nor after a second cluster
+started and stopped in the same place (no pid file, port or process of the
+first one in its way)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +30,33 @@ def test_cluster_check_passes_and_leaves_nothing_running(tmp_path):
     assert "killed-executor run vs local: 0 table(s) differ" in said
     assert said.rstrip().endswith("cluster check: passed")
     assert "had to kill" not in said
+    assert " = " in said and "x the local[2] run" in said     # the cluster/local ratio
+    assert not spark_daemons(), "a Master, Worker or executor is still running"
+
+    sys.path.insert(0, str(ROOT / "jobs"))
+    try:
+        from cluster_check import Cluster
+    finally:
+        sys.path.pop(0)
+    again = Cluster(tmp_path / "again")
+    try:
+        again.start()
+        assert len(again.pids()) == 3          # a Master and two Workers
+    finally:
+        assert again.stop() == []
+    assert not spark_daemons()
+
+
+def spark_daemons():
+    """Java processes of a standalone cluster running on this machine."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and int(proc.name) != os.getpid():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if any(c in cmdline for c in (b"deploy.master.Master", b"deploy.worker.Worker",
+                                          b"CoarseGrainedExecutorBackend")):
+                found.append(int(proc.name))
+    return found
