@@ -130,21 +130,26 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         with stage(progress, "testbed tables", timings, "write_testbed_s"):
             write_tables(out, testbed_tables(spark, testbed, report), {})
 
-        sims = None
+        from qarla_spark.spark.cube import TopicCube
+        sims = rows = None
         if config.similarities:
             with stage(progress, "similarities", timings):
                 sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
         elif "similarities" in config.stages:
             with stage(progress, "similarities", timings):
-                sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics)
+                rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics)
                 write_tables(out, {"similarities": sims}, {})
-                sims = spark.read.parquet(out.path("similarities"))
+                if rows is None:    # user tables: the cube comes from the table written
+                    sims = spark.read.parquet(out.path("similarities"))
 
         cube = None
-        if sims is not None and ("qarla" in config.stages or "hbr" in config.stages):
-            from qarla_spark.spark.cube import TopicCube
-            with stage(progress, "cube", timings):
-                cube = TopicCube.build(sims, testbed.summaries, extra["similarities"]["metrics"])
+        if "qarla" in config.stages or "hbr" in config.stages:
+            if rows is not None:    # the battery's own cube rows, kept by the write
+                cube = TopicCube.of_rows(rows, extra["similarities"]["metrics"])
+            elif sims is not None:
+                with stage(progress, "cube", timings):
+                    cube = TopicCube.build(sims, testbed.summaries,
+                                           extra["similarities"]["metrics"])
         qarla = hbr = stats = None
         if "qarla" in config.stages and cube is not None:
             from qarla_spark.stages.qarla import run_qarla

@@ -65,6 +65,44 @@ def test_spark_equals_the_pure_kernels(spark, two_topics):
     assert checked >= 48 * 30
 
 
+def test_the_battery_cube_equals_the_cube_built_from_its_long_table(spark, two_topics):
+    """A run's cube comes straight from the battery's rows
+    (``compute_cube`` + ``TopicCube.of_rows``); an earlier run's table is
+    turned into one by ``TopicCube.build``. Both give the same cube, bit
+    for bit, and only the topics with enough models (a topic without
+    models here, left out of both)."""
+    import numpy as np
+
+    from qarla_spark.spark.cube import TopicCube, topic_of
+    from qarla_spark.spark.similarities import compute_cube, cube_to_long
+
+    metrics = ("R-1.a", "Rpre-L.c", "TVM.8", "AVLS")
+    no_models = spark.createDataFrame(
+        [("summeval", "zz", f"p{i}", "peer", f"a peer summary number {i} .") for i in range(3)],
+        SUMMARY_DDL)
+    summaries = two_topics.unionByName(no_models)
+    rows = compute_cube(summaries, metrics).persist()
+    try:
+        direct = TopicCube.of_rows(rows, metrics)
+        built = TopicCube.build(cube_to_long(rows, metrics), summaries, metrics)
+
+        def topics(cube):
+            return {(t.task, t.topic): t for t in
+                    (topic_of(r.asDict()) for r in cube.frame.collect())}
+
+        a, b = topics(direct), topics(built)
+        assert sorted(a) == sorted(b) == [("summeval", t) for t in
+                                          sorted({r[1] for r in summeval_topics(2)})]
+        for key in a:
+            assert list(a[key].names) == list(b[key].names) == sorted(a[key].names)
+            assert list(a[key].roles) == list(b[key].roles)
+            assert a[key].values.tobytes() == b[key].values.tobytes()
+            assert np.isnan(a[key].values[np.arange(27), np.arange(27)]).all()
+        assert rows.count() == 3      # the long table has every topic
+    finally:
+        rows.unpersist()
+
+
 def test_user_function_metric_runs_on_executors(spark, two_topics):
     def shared_types(s, r):
         return len(set(s) & set(r)) / max(1, len(set(r)))

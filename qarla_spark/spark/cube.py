@@ -8,9 +8,14 @@ NaN on the diagonal) together with what it needs to be read: its metric
 names, in the order of the array's last axis, and the minimum number of
 models its topics have. Nothing else carries the metric order.
 
-It is built from the long similarity table by co-grouping it with the
-summaries by topic (one shuffle, of numbers only: 64-bit hashes stand for
-the topic and the summaries, a collision is reported, never merged), and
+A run computes the cube's rows directly: the similarity battery returns
+each topic as its cube row (:func:`qarla_spark.spark.similarities.compute_cube`,
+:meth:`TopicCube.of_rows`), and the long similarity table is written from
+them. A similarity table given as such (an earlier run's, or the battery's
+joined with user metric tables) is turned into the cube by
+:meth:`TopicCube.build`, co-grouping it with the summaries by topic (one
+shuffle, of numbers only: 64-bit hashes stand for the topic and the
+summaries, a collision is reported, never merged). Either way the cube is
 read with :meth:`TopicCube.map_topics` (``mapInPandas`` keeping the cube's
 partitioning: no further shuffle).
 """
@@ -81,6 +86,19 @@ class TopicCube:
         cube = cls(frame, metrics, min_models)
         cube.check()
         return cube
+
+    @classmethod
+    def of_rows(cls, rows, metrics: Sequence[str],
+                min_models: int = thresholds.MIN_MODELS_HBR) -> "TopicCube":
+        """The cube of the topics with at least ``min_models`` models among
+        ``rows``, cube rows of every topic (:func:`~qarla_spark.spark.
+        similarities.compute_cube`, complete by construction), persisted by
+        the caller; a filter, no shuffle."""
+        from pyspark.sql import functions as F
+        metrics = tuple(metrics)
+        if not metrics:
+            raise ConfigError("no metric to evaluate")
+        return cls(rows.filter(F.col("n_models") >= min_models), metrics, min_models)
 
     # -- what the cube holds ------------------------------------------------
 

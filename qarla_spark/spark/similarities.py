@@ -11,9 +11,13 @@ one row per ordered pair (s, r), s ≠ r, of summaries of the same topic
 How it runs: summaries and source documents are co-grouped by (task, topic)
 into an explicit number of partitions (so adaptive execution cannot merge
 topics into one task); each topic is computed on an executor by
-:func:`qarla_spark.metrics.battery.topic_similarities`, which returns one row
-per pair with a column per metric (little data through Arrow); the JVM then
-turns it into the long form.
+:func:`qarla_spark.metrics.battery.topic_similarities` and returned as one
+row of the topic cube (:mod:`qarla_spark.spark.cube`: the topic's sorted
+summaries and one float64 array of every metric of every ordered pair) —
+:func:`compute_cube`. A run keeps those rows: the QARLA and HBR stages read
+them as they are, with no shuffle of the similarity table. The long table is
+made from them (:func:`cube_to_long`: one row per pair with a column per
+metric through Arrow; the JVM then turns it into the long form).
 
 User metrics given as a table with the same schema are validated (every
 ordered pair of every topic present exactly once, finite values, no clash
@@ -53,34 +57,73 @@ def _wide_schema(metrics: Sequence[str]):
     return StructType(fields)
 
 
-def _topic_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
-                    options: Dict[str, object]):
+def _cube_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
+                   options: Dict[str, object]):
     """The per-topic function shipped to the executors (a closure over plain
-    data: metric names, user functions, options)."""
+    data: metric names, user functions, options): a topic's summaries (and
+    sources) in, its cube row out (``CUBE_SCHEMA``)."""
 
     def compute(summaries, sources):
+        import numpy as np
         import pandas as pd
 
         from qarla_spark.metrics.battery import topic_similarities
+        from qarla_spark.spark.cube import CUBE_SCHEMA
+        from qarla_spark.spark.grouped import empty_frame
 
         if summaries.empty:
-            return pd.DataFrame({f.name: [] for f in _wide_schema(metrics).fields})
+            return empty_frame(CUBE_SCHEMA)
         summaries = summaries.sort_values("summarizer", kind="stable").reset_index(drop=True)
         task, topic = summaries["task"].iloc[0], summaries["topic"].iloc[0]
         docs = None
         if not sources.empty:
             docs = [d for row in sources["documents"] for d in list(row)]
+        roles = list(summaries["role"])
         result = topic_similarities(
-            list(summaries["text"]), metrics, sources=docs, roles=list(summaries["role"]),
+            list(summaries["text"]), metrics, sources=docs, roles=roles,
             user=user, options=options, where=f"task {task!r}, topic {topic!r}")
-        names = summaries["summarizer"].to_numpy()
-        out = {"task": task, "topic": topic,
-               "summarizer_s": names[result.s], "summarizer_r": names[result.r]}
-        for i in range(len(metrics)):
-            out[f"m{i}"] = result.values[:, i]
-        return pd.DataFrame(out)
+        n = len(summaries)
+        values = np.full((n, n, len(metrics)), np.nan)
+        values[result.s, result.r] = result.values
+        return pd.DataFrame({
+            "task": [task], "topic": [topic], "names": [list(summaries["summarizer"])],
+            "roles": [roles], "n_models": [sum(r == "model" for r in roles)],
+            "n_metrics": [len(metrics)], "values": [values.tobytes()], "problem": [None]})
 
     return compute
+
+
+def cube_to_wide(cube_rows, metrics: Sequence[str]):
+    """(pair keys, m0..mk): every ordered pair s ≠ r of each topic of a
+    frame of cube rows, a column per metric (s-major, as the battery
+    computes them)."""
+    import numpy as np
+    import pandas as pd
+
+    from qarla_spark.metrics.battery import ordered_pairs
+    from qarla_spark.spark.cube import topic_of
+
+    k = len(metrics)
+    schema = _wide_schema(metrics)
+
+    def run(batches):
+        for pdf in batches:
+            parts = []
+            for row in pdf.to_dict("records"):
+                topic = topic_of(row)
+                s, r = ordered_pairs(len(topic.names))
+                part = {"task": topic.task, "topic": topic.topic,
+                        "summarizer_s": topic.names[s], "summarizer_r": topic.names[r]}
+                pairs = topic.values[s, r]
+                for i in range(k):
+                    part[f"m{i}"] = pairs[:, i]
+                parts.append(pd.DataFrame(part))
+            yield (pd.concat(parts, ignore_index=True) if parts
+                   else pd.DataFrame({f.name: pd.Series([], dtype=object if i < 4 else
+                                                        np.float64)
+                                      for i, f in enumerate(schema.fields)}))
+
+    return cube_rows.mapInPandas(run, schema)
 
 
 def to_long(wide, metrics: Sequence[str]):
@@ -95,12 +138,14 @@ def to_long(wide, metrics: Sequence[str]):
                         F.col("mv.value").alias("value")))
 
 
-def compute_similarities(summaries, metrics: Sequence[str], sources=None,
-                         user: Optional[Mapping[str, UserMetric]] = None,
-                         options: Optional[Mapping[str, object]] = None,
-                         n_partitions: Optional[int] = None):
-    """The long similarity table of ``metrics`` (built-in and registered
-    Python metrics) for the canonical ``summaries`` table (lazy)."""
+def compute_cube(summaries, metrics: Sequence[str], sources=None,
+                 user: Optional[Mapping[str, UserMetric]] = None,
+                 options: Optional[Mapping[str, object]] = None,
+                 n_partitions: Optional[int] = None):
+    """The cube rows (``CUBE_SCHEMA``) of every topic of the canonical
+    ``summaries`` table, over ``metrics`` (built-in and registered Python
+    metrics), in that order (lazy)."""
+    from qarla_spark.spark.cube import CUBE_SCHEMA
     from qarla_spark.spark.partitioning import by_topic, topic_partitions
 
     metrics = tuple(metrics)
@@ -115,10 +160,25 @@ def compute_similarities(summaries, metrics: Sequence[str], sources=None,
         sources = spark.createDataFrame([], "task string, topic string, documents array<string>")
     left = by_topic(summaries.select("task", "topic", "summarizer", "role", "text"), n)
     right = by_topic(sources.select("task", "topic", "documents"), n)
-    wide = (left.groupBy(*KEYS).cogroup(right.groupBy(*KEYS))
-                .applyInPandas(_topic_function(metrics, dict(user), dict(options or {})),
-                               _wide_schema(metrics)))
-    return to_long(wide, metrics)
+    return (left.groupBy(*KEYS).cogroup(right.groupBy(*KEYS))
+                .applyInPandas(_cube_function(metrics, dict(user), dict(options or {})),
+                               CUBE_SCHEMA))
+
+
+def cube_to_long(cube_rows, metrics: Sequence[str]):
+    """The long similarity table of a frame of cube rows over ``metrics``
+    (lazy)."""
+    return to_long(cube_to_wide(cube_rows, metrics), metrics)
+
+
+def compute_similarities(summaries, metrics: Sequence[str], sources=None,
+                         user: Optional[Mapping[str, UserMetric]] = None,
+                         options: Optional[Mapping[str, object]] = None,
+                         n_partitions: Optional[int] = None):
+    """The long similarity table of ``metrics`` (built-in and registered
+    Python metrics) for the canonical ``summaries`` table (lazy)."""
+    return cube_to_long(compute_cube(summaries, metrics, sources, user, options, n_partitions),
+                        metrics)
 
 
 def tvm_basis(summaries, sources):

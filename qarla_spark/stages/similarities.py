@@ -27,13 +27,20 @@ def plan_metrics(config) -> Tuple[str, ...]:
 
 
 def compute(config, testbed: Testbed, metrics: Sequence[str]):
-    """(similarities, info): the lazy similarity table and what ``run.json``
-    says of it."""
-    from qarla_spark.spark.similarities import add_user_tables, compute_similarities, tvm_basis
+    """(rows, similarities, info): the cube rows of every topic, persisted
+    (None with user metric tables: the cube is then built from the long
+    table), the lazy long similarity table and what ``run.json`` says of
+    it."""
+    from qarla_spark.spark import cache
+    from qarla_spark.spark.similarities import (add_user_tables, compute_cube, cube_to_long,
+                                                tvm_basis)
 
-    sims = compute_similarities(testbed.summaries, metrics, testbed.sources,
-                                options={"tagger": config.tagger})
-    sims, added = add_user_tables(sims, testbed.summaries, config.user_metrics, metrics)
+    rows = compute_cube(testbed.summaries, metrics, testbed.sources,
+                        options={"tagger": config.tagger})
+    if not config.user_metrics:
+        rows = cache.persist(rows)
+    sims, added = add_user_tables(cube_to_long(rows, metrics), testbed.summaries,
+                                  config.user_metrics, metrics)
     info: Dict[str, Any] = {
         "metrics": list(metrics) + list(added),
         "n_metrics": len(metrics) + len(added),
@@ -47,7 +54,7 @@ def compute(config, testbed: Testbed, metrics: Sequence[str]):
         info["tvm_terms_from"] = tvm_basis(testbed.summaries, testbed.sources)
     if "gramsim" in families:
         info["gramsim_tagger"] = config.tagger
-    return sims, info
+    return (None if config.user_metrics else rows), sims, info
 
 
 def reuse(spark, path: str, testbed: Testbed):
