@@ -12,7 +12,7 @@ partitioning or executor loss.
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from qarla_spark.spark.partitioning import topic_partitions
 
@@ -44,14 +44,32 @@ def empty_frame(schema: str):
                          for c, t in schema_columns(schema)})
 
 
+def grouped_by(df, keys: Sequence[str], n_partitions: Optional[int] = None,
+               aggregate: Optional[Tuple[Sequence[str], Sequence]] = None):
+    """``df`` hash-partitioned by ``keys`` (every group whole in one
+    partition), then, with ``aggregate = (more_keys, exprs)``, aggregated
+    per ``keys + more_keys`` within those partitions: one shuffle, where a
+    ``groupBy`` followed by a repartition by ``keys`` makes two (Spark's
+    aggregate needs no exchange of its own when its input is partitioned by
+    a subset of its grouping keys)."""
+    keys = list(keys)
+    out = df.repartition(topic_partitions(df.sparkSession, n_partitions), *keys)
+    if aggregate is not None:
+        more, exprs = aggregate
+        out = out.groupBy(*keys, *more).agg(*exprs)
+    return out
+
+
 def per_group(df, keys: Sequence[str], func: Callable, schema: str,
-              n_partitions: Optional[int] = None):
+              n_partitions: Optional[int] = None,
+              aggregate: Optional[Tuple[Sequence[str], Sequence]] = None):
     """``func(key, frame)`` for every group of ``df`` by ``keys`` (``key`` a
     tuple, ``frame`` the group's rows as pandas, in no particular order), on
     the executors; it returns the group's output rows as a pandas frame or a
     list of tuples in ``schema``'s column order (or None). Returns the rows
     with ``schema``. A group's rows are held in memory at once: use it on
-    aggregated rows."""
+    aggregated rows — ``aggregate = (more_keys, exprs)`` aggregates ``df``
+    per ``keys + more_keys`` first, in the same shuffle (:func:`grouped_by`)."""
     import pandas as pd
 
     keys = list(keys)
@@ -73,8 +91,7 @@ def per_group(df, keys: Sequence[str], func: Callable, schema: str,
             parts.append(pd.DataFrame.from_records(tuples, columns=columns))
         yield pd.concat(parts, ignore_index=True) if parts else empty_frame(schema)
 
-    n = topic_partitions(df.sparkSession, n_partitions)
-    return df.repartition(n, *keys).mapInPandas(run, schema)
+    return grouped_by(df, keys, n_partitions, aggregate).mapInPandas(run, schema)
 
 
 def exact_mean(df, keys: Sequence[str], out: str, num: Optional[str] = None,
@@ -97,13 +114,14 @@ def exact_mean(df, keys: Sequence[str], out: str, num: Optional[str] = None,
     if (value is None) == (num is None or den is None):
         raise ValueError("exact_mean takes num and den, or value")
     if value is None:
-        rows = (df.groupBy(*keys, *within, F.col(den).alias("_den"))
-                .agg(F.sum(num).cast("long").alias("_num"),
-                     (F.sum(count) if count else F.count(F.lit(1))).cast("long")
-                     .alias("_count")))
+        rows = grouped_by(df.withColumn("_den", F.col(den)), keys, n_partitions, aggregate=(
+            [*within, "_den"], [F.sum(num).cast("long").alias("_num"),
+                                (F.sum(count) if count else F.count(F.lit(1))).cast("long")
+                                .alias("_count")]))
     else:
-        rows = df.filter(F.col(value).isNotNull()).select(*keys, *within,
-                                                          F.col(value).alias("_value"))
+        rows = grouped_by(df.filter(F.col(value).isNotNull())
+                          .select(*keys, *within, F.col(value).alias("_value")),
+                          keys, n_partitions)
     types = dict(df.dtypes)
     schema = ", ".join([f"{k} {types[k]}" for k in keys] + [f"{out} double"])
     n_keys, n_within = len(keys), len(within)
@@ -137,5 +155,4 @@ def exact_mean(df, keys: Sequence[str], out: str, num: Optional[str] = None,
         yield (pd.DataFrame.from_records(records, columns=keys + [out]) if records
                else empty_frame(schema))
 
-    n = topic_partitions(df.sparkSession, n_partitions)
-    return rows.repartition(n, *keys).mapInPandas(run, schema)
+    return rows.mapInPandas(run, schema)

@@ -101,16 +101,16 @@ class Evaluation:
         use: the stage both writes it and collects it)."""
         from pyspark.sql import functions as F
         if self._king is None:
-            cases = (self.rows("case").groupBy("task", "set_id", "den")
-                     .agg(F.sum("num").cast("long").alias("wins"),
-                          F.count(F.lit(1)).alias("topics")))
             schema = ("task string, set_id int, king double, n_cases long, ci_low double, "
                       "ci_high double")
 
             def rows(key, frame):
                 return [(*key, *king_of(zip(frame["wins"], frame["den"], frame["topics"])))]
 
-            self._king = cache.persist(per_group(cases, ["task", "set_id"], rows, schema))
+            self._king = cache.persist(per_group(
+                self.rows("case"), ["task", "set_id"], rows, schema,
+                aggregate=(["den"], [F.sum("num").cast("long").alias("wins"),
+                                     F.count(F.lit(1)).alias("topics")])))
         return self._king
 
     def king(self):
@@ -158,19 +158,19 @@ class Evaluation:
         above every peer, exact; null for peers), per task and detailed
         set."""
         from pyspark.sql import functions as F
-        q = self.rows("queen")
-        jk = (q.filter(F.col("holdout").isNotNull())
-              .groupBy("task", "set_id", "summarizer", "role", "topic", "den")
-              .agg(F.sum("num").cast("long").alias("num"), F.count(F.lit(1)).alias("count"))
-              .withColumn("part", F.lit("jk")))
-        full = (q.filter(F.col("holdout").isNull())
-                .groupBy("task", "set_id", "summarizer", "role", "den")
-                .agg(F.sum("num").cast("long").alias("num"), F.count(F.lit(1)).alias("count"))
-                .withColumn("topic", F.lit(None).cast("string")).withColumn("part", F.lit("full")))
-        rows = jk.unionByName(full)
+        # per (summarizer, den): the jackknifed rows per topic ("jk"), the rows
+        # with all models over every topic ("full", topic null)
+        jk = F.col("holdout").isNotNull()
+        q = self.rows("queen").select(
+            "task", "set_id", "summarizer", "role", "den", "num",
+            F.when(jk, F.lit("jk")).otherwise(F.lit("full")).alias("part"),
+            F.when(jk, F.col("topic")).alias("topic"))
         schema = ("task string, set_id int, summarizer string, role string, queen double, "
                   "queen_full double, position int, above_peers boolean")
-        return self.labelled(per_group(rows, ["task", "set_id"], _system_rows, schema)).select(
+        aggregate = (["summarizer", "role", "topic", "den", "part"],
+                     [F.sum("num").cast("long").alias("num"), F.count(F.lit(1)).alias("count")])
+        return self.labelled(per_group(q, ["task", "set_id"], _system_rows, schema,
+                                       aggregate=aggregate)).select(
             "task", "summarizer", "role", "metric_set", "queen", "queen_full", "set_id",
             "position", "above_peers")
 
