@@ -10,7 +10,7 @@ import pytest
 
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, popcount, representatives,
                                              slice_counts, subsets)
-from qarla_spark.measures.masks import set_words
+from qarla_spark.measures.masks import peer_sample_bits, set_words, topic_sample_masks, unpack
 from qarla_spark.measures.metric_sets import MetricSet, best_of
 
 
@@ -86,7 +86,7 @@ def test_bit_slices_count_like_the_brute_force_oracle():
     n_metrics = 70
     masks = [frozenset(np.flatnonzero(rng.random(n_metrics) < 0.8)) for _ in range(150)]
     words = np.array([set_words(m, n_metrics) for m in masks], dtype=np.int64)
-    slices = bit_slices(words, n_metrics)
+    slices = bit_slices(unpack(words, n_metrics))
     assert slices.shape == (70, 3) and slices.dtype == np.uint64
     core = frozenset(range(3, 9))
     batches = [
@@ -99,7 +99,7 @@ def test_bit_slices_count_like_the_brute_force_oracle():
     for sets in batches:
         expected = [sum(1 for m in masks if s <= m) for s in sets]
         assert list(slice_counts(slices, sets)) == expected
-    assert list(slice_counts(bit_slices(words[:0], n_metrics), [core])) == [0]
+    assert list(slice_counts(bit_slices(unpack(words[:0], n_metrics)), [core])) == [0]
 
 
 def test_popcount_with_and_without_numpy_bitwise_count(monkeypatch):
@@ -163,3 +163,18 @@ def test_sample_masks_pass_rates_on_executors(spark):
     assert sm.agglomerate(2, metrics, local_limit=0) == expected
     assert sm.slice_bytes == 3 * 8 * 7   # 432 samples: 7 words per metric
     sm.release()
+
+
+def test_peer_sample_bits_are_the_peer_rows_of_the_sample_masks():
+    """The clustering's pass bits (peers' samples only, unpacked) are the
+    rows of the QUEEN sample masks whose e is a peer, in the same order,
+    for both kinds of triples."""
+    rng = np.random.default_rng(8)
+    roles = np.array(["model", "peer", "model", "model", "peer", "model", "peer"])
+    values = rng.integers(0, 4, size=(7, 7, 5)).astype(np.float64)
+    for triples in ("standard", "distinct"):
+        e, _, _, _, words = topic_sample_masks(roles, values, triples)
+        bits = peer_sample_bits(roles, values, triples)
+        assert bits.dtype == bool and bits.shape == ((roles[e] == "peer").sum(), 5)
+        assert (bits == unpack(words[roles[e] == "peer"], 5)).all()
+    assert peer_sample_bits(np.array(["model"] * 3), values[:3, :3], "standard").shape == (0, 5)

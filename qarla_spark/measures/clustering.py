@@ -119,13 +119,13 @@ def popcount(words: np.ndarray) -> int:
     return int(_POP8[words.view(np.uint8)].sum())
 
 
-def bit_slices(words: np.ndarray, n_metrics: int) -> np.ndarray:
-    """Mask words (samples × mask words, 63 bits a word) → bit slices:
-    row i packs bit i of every sample (samples / 64 uint64 words, little
+def bit_slices(passes: np.ndarray) -> np.ndarray:
+    """Pass bits (samples × metrics, boolean) → bit slices: row i packs the
+    bit of metric i of every sample (samples / 64 uint64 words, little
     endian, zero-padded; a padding bit is 0 in every row, so no set ever
     counts it)."""
-    from qarla_spark.measures.masks import packed_u64, unpack
-    return packed_u64(unpack(words, n_metrics).T)
+    from qarla_spark.measures.masks import packed_u64
+    return packed_u64(np.asarray(passes, dtype=bool).T)
 
 
 def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:

@@ -87,19 +87,34 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
     and an (n_samples × n_words) int64 array of their masks, bit i of word
     w set when metric 63·w+i passes: values[e, m, i] ≥ values[m1, m2, i].
     """
+    e, m, m1, m2, passes = _samples(roles, values, triples, np.arange(values.shape[0]))
+    return e, m, m1, m2, pack(passes)
+
+
+def peer_sample_bits(roles: Sequence[str], values: np.ndarray,
+                     triples: str = "standard") -> np.ndarray:
+    """The pass bits of the peers' samples of one topic, (samples × metrics)
+    boolean: the rows of :func:`topic_sample_masks` whose e is a peer,
+    unpacked (what the metric clustering counts)."""
+    peers = np.flatnonzero(np.asarray(roles) == "peer")
+    return _samples(roles, values, triples, peers)[4]
+
+
+def _samples(roles, values, triples: str, evaluated: np.ndarray):
+    """(e, m, m1, m2, passes) of the samples whose e is in ``evaluated``."""
     roles = np.asarray(roles)
-    n, _, k = values.shape
+    k = values.shape[2]
     models = np.flatnonzero(roles == "model")
-    e_idx, m_idx = np.meshgrid(np.arange(n), models, indexing="ij")
+    e_idx, m_idx = np.meshgrid(evaluated, models, indexing="ij")
     keep = e_idx != m_idx
     e_idx, m_idx = e_idx[keep], m_idx[keep]
     m1, m2 = np.meshgrid(models, models, indexing="ij")
     keep = m1 != m2
     m1, m2 = m1[keep], m2[keep]
-    ev = values[e_idx, m_idx]          # |EM| × k
-    mv = values[m1, m2]                # |MM| × k
+    ev = values[e_idx, m_idx].reshape(-1, k)          # |EM| × k
+    mv = values[m1, m2].reshape(-1, k)                # |MM| × k
     valid = (e_idx[:, None] != m1[None, :]) & (e_idx[:, None] != m2[None, :])
     if triples == "distinct":
         valid &= (m_idx[:, None] != m1[None, :]) & (m_idx[:, None] != m2[None, :])
     a, b = np.nonzero(valid)
-    return e_idx[a], m_idx[a], m1[b], m2[b], pack(ev[a] >= mv[b])
+    return e_idx[a], m_idx[a], m1[b], m2[b], ev[a] >= mv[b]
