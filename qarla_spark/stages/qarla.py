@@ -210,6 +210,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
     lap("subsets_s")
 
     # 3. detailed sets
+    from pyspark.sql import functions as F
     detailed = sorted(set(best.values()) | set(requested)
                       | {MetricSet([r]) for reps in task_reps.values() for r in reps})
     orders = task_orders(cube, config.jack_orders, config.seed)
@@ -217,11 +218,17 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
     plain = cache.persist(qt.plain_results(cube, PLAIN_BASELINES))
     systems = cache.persist(third.systems())
     spark = cube.spark
-    king = first.king().unionByName(second.king()).dropDuplicates(["task", "metric_set"])
+    # the subsets' evaluation repeats some sets of the first one (the
+    # representatives, as singles; requested sets): their rows are the first's
+    again = list({s.label for s in second.sets} & {s.label for s in first.sets}) or [""]
+
+    def both(table):
+        return table(first).unionByName(table(second).filter(~F.col("metric_set").isin(again)))
+
+    king = both(qt.Evaluation.king)
     tables = {
         "king": king,
-        "orange": (first.orange().unionByName(second.orange())
-                   .dropDuplicates(["task", "metric_set"]).unionByName(qt.orange_plain(plain))),
+        "orange": both(qt.Evaluation.orange).unionByName(qt.orange_plain(plain)),
         "clusters": spark.createDataFrame(
             cluster_rows, "task string, metric string, cluster int, representative boolean, "
                           "king double"),
@@ -233,9 +240,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
     }
     if judgments is not None:
         tables["correlations"] = cache.persist(qt.correlations(third, judgments))
-        scores = (first.peer_scores().unionByName(second.peer_scores())
-                  .dropDuplicates(["task", "metric_set", "summarizer"]))
-        tables["king_pearson"] = qt.king_pearson(king, scores, judgments, cube)
+        tables["king_pearson"] = qt.king_pearson(king, both(qt.Evaluation.peer_scores),
+                                                 judgments, cube)
 
     results = _task_results(tables, third, best, first_kings, subset_kings, task_reps,
                             task_clusters, skipped)

@@ -2,9 +2,11 @@
 and the tables made from its counts (lazy DataFrames; nothing is collected
 here).
 
-Every mean goes through :func:`~qarla_spark.spark.grouped.exact_mean` and
-every comparison of means is exact, so the tables are bit-identical under
-any partitioning (DECISIONS.md, "Determinism"). A metric set is a
+Every mean is an exact rational rounded once (:mod:`~qarla_spark.measures.exact`:
+in :func:`task_tables`, the one reduce per task of an evaluation, or
+:func:`~qarla_spark.spark.grouped.exact_mean`) and every comparison of means
+is exact, so the tables are bit-identical under any partitioning
+(DECISIONS.md, "Determinism"). A metric set is a
 :class:`~qarla_spark.measures.metric_sets.MetricSet` until a table is
 labelled (:meth:`Evaluation.labelled`), the one place its name is written.
 """
@@ -75,7 +77,7 @@ class Evaluation:
         self.keep = None if restrict is None else spark.createDataFrame(
             [(t, ids[s]) for t, chosen in restrict.items() for s in chosen] or [("", -1)],
             "task string, set_id int")
-        self._king = None
+        self._summary = None
 
     def rows(self, kind: str):
         """The kernel's rows of one kind (``case`` and ``sys`` restricted to
@@ -94,54 +96,76 @@ class Evaluation:
         from pyspark.sql import functions as F
         return df.join(F.broadcast(self.set_table), "set_id")
 
-    # -- KING and ORANGE (every set) ----------------------------------------
+    # -- the tables of every set, from one reduce per task --------------------
 
-    def _king_frame(self):
-        """task, set_id, king, n_cases, ci_low, ci_high (persisted on first
-        use: the stage both writes it and collects it)."""
+    def summary(self):
+        """Every per-set result of this evaluation, per task, from one Spark
+        pass (persisted on first use): the kernel's counts summed per (kind,
+        set, summarizer, den, ...) within a shuffle by task, then
+        :func:`task_tables` once per task (:data:`SUMMARY_SCHEMA`: KING,
+        ORANGE and the peers' system scores of every set; system scores,
+        JACK and its curve of the detailed ones)."""
         from pyspark.sql import functions as F
-        if self._king is None:
-            schema = ("task string, set_id int, king double, n_cases long, ci_low double, "
-                      "ci_high double")
+        if self._summary is None:
+            kinds = ["case", "sys"] + (["queen", "jack", "curve"] if self.detailed else [])
+            jk = F.col("holdout").isNotNull()
+            parts = []
+            for kind in kinds:
+                rows = self.rows(kind)
+                if kind == "queen":
+                    part = F.when(jk, F.lit("jk")).otherwise(F.lit("full"))
+                    topic = F.when(jk, F.col("topic"))
+                else:
+                    part, topic = F.lit(None).cast("string"), F.lit(None).cast("string")
+                parts.append(rows.select(
+                    "kind", "task", "set_id", "summarizer", "role", topic.alias("topic"),
+                    "n_peers", "den", part.alias("part"), "num",
+                    F.coalesce(F.col("count"), F.lit(1)).alias("count"), "n_le", "n_pairs"))
+            rows = parts[0]
+            for other in parts[1:]:
+                rows = rows.unionByName(other)
+            aggregate = (["kind", "set_id", "summarizer", "role", "topic", "n_peers", "den",
+                          "part"],
+                         [F.sum(c).cast("long").alias(c)
+                          for c in ("num", "count", "n_le", "n_pairs")])
+            self._summary = cache.persist(per_group(rows, ["task"], task_tables, SUMMARY_SCHEMA,
+                                                    aggregate=aggregate))
+        return self._summary
 
-            def rows(key, frame):
-                return [(*key, *king_of(zip(frame["wins"], frame["den"], frame["topics"])))]
+    def _table(self, table: str):
+        from pyspark.sql import functions as F
+        return self.summary().filter(F.col("table") == table)
 
-            self._king = cache.persist(per_group(
-                self.rows("case"), ["task", "set_id"], rows, schema,
-                aggregate=(["den"], [F.sum("num").cast("long").alias("wins"),
-                                     F.count(F.lit(1)).alias("topics")])))
-        return self._king
+    # -- KING and ORANGE (every set) ----------------------------------------
 
     def king(self):
         """``king/``: task, metric_set, n_metrics, king, ci_low, ci_high, n_cases."""
-        return self.labelled(self._king_frame()).select(
-            "task", "metric_set", "n_metrics", "king", "ci_low", "ci_high", "n_cases")
+        from pyspark.sql import functions as F
+        return self.labelled(self._table("king")).select(
+            "task", "metric_set", "n_metrics", F.col("value").alias("king"), "ci_low",
+            "ci_high", F.col("n").alias("n_cases"))
 
     def king_values(self) -> Dict[str, Dict[MetricSet, float]]:
         """task -> {set: KING} (collected: one row per task and set)."""
         out: Dict[str, Dict[MetricSet, float]] = {}
-        for r in self._king_frame().select("task", "set_id", "king").collect():
-            out.setdefault(r["task"], {})[self.sets[r["set_id"]]] = r["king"]
+        for r in self._table("king").select("task", "set_id", "value").collect():
+            out.setdefault(r["task"], {})[self.sets[r["set_id"]]] = r["value"]
         return out
 
     def orange(self):
         """``orange/`` rows of QUEEN: pooled over (topic, held-out model,
         peer); a ratio of two integer sums."""
         from pyspark.sql import functions as F
-        pooled = (self.rows("case").groupBy("task", "set_id")
-                  .agg(F.sum("n_le").alias("n_le"), F.sum("n_pairs").alias("n_pairs")))
-        return (self.labelled(pooled)
-                .select("task", "metric_set", "n_metrics", F.lit("QUEEN").alias("score"),
-                        (F.col("n_le") / F.col("n_pairs")).alias("orange"),
-                        F.col("n_pairs").cast("long").alias("n_cases")))
+        return self.labelled(self._table("orange")).select(
+            "task", "metric_set", "n_metrics", F.lit("QUEEN").alias("score"),
+            F.col("value").alias("orange"), F.col("n").alias("n_cases"))
 
     def peer_scores(self):
         """task, metric_set, summarizer, queen: a peer system's mean QUEEN
         over its topics, all models (SPEC §3's system score), every set."""
-        scores = exact_mean(self.rows("sys"), ["task", "set_id", "summarizer"], "queen",
-                            num="num", den="den", count="count")
-        return self.labelled(scores).select("task", "metric_set", "summarizer", "queen")
+        from pyspark.sql import functions as F
+        return self.labelled(self._table("peer")).select(
+            "task", "metric_set", "summarizer", F.col("value").alias("queen"))
 
     # -- the detailed sets --------------------------------------------------
 
@@ -158,32 +182,85 @@ class Evaluation:
         above every peer, exact; null for peers), per task and detailed
         set."""
         from pyspark.sql import functions as F
-        # per (summarizer, den): the jackknifed rows per topic ("jk"), the rows
-        # with all models over every topic ("full", topic null)
-        jk = F.col("holdout").isNotNull()
-        q = self.rows("queen").select(
-            "task", "set_id", "summarizer", "role", "den", "num",
-            F.when(jk, F.lit("jk")).otherwise(F.lit("full")).alias("part"),
-            F.when(jk, F.col("topic")).alias("topic"))
-        schema = ("task string, set_id int, summarizer string, role string, queen double, "
-                  "queen_full double, position int, above_peers boolean")
-        aggregate = (["summarizer", "role", "topic", "den", "part"],
-                     [F.sum("num").cast("long").alias("num"), F.count(F.lit(1)).alias("count")])
-        return self.labelled(per_group(q, ["task", "set_id"], _system_rows, schema,
-                                       aggregate=aggregate)).select(
-            "task", "summarizer", "role", "metric_set", "queen", "queen_full", "set_id",
-            "position", "above_peers")
+        return self.labelled(self._table("system")).select(
+            "task", "summarizer", "role", "metric_set", F.col("value").alias("queen"),
+            F.col("full").alias("queen_full"), "set_id", "position",
+            F.col("above").alias("above_peers"))
 
     def jack(self):
         """``jack/``: task, metric_set, jack (and set_id)."""
-        jack = exact_mean(self.rows("jack"), ["task", "set_id"], "jack", num="num", den="den")
-        return self.labelled(jack).select("task", "metric_set", "jack", "set_id")
+        from pyspark.sql import functions as F
+        return self.labelled(self._table("jack")).select(
+            "task", "metric_set", F.col("value").alias("jack"), "set_id")
 
     def jack_curve(self):
         """``jack_curve/``: task, metric_set, n_peers, jack."""
-        curve = exact_mean(self.rows("curve"), ["task", "set_id", "n_peers"], "jack",
-                           num="num", den="den")
-        return self.labelled(curve).select("task", "metric_set", "n_peers", "jack")
+        from pyspark.sql import functions as F
+        return self.labelled(self._table("curve")).select(
+            "task", "metric_set", "n_peers", F.col("value").alias("jack"))
+
+
+SUMMARY_SCHEMA = ("table string, task string, set_id int, summarizer string, role string, "
+                  "n_peers int, value double, full double, n long, ci_low double, "
+                  "ci_high double, position int, above boolean")
+
+
+def task_tables(key, frame) -> List[tuple]:
+    """The per-set results of one task (pure; :meth:`Evaluation.summary`'s
+    reduce), as :data:`SUMMARY_SCHEMA` rows, from the kernel's counts summed
+    per (kind, set, summarizer, role, topic, n_peers, den, part):
+
+    - ``king`` (KING, its cases and Wilson interval) and ``orange`` (pooled
+      ratio of integer sums) of every set, from the ``case`` counts;
+    - ``peer``: every peer's system score (exact mean of its QUEEN over
+      topics, all models) of every set, from the ``sys`` counts;
+    - ``system`` (:func:`_system_rows`), ``jack`` and ``curve`` (exact
+      means over topics) of the detailed sets.
+    """
+    (task,) = key
+    out: List[tuple] = []
+
+    def row(table, set_id, value, summarizer=None, role=None, n_peers=None, full=None,
+            n=None, ci=(None, None), position=None, above=None):
+        out.append((table, task, int(set_id), summarizer, role, n_peers, value, full, n,
+                    ci[0], ci[1], position, above))
+
+    by_kind = {kind: part for kind, part in frame.groupby("kind", sort=False)}
+    cases = by_kind.get("case")
+    if cases is not None:
+        for set_id, g in cases.groupby("set_id", sort=True):
+            value, n_cases, low, high = king_of(zip(g["num"], g["den"], g["count"]))
+            row("king", set_id, value, n=n_cases, ci=(low, high))
+            n_pairs = int(g["n_pairs"].sum())
+            row("orange", set_id, float(int(g["n_le"].sum())) / float(n_pairs), n=n_pairs)
+    sys_rows = by_kind.get("sys")
+    if sys_rows is not None:
+        means: Dict[tuple, exact.Mean] = {}
+        for set_id, name, num, den, count in zip(sys_rows["set_id"], sys_rows["summarizer"],
+                                                 sys_rows["num"], sys_rows["den"],
+                                                 sys_rows["count"]):
+            means.setdefault((int(set_id), name), exact.Mean()).add_ratio(num, den, count)
+        for (set_id, name), mean in sorted(means.items()):
+            row("peer", set_id, exact.to_float(mean.value()), summarizer=name)
+    queen_rows = by_kind.get("queen")
+    if queen_rows is not None:
+        for set_id, g in queen_rows.groupby("set_id", sort=True):
+            for _, _, name, role, value, full, position, above in _system_rows(
+                    (task, set_id), g):
+                row("system", set_id, value, summarizer=name, role=role, full=full,
+                    position=position, above=above)
+    for kind, table, keys in (("jack", "jack", ["set_id"]), ("curve", "curve", ["set_id", "n_peers"])):
+        part = by_kind.get(kind)
+        if part is None:
+            continue
+        for key_values, g in part.groupby(keys, sort=True):
+            key_values = key_values if isinstance(key_values, tuple) else (key_values,)
+            mean = exact.Mean()
+            for num, den, count in zip(g["num"], g["den"], g["count"]):
+                mean.add_ratio(num, den, count)
+            row(table, key_values[0], exact.to_float(mean.value()),
+                n_peers=int(key_values[1]) if len(key_values) > 1 else None)
+    return out
 
 
 def _system_rows(key, frame):
@@ -342,16 +419,34 @@ def king_pearson(king, peer_scores, judgments, cube: TopicCube):
                        ["task", "summarizer", "criterion"], "y", value="score")
     joined = peer_scores.join(human, ["task", "summarizer"])
     schema = "task string, metric_set string, criterion string, pearson double"
-
-    def rows(key, frame):
-        (r,) = agreement.correlations(list(frame["summarizer"]), frame["queen"], frame["y"],
-                                      min_n=agreement.MIN_POINTS, kinds=("pearson",))
-        return [(*key, r if np.isfinite(r) else None)]
-
-    pearson = per_group(joined, ["task", "metric_set", "criterion"], rows, schema)
+    pearson = per_group(joined, ["task", "criterion"], _pearson_rows, schema)
     return (king.select("task", "metric_set", "n_metrics", "king")
             .join(pearson, ["task", "metric_set"])
             .select("task", "metric_set", "n_metrics", "king", "criterion", "pearson"))
+
+
+def _pearson_rows(key, frame) -> List[tuple]:
+    """KING vs Pearson of one (task, criterion): for every set, the Pearson
+    between its system scores (``queen``) and the systems' human scores
+    (``y``), null with too few systems or a constant side. The sets with the
+    same systems are computed together (one row each of
+    :func:`~qarla_spark.measures.agreement.correlation_rows`)."""
+    task, criterion = key
+    by_systems: Dict[tuple, list] = {}
+    for name, group in frame.groupby("metric_set", sort=True):
+        order = np.argsort(group["summarizer"].to_numpy(dtype=object), kind="stable")
+        systems = tuple(group["summarizer"].to_numpy(dtype=object)[order])
+        by_systems.setdefault(systems, []).append(
+            (name, group["queen"].to_numpy(np.float64)[order],
+             group["y"].to_numpy(np.float64)[order]))
+    out = []
+    for systems, sets in by_systems.items():
+        r = agreement.correlation_rows(list(systems), [x for _, x, _ in sets],
+                                       [y for _, _, y in sets], min_n=agreement.MIN_POINTS,
+                                       kinds=("pearson",))[:, 0]
+        out += [(task, name, criterion, float(v) if np.isfinite(v) else None)
+                for (name, _, _), v in zip(sets, r)]
+    return out
 
 
 HUMAN_TEST_SCHEMA = "task string, measure string, held_out_model string, ranked_first boolean"
