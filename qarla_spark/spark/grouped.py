@@ -44,6 +44,18 @@ def empty_frame(schema: str):
                          for c, t in schema_columns(schema)})
 
 
+def local_frame(spark, rows: Sequence[tuple], schema: str):
+    """A small DataFrame of driver-side ``rows`` in ``schema`` (DDL) as a
+    local relation (from pandas through Arrow): joining or broadcasting it
+    needs no Spark job, where ``createDataFrame`` of a list makes an RDD
+    that every query using it scans in a job of its own."""
+    import pandas as pd
+    columns = [c for c, _ in schema_columns(schema)]
+    frame = (pd.DataFrame.from_records(list(rows), columns=columns) if len(rows)
+             else empty_frame(schema))
+    return spark.createDataFrame(frame, schema=schema)
+
+
 def grouped_by(df, keys: Sequence[str], n_partitions: Optional[int] = None,
                aggregate: Optional[Tuple[Sequence[str], Sequence]] = None):
     """``df`` hash-partitioned by ``keys`` (every group whole in one

@@ -28,6 +28,7 @@ from qarla_spark.measures.jack import peer_orders
 from qarla_spark.measures.metric_sets import MetricSet, best_of
 from qarla_spark.spark import cache
 from qarla_spark.spark.cube import TopicCube
+from qarla_spark.spark.grouped import local_frame
 from qarla_spark.stages.clustering import SampleMasks
 from qarla_spark.stages import qarla_tables as qt
 
@@ -229,9 +230,9 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
     tables = {
         "king": king,
         "orange": both(qt.Evaluation.orange).unionByName(qt.orange_plain(plain)),
-        "clusters": spark.createDataFrame(
-            cluster_rows, "task string, metric string, cluster int, representative boolean, "
-                          "king double"),
+        "clusters": local_frame(
+            spark, cluster_rows, "task string, metric string, cluster int, "
+                                 "representative boolean, king double"),
         "queen": third.queen(),
         "systems": systems,
         "jack": cache.persist(third.jack()),
@@ -257,8 +258,8 @@ def _task_results(tables, third, best, first_kings, subset_kings, task_reps, tas
     """The small per-task results the run prints (collected here)."""
     from pyspark.sql import functions as F
 
-    best_ids = third.cube.spark.createDataFrame(
-        [(t, third.set_id(s)) for t, s in best.items()] or [("", -1)], "task string, set_id int")
+    best_ids = local_frame(third.cube.spark, [(t, third.set_id(s)) for t, s in best.items()],
+                           "task string, set_id int")
     agreement: Dict[str, Dict[str, tuple]] = {}
     if "correlations" in tables:
         for r in (tables["correlations"].filter(F.col("level") == "system")

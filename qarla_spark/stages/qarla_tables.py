@@ -27,7 +27,7 @@ from qarla_spark.measures.qarla_topic import RESULT_SCHEMA, sum_sys, topic_rows
 from qarla_spark.measures.queen import METHODS
 from qarla_spark.spark import cache
 from qarla_spark.spark.cube import Topic, TopicCube
-from qarla_spark.spark.grouped import exact_mean, per_group
+from qarla_spark.spark.grouped import exact_mean, local_frame, per_group
 
 SET_SCHEMA = "set_id int, metric_set string, n_metrics int"
 
@@ -71,11 +71,10 @@ class Evaluation:
 
         self.results = cache.persist(cube.map_topics(kernel, RESULT_SCHEMA, combine=sum_sys))
         spark = cube.spark
-        self.set_table = spark.createDataFrame(
-            [(i, s.label, s.size) for i, s in enumerate(self.sets)] or [(-1, "", 0)],
-            SET_SCHEMA)
-        self.keep = None if restrict is None else spark.createDataFrame(
-            [(t, ids[s]) for t, chosen in restrict.items() for s in chosen] or [("", -1)],
+        self.set_table = local_frame(
+            spark, [(i, s.label, s.size) for i, s in enumerate(self.sets)], SET_SCHEMA)
+        self.keep = None if restrict is None else local_frame(
+            spark, [(t, ids[s]) for t, chosen in restrict.items() for s in chosen],
             "task string, set_id int")
         self._summary = None
 
@@ -463,9 +462,9 @@ def human_test(evaluation: Evaluation, plain):
     q = (evaluation.rows("queen").filter(F.col("holdout").isNotNull())
          .groupBy("task", "set_id", "holdout", "summarizer", "role", "den")
          .agg(F.sum("num").cast("long").alias("num"), F.count(F.lit(1)).alias("count")))
-    names = evaluation.cube.spark.createDataFrame(
-        [(i, queen_measure(s)) for i, s in enumerate(evaluation.sets)] or [(-1, "")],
-        "set_id int, measure string")
+    names = local_frame(evaluation.cube.spark,
+                        [(i, queen_measure(s)) for i, s in enumerate(evaluation.sets)],
+                        "set_id int, measure string")
     q = (q.join(F.broadcast(names), "set_id")
          .select("task", "measure", "holdout", "summarizer", "role", "num", "den", "count",
                  F.lit(None).cast("double").alias("score")))
