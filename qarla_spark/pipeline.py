@@ -137,7 +137,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
                 sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
         elif "similarities" in config.stages:
             with stage(progress, "similarities", timings):
-                rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics)
+                rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics,
+                                                                       report.tasks)
                 write_tables(out, {"similarities": sims}, {})
                 if rows is None:    # user tables: the cube comes from the table written
                     sims = spark.read.parquet(out.path("similarities"))

@@ -188,6 +188,21 @@ def test_sources_duplicates_and_orphans(spark, tmp_path):
                for w in messages(report, "warning"))
 
 
+def test_tvm_terms_come_from_the_description(spark, tmp_path):
+    """run.json's ``tvm_terms_from`` (topics whose TVM terms come from their
+    source documents, and those pooling their models) is read off the
+    testbed's description: an orphan source counts for no topic."""
+    from qarla_spark.stages.similarities import tvm_basis
+    s = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=3))
+    src = write_jsonl(tmp_path / "src.jsonl", [
+        {"task": "t", "topic": "t0", "documents": ["a"]},
+        {"task": "t", "topic": "t2", "documents": ["b", "c"]},
+        {"task": "t", "topic": "elsewhere", "documents": ["c"]}])
+    _, report = load(spark, InputSpec(str(s)), InputSpec(str(src), "sources"))
+    assert tvm_basis(report.tasks) == {"t": {"topics_with_sources": 2,
+                                             "topics_with_pooled_models": 1}}
+
+
 def test_duc_folder(spark, tmp_path):
     root = tmp_path / "duc2004" / "eval"
     for topic in ("D30001", "D30002"):

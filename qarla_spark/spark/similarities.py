@@ -181,21 +181,6 @@ def compute_similarities(summaries, metrics: Sequence[str], sources=None,
                         metrics)
 
 
-def tvm_basis(summaries, sources):
-    """Per task: topics whose TVM terms come from source documents and from
-    pooled model summaries (for run.json)."""
-    from pyspark.sql import functions as F
-    topics = summaries.select(*KEYS).distinct()
-    with_src = sources.select(*KEYS).distinct().withColumn("_src", F.lit(1))
-    rows = (topics.join(with_src, list(KEYS), "left").groupBy("task")
-            .agg(F.count(F.col("_src")).alias("sources"),
-                 F.sum(F.when(F.col("_src").isNull(), 1).otherwise(0)).alias("pooled_models"))
-            .collect())
-    return {r["task"]: {"topics_with_sources": int(r["sources"]),
-                        "topics_with_pooled_models": int(r["pooled_models"] or 0)}
-            for r in rows}
-
-
 # ---------------------------------------------------------------------------
 # user tables
 # ---------------------------------------------------------------------------

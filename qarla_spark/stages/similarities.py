@@ -26,14 +26,22 @@ def plan_metrics(config) -> Tuple[str, ...]:
     return metrics
 
 
-def compute(config, testbed: Testbed, metrics: Sequence[str]):
+def tvm_basis(tasks) -> Dict[str, Dict[str, int]]:
+    """Per task of the testbed's description (``TaskStats``): its topics
+    whose TVM terms come from source documents, and those that pool the
+    model summaries instead (for run.json)."""
+    return {t.task: {"topics_with_sources": int(t.n_topics_with_sources),
+                     "topics_with_pooled_models": int(t.n_topics - t.n_topics_with_sources)}
+            for t in tasks}
+
+
+def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
     """(rows, similarities, info): the cube rows of every topic, persisted
     (None with user metric tables: the cube is then built from the long
     table), the lazy long similarity table and what ``run.json`` says of
-    it."""
+    it. ``tasks``: the testbed's description (``ValidationReport.tasks``)."""
     from qarla_spark.spark import cache
-    from qarla_spark.spark.similarities import (add_user_tables, compute_cube, cube_to_long,
-                                                tvm_basis)
+    from qarla_spark.spark.similarities import add_user_tables, compute_cube, cube_to_long
 
     rows = compute_cube(testbed.summaries, metrics, testbed.sources,
                         options={"tagger": config.tagger})
@@ -51,7 +59,7 @@ def compute(config, testbed: Testbed, metrics: Sequence[str]):
     }
     families = {registry.BUILTIN[m].family for m in metrics if m in registry.BUILTIN}
     if "tvm" in families:
-        info["tvm_terms_from"] = tvm_basis(testbed.summaries, testbed.sources)
+        info["tvm_terms_from"] = tvm_basis(tasks)
     if "gramsim" in families:
         info["gramsim_tagger"] = config.tagger
     return (None if config.user_metrics else rows), sims, info
