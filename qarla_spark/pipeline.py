@@ -73,40 +73,76 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None,
         return _run(spark, config, command, progress or NullProgress(), checked)
 
 
-#: tables of a stage written at once (Spark runs their jobs side by side:
-#: a small table's write is mostly fixed cost, planning and committing)
+#: tables written at once (Spark runs their jobs side by side: a small
+#: table's write is mostly fixed cost, planning and committing)
 CONCURRENT_WRITES = 3
 
 
+class TableWriter:
+    """A run's table writes, in the background: :meth:`submit` returns at
+    once and the run goes on computing while up to :data:`CONCURRENT_WRITES`
+    tables are written (their Spark jobs fill the cores the run's own jobs
+    leave idle); :meth:`wait` waits for all of them (the run does before
+    writing run.json). ``run.json`` lists the tables in the order of their
+    declarations whatever the order they finish in; a table submitted
+    without a declaration is a bug, said at once. A failed write is raised
+    by the next :meth:`check` or :meth:`wait`; :meth:`close` after an error
+    waits for the writes running (so that removing the staging folder
+    afterwards is final), after an interrupt it does not (the run cancels
+    Spark's jobs)."""
+
+    def __init__(self, out: RunDirectory):
+        from concurrent.futures import ThreadPoolExecutor
+        self.out = out
+        self.pool = ThreadPoolExecutor(max_workers=CONCURRENT_WRITES,
+                                       thread_name_prefix="qarla-write")
+        self.futures: List[Any] = []
+
+    def submit(self, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
+        """Write ``tables`` (declared names), each one's time into
+        ``timings`` as ``write_<table>_s`` once written."""
+        for name in tables:
+            table(name)
+        out = self.out
+
+        def write(d):
+            t0 = time.time()
+            out.write(d, tables[d.name])
+            timings[f"write_{d.name}_s"] = round(time.time() - t0, 3)
+
+        declared = [d for d in TABLES if d.name in tables]
+        for d in declared:      # the timings keep the declared order
+            timings.setdefault(f"write_{d.name}_s", None)
+        self.futures += [self.pool.submit(write, d) for d in declared]
+
+    def check(self) -> None:
+        """Raise the error of a write that failed (the first submitted)."""
+        for future in self.futures:
+            if future.done() and future.exception() is not None:
+                raise future.exception()
+
+    def wait(self) -> None:
+        """Wait for every write submitted; raise the first one's error."""
+        for future in self.futures:
+            future.result()
+
+    def close(self, interrupted: bool = False) -> None:
+        """Stop the writes not started; wait for the running ones unless
+        ``interrupted``."""
+        self.pool.shutdown(wait=not interrupted, cancel_futures=True)
+
+
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
-    """Write a stage's tables, up to :data:`CONCURRENT_WRITES` at a time
-    (run.json lists them in the order of their declarations whatever the
-    order they finish in); a table the stage returns without a declaration
-    is a bug, said at once. An error or an interrupt stops the writes not
-    yet started; an error waits for those running (so that removing the
-    staging folder afterwards is final), an interrupt does not (the run
-    cancels Spark's jobs)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    for name in tables:
-        table(name)
-    declared = [d for d in TABLES if d.name in tables]
-
-    def write(d):
-        t0 = time.time()
-        out.write(d, tables[d.name])
-        return round(time.time() - t0, 3)
-
-    pool = ThreadPoolExecutor(max_workers=CONCURRENT_WRITES, thread_name_prefix="qarla-write")
+    """Write a stage's tables (:class:`TableWriter`) and wait for them."""
+    from qarla_spark.spark.session import interrupted
+    writer = TableWriter(out)
     try:
-        futures = [(d.name, pool.submit(write, d)) for d in declared]
-        for name, future in futures:
-            timings[f"write_{name}_s"] = future.result()
+        writer.submit(tables, timings)
+        writer.wait()
     except BaseException as exc:
-        from qarla_spark.spark.session import interrupted
-        pool.shutdown(wait=not interrupted(exc), cancel_futures=True)
+        writer.close(interrupted(exc))
         raise
-    pool.shutdown()
+    writer.close()
 
 
 def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
@@ -117,6 +153,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
     started = time.time()
     metrics = plan_metrics(config) if "similarities" in config.stages else ()
     out = RunDirectory(spark, config.out, config.overwrite)
+    writer = TableWriter(out)
     extra: Dict[str, Any] = {}
     texts: List[str] = []
     try:
@@ -128,7 +165,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             progress.testbed(report.format())
 
         with stage(progress, "testbed tables", timings, "write_testbed_s"):
-            write_tables(out, testbed_tables(spark, testbed, report), {})
+            writer.submit(testbed_tables(spark, testbed, report), {})
 
         from qarla_spark.spark.cube import TopicCube
         sims = rows = None
@@ -139,9 +176,12 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             with stage(progress, "similarities", timings):
                 rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics,
                                                                        report.tasks)
-                write_tables(out, {"similarities": sims}, {})
                 if rows is None:    # user tables: the cube comes from the table written
+                    write_tables(out, {"similarities": sims}, {})
                     sims = spark.read.parquet(out.path("similarities"))
+                else:               # the cube's rows computed and kept, the table written
+                    rows.count()    # from them while the next stages run
+                    writer.submit({"similarities": sims}, {})
 
         cube = None
         if "qarla" in config.stages or "hbr" in config.stages:
@@ -155,26 +195,26 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         if "qarla" in config.stages and cube is not None:
             from qarla_spark.stages.qarla import run_qarla
             with stage(progress, "qarla", timings):
+                writer.check()
                 qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config)
-                written: Dict[str, float] = {}
-                write_tables(out, qarla.tables, written)
                 extra["qarla"] = qarla.info(config)
-                extra["qarla"]["timings"].update(written)
+                writer.submit(qarla.tables, extra["qarla"]["timings"])
         if "hbr" in config.stages and cube is not None:
             from qarla_spark.stages.hbr import run_hbr
             with stage(progress, "hbr", timings):
+                writer.check()
                 hbr = run_hbr(cube, testbed.judgments, config)
-                written = {}
-                write_tables(out, hbr.tables, written)
-                extra["hbr"] = {**hbr.info(), "timings": written}
+                extra["hbr"] = {**hbr.info(), "timings": {}}
+                writer.submit(hbr.tables, extra["hbr"]["timings"])
         if "statistics" in config.stages and config.bootstrap and (qarla or hbr):
             from qarla_spark.stages.statistics import run_statistics
             with stage(progress, "statistics", timings):
+                writer.check()
                 stats = run_statistics(qarla, hbr, testbed.judgments, config)
-                written = {}
-                write_tables(out, stats.tables, written)
-                extra["statistics"] = {**stats.info(), "timings": written}
+                extra["statistics"] = {**stats.info(), "timings": {}}
+                writer.submit(stats.tables, extra["statistics"]["timings"])
         with stage(progress, "writing", timings, "commit_s"):
+            writer.wait()
             from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics
             if qarla is not None:
                 texts += [describe_qarla(t, stats) for t in qarla.tasks]
@@ -189,6 +229,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             final = out.commit(info, before_move=write_staged_report)
     except BaseException as exc:
         from qarla_spark.spark.session import cancel_after_interrupt, interrupted
+        writer.close(interrupted(exc))
         if interrupted(exc):
             # Ctrl-C (SIGTERM under qarla): stop Spark's jobs before removing
             # the staging folder (their tasks write into it)
@@ -196,6 +237,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         else:
             out.abort()
         raise
+    writer.close()
     return RunResult(final, report, {**info, "tables": out.ordered_tables()}, texts)
 
 

@@ -125,17 +125,22 @@ def test_human_test_ties_reached_through_different_orders_are_ties(spark):
     assert got == {("QUEEN(x)", "h"): False, ("QUEEN(x)", "g"): True, ("R-1.a", "h"): False}
 
 
-@pytest.mark.spark
-def test_systems_rank_exactly(spark):
-    """Fix 2 on the systems/ plan: equal exact means are equal scores; a
-    model tied with a peer is not above every system."""
-    from qarla_spark.stages.qarla_tables import Evaluation
+def test_systems_rank_exactly():
+    """Fix 2 on the systems/ table (its per-task reduce, ``task_tables``):
+    equal exact means are equal scores; a model tied with a peer is not
+    above every system."""
+    import pandas as pd
+
+    from qarla_spark.stages.qarla_tables import SUMMARY_SCHEMA, task_tables
     rows = queen_rows("h", "model", H_QUEEN) + queen_rows("a", "peer", A_QUEEN)
-    ev = crafted_evaluation(spark, rows)
-    got = {r.summarizer: r for r in Evaluation.systems(ev).collect()}
-    assert got["h"].queen == got["a"].queen == 22 / 54
-    assert got["h"].above_peers is False and got["a"].above_peers is None
-    assert (got["a"].position, got["h"].position) == (1, 2)      # tie: name order
+    frame = pd.DataFrame([dict(r, part="jk", count=1, n_peers=None, n_le=None, n_pairs=None)
+                          for r in rows]).drop(columns=["task", "holdout"])
+    columns = [c.split()[0] for c in SUMMARY_SCHEMA.split(", ")]
+    got = {r["summarizer"]: r for r in (dict(zip(columns, t)) for t in task_tables(("t",), frame))
+           if r["table"] == "system"}
+    assert got["h"]["value"] == got["a"]["value"] == 22 / 54
+    assert got["h"]["above"] is False and got["a"]["above"] is None
+    assert (got["a"]["position"], got["h"]["position"]) == (1, 2)      # tie: name order
 
 
 # ---------------------------------------------------------------- metric sets

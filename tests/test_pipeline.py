@@ -327,3 +327,36 @@ def test_a_failed_write_waits_for_the_others_before_the_run_is_aborted():
     with pytest.raises(RuntimeError, match="king failed"):
         pipeline.write_tables(out, tables, {})
     assert sorted(out.finished) == ["orange", "queen"]   # were running: waited for
+
+
+def test_the_writer_writes_in_the_background_and_waits_before_the_commit():
+    """A run hands each stage's tables to a TableWriter and goes on: submit
+    returns before the tables are written; wait() returns once they are,
+    their times in the stage's timings (declared order)."""
+    import time
+    out, timings = _SlowDirectory(), {"singles_s": 1.0}
+    writer = pipeline.TableWriter(out)
+    started = time.time()
+    writer.submit({"queen": 0.3, "king": 0.2}, timings)
+    assert time.time() - started < 0.15 and out.finished == []
+    writer.check()                                      # nothing failed (yet)
+    writer.wait()
+    writer.close()
+    assert sorted(out.finished) == ["king", "queen"]
+    assert list(timings) == ["singles_s", "write_king_s", "write_queen_s"]
+    assert timings["write_queen_s"] >= 0.3
+
+
+def test_a_failed_background_write_is_raised_at_the_next_check():
+    """A write that fails in the background stops the run at the next stage
+    boundary (check), and closing the writer after that error waits for
+    the writes still running."""
+    import time
+    out = _SlowDirectory()
+    writer = pipeline.TableWriter(out)
+    writer.submit({"king": -0.05, "orange": 0.3}, {})
+    time.sleep(0.15)
+    with pytest.raises(RuntimeError, match="king failed"):
+        writer.check()
+    writer.close(interrupted=False)
+    assert out.finished == ["orange"]
