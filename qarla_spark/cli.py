@@ -192,24 +192,43 @@ def make_progress(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace, stages=None) -> int:
     from qarla_spark import pipeline
+    from qarla_spark.io.files import is_local
     from qarla_spark.progress import SparkCounter, stage
-    base = load_config(args.config) if args.config else None
-    config = config_from_args(args, base).updated(stages=stages)
-    pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
-    refuse_existing_out(config)
-    progress = make_progress(args)
     from qarla_spark.spark.session import check_can_start
-    check_can_start()  # a missing Java is the first thing said
-    # small local inputs are read and checked before Spark starts: the
-    # description (or the input's errors) comes at once
-    checked = pipeline.check_small(config)
-    if checked is not None:
-        checked.report.raise_for_errors()
-        progress.testbed(checked.report.format())
+    progress = make_progress(args)
     _CURRENT["progress"] = progress
     try:
-        with stage(progress, "spark session", {}):
-            spark = session_for(config, args.verbose)
+        spark = None
+
+        def start(config):
+            check_can_start()  # a missing Java is the first thing said
+            with stage(progress, "spark session", {}):
+                return session_for(config, args.verbose)
+
+        if args.config and not is_local(args.config):
+            # a run file on HDFS, S3...: read through Hadoop, so Spark starts
+            # first, from the command line's options alone (load_config
+            # refuses Spark settings in such a file)
+            spark = start(config_from_args(args))
+            base = load_config(args.config, spark=spark)
+        else:
+            base = load_config(args.config) if args.config else None
+        config = config_from_args(args, base).updated(stages=stages)
+        refuse_existing_out(config)
+        if spark is None and not all(is_local(p) for p in config.metric_plugins):
+            spark = start(config)   # plugins on HDFS, S3...: read through Hadoop
+        pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
+        if spark is None:
+            check_can_start()
+        # small local inputs are read and checked before Spark starts: the
+        # description (or the input's errors) comes at once
+        checked = pipeline.check_small(config)
+        if checked is not None:
+            checked.report.raise_for_errors()
+            progress.testbed(checked.report.format())
+        if spark is None:
+            with stage(progress, "spark session", {}):
+                spark = session_for(config, args.verbose)
         if hasattr(progress, "counter"):
             progress.counter = SparkCounter(spark.sparkContext)
         result = pipeline.run(spark, config, progress=progress, checked=checked)
@@ -230,7 +249,10 @@ def cmd_similarities(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from qarla_spark.io.files import is_local
     from qarla_spark.metrics import registry
+    if not all(is_local(p) for p in args.metric_plugins or ()):
+        session_for(RunConfig())   # plugins on HDFS, S3...: read through Hadoop
     registry.load_plugins(args.metric_plugins or ())
     names = registry.resolve_metrics(args.names or "all")
     for name in names:

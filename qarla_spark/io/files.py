@@ -44,8 +44,13 @@ def local_path(path: str) -> str:
 def _session(path: str, spark):
     if spark is not None:
         return spark
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+    # the session may have been made on another thread (where it is
+    # "active"): any running SparkContext will do
     active = SparkSession.getActiveSession()
+    if active is None and SparkContext._active_spark_context is not None:
+        active = SparkSession.builder.getOrCreate()
     if active is None:
         raise ConfigError(f"{path} is not on the local file system: reading it needs Spark, "
                           "which has not started (give a local path or file: URI)")
