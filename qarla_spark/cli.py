@@ -131,14 +131,24 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
                      help="where to write it (default: RUN_DIR/report.html)")
 
     pkg = sub.add_parser(
-        "package", help="write the package as one zip for Spark's executors (--py-files)",
+        "package", help="write the package (and its environment) for Spark's executors",
         description="Write qarla_spark-<version>-<digest>.zip (the code, the bundled data and "
                     "the Spark profiles; reproducible) for spark-submit --py-files, and print "
                     "it. qarla run and jobs/qarla_run.py ship it by themselves on a non-local "
-                    "master; its dependencies must be in the executors' Python (README, "
-                    "'Running on a cluster').")
+                    "master; its dependencies must be in the executors' Python: --env also "
+                    "writes them, with qarla_spark, as a packed environment (README, 'Running "
+                    "on a cluster').")
     pkg.add_argument("--out", dest="package_out", metavar="DIR", default="dist",
-                     help="folder to write it into (default: dist)")
+                     help="folder to write into (default: dist)")
+    pkg.add_argument("--env", action="store_true",
+                     help="also write qarla_spark-<version>-env-<python>-<platform>.tar.gz: a "
+                          "venv holding qarla_spark and every run-time dependency but pyspark "
+                          "(copied from this Python's installed files, no download), packed "
+                          "with venv-pack for spark-submit --archives ENV#environment --conf "
+                          "spark.pyspark.python=./environment/bin/python")
+    pkg.add_argument("--python-prefix", metavar="PREFIX", default=None,
+                     help="with --env: the prefix of the executors' Python of this version "
+                          "(e.g. /usr for /usr/bin/python3.11; default: this Python's own)")
     return parser
 
 
@@ -285,11 +295,22 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_package(args: argparse.Namespace) -> int:
-    from qarla_spark.packaging import build_zip
+    from qarla_spark.packaging import build_env, build_zip
+    if args.python_prefix and not args.env:
+        raise ConfigError("--python-prefix goes with --env")
     path = build_zip(args.package_out)
     print(path)
-    print(f"use: spark-submit --py-files {path.resolve()} ... jobs/qarla_run.py --config FILE",
-          file=sys.stderr)
+    if not args.env:
+        print(f"use: spark-submit --py-files {path.resolve()} ... jobs/qarla_run.py --config "
+              "FILE", file=sys.stderr)
+        return 0
+    env = build_env(args.package_out, args.python_prefix,
+                    say=lambda text: print(f"qarla: {text}", file=sys.stderr))
+    print(env)
+    print(f"use: spark-submit --archives {env.resolve()}#environment --conf "
+          "spark.pyspark.python=./environment/bin/python ... jobs/qarla_run.py --config FILE\n"
+          "  (client mode: also --conf spark.pyspark.driver.python=<a local Python with "
+          "qarla_spark>)", file=sys.stderr)
     return 0
 
 
