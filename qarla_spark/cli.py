@@ -99,7 +99,8 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
                     "(configuration, seed, versions) and report.html (figures and tables "
                     "to open in a browser; 'qarla report' rebuilds it). The directory "
                     "appears only when the run is complete; a crash leaves "
-                    "OUT.incomplete-<id> instead.",
+                    "OUT.incomplete-<id> instead (committed in place, on object stores: OUT "
+                    "with a run.json saying 'incomplete', which readers refuse).",
         epilog=INPUTS_HELP + METRICS_HELP + "\n" + tables.help_text())
     add_arguments(r, "run", options)
 
