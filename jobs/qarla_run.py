@@ -17,6 +17,7 @@ import sys
 from qarla_spark import pipeline
 from qarla_spark.cli import config_from_args, guarded
 from qarla_spark.config import load_config
+from qarla_spark.io.files import is_local
 from qarla_spark.options import OPTIONS, add_arguments
 from qarla_spark.progress import SparkCounter, TerminalProgress
 from qarla_spark.spark.session import build_session
@@ -29,8 +30,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     def go() -> int:
-        config = config_from_args(args, load_config(args.config))
-        spark = build_session(config.profile, config.master, config.spark_conf)
+        if is_local(args.config):
+            config = config_from_args(args, load_config(args.config))
+            spark = build_session(config.profile, config.master, config.spark_conf)
+        else:
+            # a run file on HDFS, S3...: read through Hadoop once Spark runs
+            # (spark-submit's settings; the file cannot set profile, master
+            # or spark_conf)
+            spark = build_session()
+            config = config_from_args(args, load_config(args.config, spark=spark))
         # the same progress lines as `qarla run` (plain lines in a log)
         progress = TerminalProgress()
         progress.counter = SparkCounter(spark.sparkContext)

@@ -99,7 +99,8 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
                     "(configuration, seed, versions) and report.html (figures and tables "
                     "to open in a browser; 'qarla report' rebuilds it). The directory "
                     "appears only when the run is complete; a crash leaves "
-                    "OUT.incomplete-<id> instead.",
+                    "OUT.incomplete-<id> instead (committed in place, on object stores: OUT "
+                    "with a run.json saying 'incomplete', which readers refuse).",
         epilog=INPUTS_HELP + METRICS_HELP + "\n" + tables.help_text())
     add_arguments(r, "run", options)
 
@@ -131,14 +132,24 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
                      help="where to write it (default: RUN_DIR/report.html)")
 
     pkg = sub.add_parser(
-        "package", help="write the package as one zip for Spark's executors (--py-files)",
+        "package", help="write the package (and its environment) for Spark's executors",
         description="Write qarla_spark-<version>-<digest>.zip (the code, the bundled data and "
                     "the Spark profiles; reproducible) for spark-submit --py-files, and print "
                     "it. qarla run and jobs/qarla_run.py ship it by themselves on a non-local "
-                    "master; its dependencies must be in the executors' Python (README, "
-                    "'Running on a cluster').")
+                    "master; its dependencies must be in the executors' Python: --env also "
+                    "writes them, with qarla_spark, as a packed environment (README, 'Running "
+                    "on a cluster').")
     pkg.add_argument("--out", dest="package_out", metavar="DIR", default="dist",
-                     help="folder to write it into (default: dist)")
+                     help="folder to write into (default: dist)")
+    pkg.add_argument("--env", action="store_true",
+                     help="also write qarla_spark-<version>-env-<python>-<platform>.tar.gz: a "
+                          "venv holding qarla_spark and every run-time dependency but pyspark "
+                          "(copied from this Python's installed files, no download), packed "
+                          "with venv-pack for spark-submit --archives ENV#environment --conf "
+                          "spark.pyspark.python=./environment/bin/python")
+    pkg.add_argument("--python-prefix", metavar="PREFIX", default=None,
+                     help="with --env: the prefix of the executors' Python of this version "
+                          "(e.g. /usr for /usr/bin/python3.11; default: this Python's own)")
     return parser
 
 
@@ -192,24 +203,43 @@ def make_progress(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace, stages=None) -> int:
     from qarla_spark import pipeline
+    from qarla_spark.io.files import is_local
     from qarla_spark.progress import SparkCounter, stage
-    base = load_config(args.config) if args.config else None
-    config = config_from_args(args, base).updated(stages=stages)
-    pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
-    refuse_existing_out(config)
-    progress = make_progress(args)
     from qarla_spark.spark.session import check_can_start
-    check_can_start()  # a missing Java is the first thing said
-    # small local inputs are read and checked before Spark starts: the
-    # description (or the input's errors) comes at once
-    checked = pipeline.check_small(config)
-    if checked is not None:
-        checked.report.raise_for_errors()
-        progress.testbed(checked.report.format())
+    progress = make_progress(args)
     _CURRENT["progress"] = progress
     try:
-        with stage(progress, "spark session", {}):
-            spark = session_for(config, args.verbose)
+        spark = None
+
+        def start(config):
+            check_can_start()  # a missing Java is the first thing said
+            with stage(progress, "spark session", {}):
+                return session_for(config, args.verbose)
+
+        if args.config and not is_local(args.config):
+            # a run file on HDFS, S3...: read through Hadoop, so Spark starts
+            # first, from the command line's options alone (load_config
+            # refuses Spark settings in such a file)
+            spark = start(config_from_args(args))
+            base = load_config(args.config, spark=spark)
+        else:
+            base = load_config(args.config) if args.config else None
+        config = config_from_args(args, base).updated(stages=stages)
+        refuse_existing_out(config)
+        if spark is None and not all(is_local(p) for p in config.metric_plugins):
+            spark = start(config)   # plugins on HDFS, S3...: read through Hadoop
+        pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
+        if spark is None:
+            check_can_start()
+        # small local inputs are read and checked before Spark starts: the
+        # description (or the input's errors) comes at once
+        checked = pipeline.check_small(config)
+        if checked is not None:
+            checked.report.raise_for_errors()
+            progress.testbed(checked.report.format())
+        if spark is None:
+            with stage(progress, "spark session", {}):
+                spark = session_for(config, args.verbose)
         if hasattr(progress, "counter"):
             progress.counter = SparkCounter(spark.sparkContext)
         result = pipeline.run(spark, config, progress=progress, checked=checked)
@@ -230,7 +260,10 @@ def cmd_similarities(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from qarla_spark.io.files import is_local
     from qarla_spark.metrics import registry
+    if not all(is_local(p) for p in args.metric_plugins or ()):
+        session_for(RunConfig())   # plugins on HDFS, S3...: read through Hadoop
     registry.load_plugins(args.metric_plugins or ())
     names = registry.resolve_metrics(args.names or "all")
     for name in names:
@@ -263,11 +296,22 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_package(args: argparse.Namespace) -> int:
-    from qarla_spark.packaging import build_zip
+    from qarla_spark.packaging import build_env, build_zip
+    if args.python_prefix and not args.env:
+        raise ConfigError("--python-prefix goes with --env")
     path = build_zip(args.package_out)
     print(path)
-    print(f"use: spark-submit --py-files {path.resolve()} ... jobs/qarla_run.py --config FILE",
-          file=sys.stderr)
+    if not args.env:
+        print(f"use: spark-submit --py-files {path.resolve()} ... jobs/qarla_run.py --config "
+              "FILE", file=sys.stderr)
+        return 0
+    env = build_env(args.package_out, args.python_prefix,
+                    say=lambda text: print(f"qarla: {text}", file=sys.stderr))
+    print(env)
+    print(f"use: spark-submit --archives {env.resolve()}#environment --conf "
+          "spark.pyspark.python=./environment/bin/python ... jobs/qarla_run.py --config FILE\n"
+          "  (client mode: also --conf spark.pyspark.driver.python=<a local Python with "
+          "qarla_spark>)", file=sys.stderr)
     return 0
 
 

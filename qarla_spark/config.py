@@ -73,15 +73,35 @@ RunConfig = make_config_class(OPTIONS)
 KEYS = RunConfig.KEYS
 
 
-def load_config(path: str, config_class: Type = RunConfig):
-    """Read a TOML run file; unknown keys are errors naming the closest key."""
+#: run-file keys that configure Spark itself: a run file on a remote file
+#: system is read once Spark runs, so it cannot set them
+SESSION_KEYS = ("profile", "master", "spark_conf")
+
+
+def load_config(path: str, config_class: Type = RunConfig, spark=None):
+    """Read a TOML run file; unknown keys are errors naming the closest key.
+
+    ``path``: a plain path or ``file:`` URI (read with ``open``), or a URI
+    of another Hadoop file system (``hdfs://``, ``s3a://``, ...), read
+    through Hadoop's FileSystem API with ``spark`` (default: the active
+    session; :mod:`qarla_spark.io.files`). Spark is then already running,
+    so such a file cannot set :data:`SESSION_KEYS`: an error says so."""
+    from qarla_spark.io.files import is_local, read_bytes
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
+        data = tomllib.loads(read_bytes(path, spark).decode("utf-8"))
+    except (FileNotFoundError, IsADirectoryError):
         raise ConfigError(f"run configuration {path} not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if not is_local(path):
+        for key in SESSION_KEYS:
+            if key in data and key in config_class.KEYS:
+                raise ConfigError(
+                    f"{path}: '{key}' cannot be set in a run file that is read through Hadoop "
+                    "(Spark starts before such a file is read): give it on the command line "
+                    "or to spark-submit, or use a local run file")
     keys = config_class.KEYS
     for key in data:
         if key not in keys:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
+from qarla_spark.spark.output import COMMIT_MODES
 
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
@@ -384,7 +385,16 @@ OPTIONS: Tuple[Option, ...] = (
            DEFAULT_OUT, flags=("--out",), commands=_WRITE,
            help="run directory to write (default {default})"),
     Option("overwrite", Flag(), False, flags=("--overwrite",), commands=_WRITE,
-           help="replace --out if it exists (only once the new run is complete)"),
+           help="replace --out if it exists (only once the new run is complete; committed "
+                "in place: once the new run starts writing)"),
+    Option("commit", Choice(COMMIT_MODES), "auto", flags=("--commit",),
+           commands=_WRITE,
+           help="how the run directory is committed: rename (written as OUT.incomplete-<id>, "
+                "then renamed to OUT: atomic on local and HDFS file systems), in-place "
+                "(written under OUT, run.json last: for object stores, where a rename copies "
+                "every file) or auto (default: in place on s3a, s3, gs, abfs, wasb and other "
+                "object stores, rename elsewhere); readers refuse a run whose run.json is "
+                "missing or not complete"),
     Option("seed", Integer(0), DEFAULT_SEED, flags=("--seed",), commands=_WRITE,
            help="seed of every random choice (default {default})"),
     Option("stages", Strings(choices=STAGES), STAGES,

@@ -33,7 +33,7 @@ from qarla_spark.config import RunConfig
 from qarla_spark.io import ValidationReport
 from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
-from qarla_spark.spark.output import RunDirectory
+from qarla_spark.spark.output import RunDirectory, check_reused_table
 from qarla_spark.stages.similarities import plan_metrics  # noqa: F401 (the CLI's early check)
 from qarla_spark.stages.testbed import check_small, input_specs, load  # noqa: F401
 from qarla_spark.tables import TABLES, table
@@ -152,7 +152,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
 
     started = time.time()
     metrics = plan_metrics(config) if "similarities" in config.stages else ()
-    out = RunDirectory(spark, config.out, config.overwrite)
+    out = RunDirectory(spark, config.out, config.overwrite, commit=config.commit)
     writer = TableWriter(out)
     extra: Dict[str, Any] = {}
     texts: List[str] = []
@@ -171,6 +171,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         sims = rows = None
         if config.similarities:
             with stage(progress, "similarities", timings):
+                check_reused_table(spark, config.similarities)   # of a finished run only
                 sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
         elif "similarities" in config.stages:
             with stage(progress, "similarities", timings):

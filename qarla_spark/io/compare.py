@@ -52,7 +52,13 @@ def differences(a, b) -> List[str]:
 
 
 def compare_runs(first: str, second: str) -> Dict[str, List[str]]:
-    """Per table of either run directory, what differs (empty: identical)."""
+    """Per table of either run directory, what differs (empty: identical).
+    Both must be finished runs (``run.json`` says ``complete``), or
+    :class:`~qarla_spark.report.data.ReportError`."""
+    from qarla_spark.report.data import local_path, read_local_run_json
+    for run_dir in (first, second):
+        read_local_run_json(run_dir)
+    first, second = local_path(first) or first, local_path(second) or second
     names = sorted(set(table_names(first)) | set(table_names(second)))
     out: Dict[str, List[str]] = {}
     for name in names:

@@ -218,13 +218,26 @@ def resolve_metrics(names=None, extra: Iterable[str] = ()) -> Tuple[str, ...]:
 
 def load_plugins(paths: Iterable[str]) -> Tuple[str, ...]:
     """Run Python files that register metrics (:func:`register_metric`);
-    return the names they registered."""
+    return the names they registered. A plain path or ``file:`` URI is run
+    from the local file system; a URI of another Hadoop file system
+    (``hdfs://``, ``s3a://``, ...) is read through Hadoop's FileSystem API
+    with the active SparkSession (:mod:`qarla_spark.io.files`) and run the
+    same way (as a module named ``qarla_metric_plugin``, which executors
+    cannot import: its functions travel to them by value)."""
+    import builtins
     import runpy
+
+    from qarla_spark.io.files import is_local, local_path, read_text
     before = set(_USER_FUNCTIONS)
     for path in paths:
         try:
-            runpy.run_path(str(path), run_name="qarla_metric_plugin")
-        except FileNotFoundError:
+            if is_local(path):
+                runpy.run_path(local_path(str(path)), run_name="qarla_metric_plugin")
+            else:
+                code = compile(read_text(str(path)), str(path), "exec")
+                exec(code, {"__name__": "qarla_metric_plugin", "__file__": str(path),
+                            "__builtins__": builtins})
+        except (FileNotFoundError, IsADirectoryError):
             raise ConfigError(f"metric plugin {path} not found") from None
         except ConfigError as exc:
             raise ConfigError(f"metric plugin {path}: {exc}") from None

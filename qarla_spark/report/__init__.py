@@ -153,11 +153,13 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
     return target
 
 
-def write_staged_report(staging: str) -> None:
-    """``report.html`` into a run's staging folder, after its run.json and
-    before the rename (:meth:`RunDirectory.commit`). Runs on other file
-    systems (hdfs://...) get none; a failure is a warning, not a lost run
-    (``qarla report`` rebuilds it)."""
+def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None) -> None:
+    """``report.html`` into a run's folder before the run is complete
+    (:meth:`RunDirectory.commit`): the staging folder, after its run.json
+    and before the rename, or the run's folder before its run.json (a run
+    committed in place); ``info``: what run.json says (default: read
+    there). Runs on other file systems (hdfs://...) get none; a failure is
+    a warning, not a lost run (``qarla report`` rebuilds it)."""
     import re
     import warnings
     path = local_path(staging)
@@ -165,7 +167,7 @@ def write_staged_report(staging: str) -> None:
         return
     shown = re.sub(r"\.incomplete-[^/]*$", "", path)
     try:
-        write_report(path, shown_path=shown)
+        write_report(path, shown_path=shown, info=info)
     except Exception as exc:  # noqa: BLE001
         from qarla_spark.stages.qarla import QarlaWarning
         warnings.warn(f"report.html was not written ({type(exc).__name__}: {exc}); rebuild it "

@@ -91,12 +91,23 @@ def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:
     if not os.path.isdir(path):
         raise ReportError(f"{run_dir} is not a directory: give the folder a qarla run wrote")
     if info is None:
-        file = os.path.join(path, RUN_JSON)
-        if not os.path.isfile(file):
-            raise ReportError(f"{run_dir} has no {RUN_JSON}: it is not a finished qarla run")
-        try:
-            with open(file, encoding="utf-8") as handle:
-                info = json.load(handle)
-        except ValueError as exc:
-            raise ReportError(f"{file} is not valid JSON ({exc})") from None
+        info = read_local_run_json(run_dir, path)
     return Run(path, info)
+
+
+def read_local_run_json(run_dir: str, path: Optional[str] = None) -> Dict[str, Any]:
+    """``run.json`` of the finished run in the local folder ``path``
+    (default: ``run_dir``'s); :class:`ReportError` (one sentence) when it is
+    missing or does not say ``"status": "complete"``
+    (:func:`qarla_spark.spark.output.unfinished`)."""
+    from qarla_spark.spark.output import unfinished
+    path = path if path is not None else (local_path(run_dir) or run_dir)
+    file = os.path.join(path, RUN_JSON)
+    text = None
+    if os.path.isfile(file):
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    reason = unfinished(str(run_dir).rstrip("/"), text)
+    if reason is not None:
+        raise ReportError(reason)
+    return json.loads(text)

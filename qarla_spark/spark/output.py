@@ -1,29 +1,107 @@
 """Run directories that never look complete before they are.
 
-A run writes everything into a staging folder beside the requested one,
-``<out>.incomplete-<run id>``, then writes ``run.json`` (``"status":
-"complete"``) last and renames the staging folder to ``<out>``. A crash
-leaves only the staging folder, whose name says what it is; ``<out>`` either
-does not exist or is the previous complete run. With ``overwrite`` the
-previous run is moved aside and deleted only after the new one is in place.
+A run directory is complete when its ``run.json`` says ``"status":
+"complete"``; ``run.json`` is always the last thing a run writes, and every
+reader of a run (:func:`read_run_json`, ``qarla report``,
+:mod:`qarla_spark.io.compare`, ``--similarities``) refuses a directory whose
+``run.json`` is missing or says anything else (:func:`unfinished`).
+
+Two ways of committing (the ``commit`` option, :func:`commit_mode`):
+
+``rename`` (local and HDFS file systems)
+    Everything is written into a staging folder beside the requested one,
+    ``<out>.incomplete-<run id>``; then ``run.json``, then the staging folder
+    is renamed to ``<out>``. A crash leaves only the staging folder, whose
+    name says what it is; ``<out>`` either does not exist or is the previous
+    complete run. With ``overwrite`` the previous run is moved aside and
+    deleted only after the new one is in place. A rename is atomic here.
+
+``in-place`` (object stores: S3, GCS, Azure blobs, ...)
+    On an object store a rename copies every file, so the tables are
+    written directly under ``<out>``. Before the first table, ``run.json``
+    is written with ``"status": "incomplete"`` (on an object store one PUT
+    replaces the previous run's ``run.json`` at once), and with
+    ``overwrite`` every other entry of the previous run is then deleted;
+    the final ``run.json`` replaces the marker last. A crash leaves
+    ``<out>`` with the marker, which readers refuse; at no moment does
+    ``<out>`` hold a complete ``run.json`` beside tables of another run. The
+    price: with ``overwrite`` the previous run is gone once the new one
+    starts writing (not before: a run that fails on its inputs leaves it).
 
 File operations go through Hadoop's FileSystem API, so ``<out>`` may be a
-local path, ``hdfs://...`` or any store Spark is configured for.
+local path, ``file://``, ``hdfs://``, ``s3a://`` or any store Spark is
+configured for.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any, Callable, Dict, Optional
 
 from qarla_spark.errors import ConfigError
 
 RUN_JSON = "run.json"
+COMPLETE = "complete"
+#: the status of the marker an in-place run writes before its first table
+INCOMPLETE = "incomplete"
+
+#: the values of the ``commit`` option
+COMMIT_MODES = ("auto", "rename", "in-place")
+
+#: file-system schemes of object stores, where a rename is a copy of every
+#: file (S3, Google Cloud Storage, Azure Blob/Data Lake, Alibaba OSS,
+#: Tencent COS, Huawei OBS, Oracle OCI): ``auto`` commits runs there in place
+OBJECT_STORE_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs",
+                                  "oss", "cos", "cosn", "obs", "oci"})
+
+
+def commit_mode(scheme: Optional[str], setting: str = "auto") -> str:
+    """``"rename"`` or ``"in-place"`` for a run directory on a file system
+    of this URI ``scheme`` (``setting``: the ``commit`` option; ``auto``
+    chooses in place on :data:`OBJECT_STORE_SCHEMES`)."""
+    if setting not in COMMIT_MODES:
+        raise ConfigError(f"commit must be one of {', '.join(COMMIT_MODES)}, found {setting!r}")
+    if setting != "auto":
+        return setting
+    return "in-place" if (scheme or "").lower() in OBJECT_STORE_SCHEMES else "rename"
+
+
+def unfinished(run_dir: str, text: Optional[str]) -> Optional[str]:
+    """Why the run directory ``run_dir`` is not a finished run, given the
+    text of its ``run.json`` (``None``: there is none) — one sentence — or
+    ``None`` when it is finished."""
+    if text is None:
+        return f"{run_dir} has no {RUN_JSON}: it is not a finished qarla run"
+    try:
+        info = json.loads(text)
+    except ValueError:
+        return (f"{run_dir}/{RUN_JSON} is not valid JSON: the run is unfinished or damaged, "
+                "not a result")
+    status = info.get("status") if isinstance(info, dict) else None
+    if status != COMPLETE:
+        return (f"{run_dir} is not a finished qarla run: its {RUN_JSON} says status "
+                f"{status!r}, not 'complete' (the run failed, was interrupted or is still "
+                "being written)")
+    return None
+
+
+def parse_run_json(run_dir: str, text: Optional[str]) -> Dict[str, Any]:
+    """``run.json``'s content, or :class:`ConfigError` (:func:`unfinished`)."""
+    reason = unfinished(run_dir, text)
+    if reason is not None:
+        raise ConfigError(reason)
+    return json.loads(text)
 
 
 class RunDirectory:
-    def __init__(self, spark, out: str, overwrite: bool = False, run_id: Optional[str] = None):
+    """Where a run writes its tables (:meth:`path`, :meth:`write`,
+    :meth:`write_text`) and how it ends: :meth:`commit` or :meth:`abort`.
+    ``commit``: the ``commit`` option (:func:`commit_mode`)."""
+
+    def __init__(self, spark, out: str, overwrite: bool = False, run_id: Optional[str] = None,
+                 commit: str = "auto"):
         if not out or not str(out).strip():
             raise ConfigError("the output directory (--out) is empty")
         self.spark = spark
@@ -35,17 +113,65 @@ class RunDirectory:
         self._out_path = self._Path(self.out)
         self.fs = self._out_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
         self.fs.setWriteChecksum(False)  # no .run.json.crc beside run.json on local disks
+        self.mode = commit_mode(self.fs.getUri().getScheme(), commit)
         if self.fs.exists(self._out_path) and not overwrite:
-            raise ConfigError(f"the output directory {self.out} already exists: choose another "
-                              "--out or pass --overwrite to replace it")
-        self.staging = f"{self.out}.incomplete-{self.run_id}"
-        self._staging_path = self._Path(self.staging)
-        if self.fs.exists(self._staging_path):
-            self.fs.delete(self._staging_path, True)
-        self.fs.mkdirs(self._staging_path)
+            raise ConfigError(f"the output directory {self.out} already exists"
+                              f"{self._what_is_there()}: choose another --out or pass "
+                              "--overwrite to replace it")
         self.tables: Dict[str, Dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._begun = False
+        if self.mode == "rename":
+            self.staging = f"{self.out}.incomplete-{self.run_id}"
+            self._staging_path = self._Path(self.staging)
+            if self.fs.exists(self._staging_path):
+                self.fs.delete(self._staging_path, True)
+            self.fs.mkdirs(self._staging_path)
+        else:
+            # nothing is touched before the first write: a run that fails on
+            # its inputs leaves a previous run as it was
+            self.staging = self.out
+            self._staging_path = self._out_path
+
+    def _what_is_there(self) -> str:
+        """`` (an unfinished run ...)`` when ``out`` holds an in-place run's
+        marker."""
+        try:
+            text = self._read_text(RUN_JSON)
+        except Exception:   # noqa: BLE001 - only a hint
+            return ""
+        if text is not None and unfinished(self.out, text) is not None:
+            return " (an unfinished run: its run.json does not say status 'complete')"
+        return ""
+
+    def _read_text(self, name: str) -> Optional[str]:
+        from qarla_spark.io.files import read_hadoop_bytes
+        try:
+            return read_hadoop_bytes(f"{self.out}/{name}", self.spark).decode("utf-8")
+        except FileNotFoundError:
+            return None
+
+    def _begin(self) -> None:
+        """In place, before the first write: the marker, then (with
+        ``overwrite``) the previous run's other entries are deleted."""
+        if self.mode != "in-place" or self._begun:
+            return
+        with self._lock:
+            if self._begun:
+                return
+            self.fs.mkdirs(self._out_path)
+            marker = {"status": INCOMPLETE, "run_id": self.run_id,
+                      "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                      "note": "this run is being written, or failed or was interrupted: "
+                              "it is not a result"}
+            self._create(RUN_JSON, json.dumps(marker, indent=2) + "\n")
+            for status in self.fs.listStatus(self._out_path):
+                if status.getPath().getName() != RUN_JSON:
+                    self.fs.delete(status.getPath(), True)
+            self._begun = True
 
     def path(self, name: str) -> str:
+        self._begin()
         return f"{self.staging}/{name}"
 
     def write_table(self, name: str, df, partition_by=None, description: str = "") -> None:
@@ -75,24 +201,42 @@ class RunDirectory:
         declared.check(df.schema)
         self.write_table(declared.name, df, list(declared.partition_by) or None, declared.help)
 
-    def write_text(self, name: str, text: str) -> None:
-        stream = self.fs.create(self._Path(self.path(name)), True)
+    def _create(self, name: str, text: str) -> None:
+        stream = self.fs.create(self._Path(f"{self.staging}/{name}"), True)
         try:
             stream.write(bytearray(text.encode("utf-8")))
         finally:
             stream.close()
 
+    def write_text(self, name: str, text: str) -> None:
+        """Write a small text file into the run (``run.json`` is
+        :meth:`commit`'s)."""
+        if name == RUN_JSON:
+            raise ValueError("run.json is written by commit() only")
+        self._begin()
+        self._create(name, text)
+
     def commit(self, run_info: Dict[str, Any],
-               before_move: Optional[Callable[[str], None]] = None) -> str:
-        """Write run.json last, then move the run into place. Returns ``out``.
-        ``before_move(staging)`` runs between the two (the report is written
-        there, so that it appears with the run, never without it)."""
+               before_move: Optional[Callable[..., None]] = None) -> str:
+        """Write run.json last and (rename mode) move the run into place.
+        Returns ``out``. ``before_move(folder, info)``, where ``info`` is
+        what run.json says, writes into the run's folder before it is
+        complete (the report, so that it appears with the run, never
+        without it): the staging folder after run.json (rename mode), or
+        ``out`` before run.json (in place)."""
         info = dict(run_info)
-        info["status"] = "complete"
+        info["status"] = COMPLETE
         info["tables"] = self.ordered_tables()
-        self.write_text(RUN_JSON, json.dumps(info, indent=2, sort_keys=False, default=str) + "\n")
+        text = json.dumps(info, indent=2, sort_keys=False, default=str) + "\n"
+        if self.mode == "in-place":
+            self._begin()
+            if before_move is not None:
+                before_move(self.staging, info)
+            self._create(RUN_JSON, text)   # one PUT on an object store: last
+            return self.out
+        self._create(RUN_JSON, text)
         if before_move is not None:
-            before_move(self.staging)
+            before_move(self.staging, info)
         old = None
         if self.fs.exists(self._out_path):
             old = self._Path(f"{self.out}.replaced-{self.run_id}")
@@ -105,17 +249,49 @@ class RunDirectory:
         return self.out
 
     def abort(self) -> None:
-        """Remove the staging folder (after an error the run reported)."""
+        """Remove what the run wrote (after an error the run reported): the
+        staging folder, or in place ``out`` once the run began writing
+        there."""
         try:
+            if self.mode == "in-place" and not self._begun:
+                return
             if self.fs.exists(self._staging_path):
                 self.fs.delete(self._staging_path, True)
-        except Exception:  # best effort: the folder's name already says "incomplete"
+        except Exception:  # best effort: the folder's name or marker already says "incomplete"
             pass
 
 
 def read_run_json(spark, out: str) -> Dict[str, Any]:
-    """``run.json`` of a finished run (any Hadoop file system)."""
-    text = spark.sparkContext.wholeTextFiles(f"{out.rstrip('/')}/{RUN_JSON}").collect()
-    if not text:
-        raise ConfigError(f"{out} has no {RUN_JSON}: it is not a finished qarla run")
-    return json.loads(text[0][1])
+    """``run.json`` of a finished run (any Hadoop file system); a directory
+    whose run.json is missing or not ``complete`` is refused
+    (:class:`ConfigError`, one sentence)."""
+    out = out.rstrip("/")
+    from qarla_spark.io.files import read_hadoop_bytes
+    try:
+        text = read_hadoop_bytes(f"{out}/{RUN_JSON}", spark).decode("utf-8", "replace")
+    except FileNotFoundError:
+        text = None
+    return parse_run_json(out, text)
+
+
+def check_reused_table(spark, path: str) -> None:
+    """A table reused from an earlier run (``--similarities``) must come
+    from a finished run: when the folder holding it is a run directory (it
+    has a ``run.json``, or is a staging folder ``*.incomplete-*``), that run
+    must be complete (:class:`ConfigError` otherwise). A table outside any
+    run directory is taken as it is."""
+    table = str(path).rstrip("/")
+    parent = table.rsplit("/", 1)[0] if "/" in table else "."
+    from qarla_spark.io.files import read_hadoop_bytes
+    try:
+        text: Optional[str] = read_hadoop_bytes(f"{parent}/{RUN_JSON}", spark).decode(
+            "utf-8", "replace")
+    except FileNotFoundError:
+        text = None
+    except Exception:   # noqa: BLE001 - the table's own reading says what is wrong
+        return
+    if text is None and ".incomplete-" not in parent.rsplit("/", 1)[-1]:
+        return
+    reason = unfinished(parent, text)
+    if reason is not None:
+        raise ConfigError(f"--similarities {path}: {reason}")

@@ -1,0 +1,232 @@
+"""Run directories committed in place (object stores; issue 14), forced on
+file:// here: run.json first as a marker, the tables under OUT, run.json
+last; a failed or interrupted run never looks complete and every reader of
+a run refuses it; --overwrite never mixes two runs. Also: which mode each
+file system gets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import make_testbed, write_jsonl
+from qarla_spark import pipeline
+from qarla_spark.config import RunConfig
+from qarla_spark.errors import ConfigError, InputError
+from qarla_spark.spark import output
+from qarla_spark.spark.output import RunDirectory, commit_mode, read_run_json
+
+
+@pytest.mark.parametrize("scheme,mode", [
+    ("s3a", "in-place"), ("s3", "in-place"), ("S3A", "in-place"), ("gs", "in-place"),
+    ("abfss", "in-place"), ("wasb", "in-place"), ("oss", "in-place"),
+    ("file", "rename"), ("hdfs", "rename"), ("viewfs", "rename"), ("", "rename"),
+    (None, "rename")])
+def test_auto_commits_in_place_on_object_stores_only(scheme, mode):
+    assert commit_mode(scheme) == mode
+    assert commit_mode(scheme, "rename") == "rename"
+    assert commit_mode(scheme, "in-place") == "in-place"
+
+
+def test_an_unknown_commit_mode_is_one_sentence():
+    with pytest.raises(ConfigError, match="commit must be one of auto, rename, in-place"):
+        commit_mode("s3a", "copy")
+    with pytest.raises(ConfigError, match="'commit' must be auto, rename or in-place"):
+        RunConfig(commit="copy")
+
+
+def test_unfinished_says_why_in_one_sentence():
+    assert output.unfinished("r", json.dumps({"status": "complete"})) is None
+    assert output.unfinished("r", None) == "r has no run.json: it is not a finished qarla run"
+    said = output.unfinished("r", json.dumps({"status": "incomplete"}))
+    assert said.startswith("r is not a finished qarla run: its run.json says status "
+                           "'incomplete'") and "\n" not in said
+    assert "not valid JSON" in output.unfinished("r", '{"status": "compl')
+    assert "status None" in output.unfinished("r", "[1, 2]")
+
+
+def _recording(monkeypatch):
+    """Record, in order, every file a RunDirectory creates, every table it
+    writes and the report: ('run.json', status), ('table', name),
+    ('report.html',)."""
+    events = []
+    create, write_table = RunDirectory._create, RunDirectory.write_table
+
+    def _create(self, name, text):
+        create(self, name, text)
+        events.append((name, json.loads(text)["status"]) if name == "run.json" else (name,))
+
+    def _write_table(self, name, df, partition_by=None, description=""):
+        write_table(self, name, df, partition_by, description)
+        events.append(("table", name))
+
+    import qarla_spark.report as report
+    staged_report = report.write_staged_report
+
+    def _write_staged_report(folder, info=None):
+        staged_report(folder, info)
+        events.append(("report.html",))
+
+    monkeypatch.setattr(report, "write_staged_report", _write_staged_report)
+    monkeypatch.setattr(RunDirectory, "_create", _create)
+    monkeypatch.setattr(RunDirectory, "write_table", _write_table)
+    return events
+
+
+@pytest.mark.spark
+def test_an_in_place_run_writes_under_out_and_run_json_last(spark, tmp_path, monkeypatch):
+    """The same tables as a renamed run, written directly under OUT (no
+    staging folder): run.json first as an 'incomplete' marker, then the
+    tables and the report, and run.json 'complete' last."""
+    from qarla_spark.io.compare import compare_runs
+    from qarla_spark.report.data import load_run
+
+    src = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=2))
+    config = RunConfig(inputs=(str(src),), metrics=("R-1.a",), stages=("testbed", "similarities"))
+    pipeline.run(spark, config.updated(out=str(tmp_path / "renamed")))
+    events = _recording(monkeypatch)
+    seen = []
+    monkeypatch.setattr(RunDirectory, "__init__", _spy_init(RunDirectory.__init__, seen))
+    out = tmp_path / "in_place"
+    result = pipeline.run(spark, config.updated(out=f"file://{out}", commit="in-place"))
+
+    assert seen == [("in-place", str(out))]   # the staging folder is OUT itself
+    assert result.out == f"file://{out}"
+    assert events[0] == ("run.json", "incomplete") and events[-2:] == [
+        ("report.html",), ("run.json", "complete")]
+    assert {e for e in events[1:-1] if e[0] == "table"} == {
+        ("table", n) for n in ("summaries", "judgments", "sources", "testbed", "problems",
+                               "similarities")}
+    assert not [e for e in events[1:-1] if e[0] == "run.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in_place", "renamed", "s.jsonl"]
+    assert (out / "report.html").is_file()
+    info = read_run_json(spark, str(out))
+    assert info["status"] == "complete" and info["config"]["commit"] == "in-place"
+    assert load_run(str(out)).info["status"] == "complete"
+    assert compare_runs(str(tmp_path / "renamed"), str(out)) == {
+        n: [] for n in ("judgments", "problems", "similarities", "sources", "summaries",
+                        "testbed")}
+
+
+def _spy_init(init, seen):
+    def spied(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        seen.append((self.mode, self.staging.replace("file://", "")))
+    return spied
+
+
+@pytest.mark.spark
+def test_a_run_cut_short_in_place_is_refused_by_every_reader(spark, tmp_path, capsys):
+    """A run that stops after writing a table (a crash: neither commit nor
+    abort) leaves OUT with run.json saying 'incomplete': read_run_json,
+    qarla report, compare_runs and --similarities refuse it in one
+    sentence, and a new run without --overwrite says it is unfinished."""
+    from qarla_spark.cli import main
+    from qarla_spark.io.compare import compare_runs
+    from qarla_spark.report.data import ReportError
+
+    out = tmp_path / "run"
+    run_dir = RunDirectory(spark, str(out), commit="in-place", run_id="c1")
+    assert not out.exists()   # nothing before the first write
+    run_dir.write_table("similarities", spark.createDataFrame(
+        [("t", "t0", "a", "b", "R-1.a", 0.5)],
+        "task string, topic string, summarizer_s string, summarizer_r string, metric string, "
+        "value double"))
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "similarities"]
+    assert json.loads((out / "run.json").read_text())["status"] == "incomplete"
+    sentence = (f"{out} is not a finished qarla run: its run.json says status 'incomplete', "
+                "not 'complete' (the run failed, was interrupted or is still being written)")
+
+    with pytest.raises(ConfigError) as info:
+        read_run_json(spark, str(out))
+    assert str(info.value) == sentence
+    assert main(["report", str(out)]) == 2
+    assert capsys.readouterr().err == f"qarla: {sentence}\n"
+    assert not (out / "report.html").exists()
+    with pytest.raises(ReportError, match="not a finished qarla run"):
+        compare_runs(str(out), str(out))
+    with pytest.raises(ConfigError) as info:
+        output.check_reused_table(spark, str(out / "similarities"))
+    assert str(info.value) == f"--similarities {out / 'similarities'}: {sentence}"
+    with pytest.raises(ConfigError, match="already exists \\(an unfinished run: its run.json "
+                                          "does not say status 'complete'\\).*--overwrite"):
+        RunDirectory(spark, str(out), commit="in-place")
+
+    run_dir.abort()
+    assert not out.exists()
+
+
+@pytest.mark.spark
+def test_reused_similarities_must_come_from_a_finished_run(spark, tmp_path):
+    """--similarities: a table in a complete run, or outside any run, is
+    taken; one in a staging folder (rename mode) is refused."""
+    table = spark.createDataFrame([("t", 1.0)], "task string, value double")
+    table.write.parquet(str(tmp_path / "loose" / "similarities"))
+    output.check_reused_table(spark, str(tmp_path / "loose" / "similarities"))
+    run_dir = RunDirectory(spark, str(tmp_path / "run"), run_id="s1")
+    run_dir.write_table("similarities", table)
+    with pytest.raises(ConfigError, match="has no run.json: it is not a finished qarla run"):
+        output.check_reused_table(spark, run_dir.path("similarities"))
+    run_dir.commit({})
+    output.check_reused_table(spark, str(tmp_path / "run" / "similarities"))
+
+
+@pytest.mark.spark
+def test_a_failed_in_place_run_leaves_no_out(spark, tmp_path):
+    """An error after the first tables were written (a bad user metric
+    table, found in the similarity stage): the run removes OUT."""
+    src = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=1))
+    bad = tmp_path / "user.csv"
+    bad.write_text("task,topic,metric\nt,t0,X\n")
+    out = tmp_path / "run"
+    with pytest.raises(InputError, match="lacks column"):
+        pipeline.run(spark, RunConfig(inputs=(str(src),), out=str(out), metrics=("R-1.a",),
+                                      user_metrics=(str(bad),), commit="in-place",
+                                      stages=("testbed", "similarities")))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl", "user.csv"]
+
+
+def _complete_run(spark, out, rows=3):
+    run_dir = RunDirectory(spark, str(out), overwrite=True, run_id="old")
+    run_dir.write_table("numbers", spark.range(rows))
+    run_dir.write_table("stale", spark.range(1))
+    run_dir.commit({"which": "old"})
+
+
+@pytest.mark.spark
+def test_overwrite_in_place_never_mixes_two_runs(spark, tmp_path):
+    """--overwrite in place: the previous run stays whole until the new run
+    writes its first table; then run.json says 'incomplete' before any old
+    table is deleted, and only the new run's tables are there when run.json
+    says 'complete' again."""
+    out = tmp_path / "run"
+    _complete_run(spark, out)
+    run_dir = RunDirectory(spark, str(out), overwrite=True, commit="in-place", run_id="new")
+    assert json.loads((out / "run.json").read_text())["which"] == "old"   # untouched yet
+    assert sorted(p.name for p in out.iterdir()) == ["numbers", "run.json", "stale"]
+
+    run_dir.write_table("numbers", spark.range(5))
+    assert sorted(p.name for p in out.iterdir()) == ["numbers", "run.json"]
+    marker = json.loads((out / "run.json").read_text())
+    assert marker["status"] == "incomplete" and marker["run_id"] == "new"
+    with pytest.raises(ConfigError, match="not a finished qarla run"):
+        read_run_json(spark, str(out))
+
+    run_dir.commit({"which": "new"})
+    info = read_run_json(spark, str(out))
+    assert info["which"] == "new" and list(info["tables"]) == ["numbers"]
+    assert spark.read.parquet(str(out / "numbers")).count() == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+@pytest.mark.spark
+def test_overwrite_in_place_keeps_the_previous_run_when_the_input_is_bad(spark, tmp_path):
+    out = tmp_path / "run"
+    _complete_run(spark, out)
+    src = write_jsonl(tmp_path / "s.jsonl", ['{"task": "t", "topic": "t0"}'])
+    with pytest.raises(InputError):
+        pipeline.run(spark, RunConfig(inputs=(str(src),), out=str(out), overwrite=True,
+                                      commit="in-place"))
+    assert read_run_json(spark, str(out))["which"] == "old"
+    assert sorted(p.name for p in out.iterdir()) == ["numbers", "run.json", "stale"]
