@@ -59,6 +59,18 @@ def test_no_local_setting_reaches_a_cluster_master(how):
         "spark.driver.bindAddress"] == "127.0.0.1"
 
 
+@pytest.mark.parametrize("profile", ["local", "cluster"])
+def test_cached_plans_may_be_coalesced_unless_the_user_says_otherwise(profile):
+    """Issue 14: without this default a cluster run's cached plans kept
+    Spark's 200 shuffle partitions (measured 2.7x local[2]'s time, 1.7x
+    with it); a setting of the user's still wins."""
+    key = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
+    assert resolve_settings(profile, "spark://10.0.0.1:7077", {}, {})[key] == "true"
+    assert resolve_settings(profile, None, {}, {})[key] == "true"
+    assert resolve_settings(profile, None, {key: "false"}, {})[key] == "false"
+    assert key not in resolve_settings(profile, None, {}, {key: "false"})
+
+
 def test_quiet_logging_is_configured_once():
     settings = resolve_settings("local", None, {"spark.driver.extraJavaOptions": "-Dx=1"}, {})
     opts = settings["spark.driver.extraJavaOptions"]

@@ -39,6 +39,14 @@ from qarla_spark.spark.java import check_java
 
 PROFILES = ("local", "cluster")
 
+#: Settings every run needs whatever its profile and master (a profile,
+#: ``--conf`` or spark-submit setting wins). A run persists the frames it
+#: reuses, and adaptive execution leaves the shuffle partitions of a cached
+#: plan as they are unless allowed to coalesce them: on a cluster, Spark's
+#: default of 200 shuffle partitions then made ~4,200 tasks of a run that
+#: needs ~650 (docs/DECISIONS.md, "Shuffle partitions of cached plans").
+LIBRARY_DEFAULTS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
+
 
 def _conf_dir():
     return resources.files("qarla_spark.conf")
@@ -109,6 +117,8 @@ def resolve_settings(profile: str, master: Optional[str],
     if master:
         wanted["spark.master"] = master
     wanted.setdefault("spark.master", "local[*]")
+    for key, value in LIBRARY_DEFAULTS.items():
+        wanted.setdefault(key, value)
     log_opt = _log4j_option()
     extra = wanted.get("spark.driver.extraJavaOptions", "")
     if "log4j2.configurationFile" not in extra:
