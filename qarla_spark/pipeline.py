@@ -229,12 +229,16 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             from qarla_spark.report import write_staged_report
             final = out.commit(info, before_move=write_staged_report)
     except BaseException as exc:
-        from qarla_spark.spark.session import cancel_after_interrupt, interrupted
+        from qarla_spark.spark.session import (after_jvm_end, cancel_after_interrupt,
+                                               interrupted)
         writer.close(interrupted(exc))
         if interrupted(exc):
             # Ctrl-C (SIGTERM under qarla): stop Spark's jobs before removing
-            # the staging folder (their tasks write into it)
+            # the staging folder (their tasks write into it), and remove it
+            # again once the JVM has ended (a background write may have
+            # started a job after the cancel)
             cancel_after_interrupt(spark, then=out.abort)
+            after_jvm_end(out.remove_local)
         else:
             out.abort()
         raise

@@ -230,3 +230,42 @@ def test_overwrite_in_place_keeps_the_previous_run_when_the_input_is_bad(spark, 
                                       commit="in-place"))
     assert read_run_json(spark, str(out))["which"] == "old"
     assert sorted(p.name for p in out.iterdir()) == ["numbers", "run.json", "stale"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("commit", ["rename", "in-place"])
+def test_remove_local_clears_what_abort_removes_without_the_jvm(spark, tmp_path, commit):
+    """After an interrupt a background write may start a Spark job after the
+    cancel and recreate part of the staging folder once abort removed it
+    (seen: ``sources/_temporary/0``); remove_local, called once the JVM has
+    ended, removes it with Python alone, as abort would have (and, in place,
+    leaves OUT alone before the run's first write)."""
+    out = tmp_path / "run"
+    run_dir = RunDirectory(spark, f"file://{out}", commit=commit, run_id="i1")
+    target = (tmp_path / "run.incomplete-i1") if commit == "rename" else out
+    if commit == "in-place":
+        out.mkdir(parents=True)
+        (out / "previous-run-file").write_text("kept")
+        run_dir.remove_local()          # not begun: a previous run stays
+        assert (out / "previous-run-file").exists()
+        run_dir._begun = True           # as after the first table written
+    (target / "sources" / "_temporary" / "0").mkdir(parents=True, exist_ok=True)
+    run_dir.remove_local()
+    assert not target.exists()
+    run_dir.remove_local()              # twice: nothing left to remove, no error
+
+
+def test_after_jvm_end_callbacks_run_once_in_order_despite_errors():
+    from qarla_spark.spark import session
+    ran = []
+
+    def broken():
+        ran.append("broken")
+        raise OSError("gone")
+
+    session.after_jvm_end(lambda: ran.append("first"))
+    session.after_jvm_end(broken)
+    session.after_jvm_end(lambda: ran.append("last"))
+    session._run_after_end()
+    session._run_after_end()
+    assert ran == ["first", "broken", "last"]

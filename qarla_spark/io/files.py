@@ -12,7 +12,6 @@ SparkSession (:func:`is_local` tells the callers when to start one first).
 
 from __future__ import annotations
 
-from typing import Optional
 from urllib.parse import urlparse
 
 from qarla_spark.errors import ConfigError

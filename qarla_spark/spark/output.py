@@ -36,6 +36,7 @@ configured for.
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from typing import Any, Callable, Dict, Optional
@@ -121,6 +122,9 @@ class RunDirectory:
         self.tables: Dict[str, Dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._begun = False
+        #: the folder :meth:`abort` removes, as a local path when it is on
+        #: the local file system (for :meth:`remove_local`)
+        self._local_target: Optional[str] = None
         if self.mode == "rename":
             self.staging = f"{self.out}.incomplete-{self.run_id}"
             self._staging_path = self._Path(self.staging)
@@ -132,6 +136,9 @@ class RunDirectory:
             # its inputs leaves a previous run as it was
             self.staging = self.out
             self._staging_path = self._out_path
+        if self.fs.getUri().getScheme() == "file":
+            self._local_target = str(
+                self.fs.makeQualified(self._staging_path).toUri().getPath())
 
     def _what_is_there(self) -> str:
         """`` (an unfinished run ...)`` when ``out`` holds an in-place run's
@@ -259,6 +266,17 @@ class RunDirectory:
                 self.fs.delete(self._staging_path, True)
         except Exception:  # best effort: the folder's name or marker already says "incomplete"
             pass
+
+
+    def remove_local(self) -> None:
+        """What :meth:`abort` removes, again, with Python alone (no JVM):
+        after an interrupt, once the JVM has ended, since a write whose
+        Spark job began after the cancel may have recreated part of the
+        folder. Only on the local file system; elsewhere the folder's name
+        or ``run.json`` marker says the run is incomplete."""
+        if self._local_target is None or (self.mode == "in-place" and not self._begun):
+            return
+        shutil.rmtree(self._local_target, ignore_errors=True)
 
 
 def read_run_json(spark, out: str) -> Dict[str, Any]:

@@ -32,7 +32,7 @@ import threading
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.spark.java import check_java
@@ -360,12 +360,42 @@ def quiet_after_interrupt() -> None:
     logging.getLogger().addFilter(_not_an_interrupt)
 
 
+#: what to do once the JVM of an interrupted run has ended
+#: (:func:`after_jvm_end`)
+_AFTER_END: List[Callable[[], None]] = []
+
+
+def after_jvm_end(callback: Callable[[], None]) -> None:
+    """Call ``callback`` (no Spark in it) once :func:`end_after_interrupt`
+    has ended the JVM: a Spark job that began between the cancel and the
+    JVM's end may still have written files (e.g. a table's ``_temporary/``
+    in a staging folder already removed)."""
+    _AFTER_END.append(callback)
+
+
+def _run_after_end() -> None:
+    while _AFTER_END:
+        callback = _AFTER_END.pop(0)
+        try:
+            callback()
+        except Exception:  # best effort, like the rest of the clean-up
+            pass
+
+
 def end_after_interrupt(grace: float = 1.5) -> None:
     """End the JVM this process started (a run was interrupted): quiet it,
     ask it to stop (SIGTERM: Spark's shutdown hooks run), and kill it if it
-    still runs after ``grace`` seconds. Under spark-submit, or before Spark
-    started, only quiets."""
+    still runs after ``grace`` seconds; then the :func:`after_jvm_end`
+    callbacks. Under spark-submit, or before Spark started, only quiets
+    (and calls them)."""
     quiet_after_interrupt()
+    try:
+        _end_jvm(grace)
+    finally:
+        _run_after_end()
+
+
+def _end_jvm(grace: float) -> None:
     proc = jvm_process()
     if proc is None and _STARTER is not None and _STARTER[0] is not threading.current_thread():
         # the JVM may be starting: the starting thread ends it once it exists
