@@ -21,6 +21,12 @@ Parts (``--parts``, default all, in this order):
     files and run end to end like (a).
 ``topics`` (c): the same with 1 task of ``--large-topics`` topics (default
     1,000).
+``battery`` (d): the similarity battery alone, cold and warm, against
+    rouge-score (``jobs/benchmark_similarities.py``: 59 metrics, all 70,200
+    ordered SummEval pairs, Parquet written, its own rouge-score baseline
+    measured in the same process), run first in a process and Spark session
+    of its own, so that its "cold" is a fresh session's and (a) stays this
+    session's first run.
 
 Printed: the machine (cores, memory, load average before and after each
 part: the runs compete with whatever else runs), each part's wall time per
@@ -33,7 +39,7 @@ A part that fails is reported with the stage it was in and for how long;
 the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
-    python jobs/benchmark_scale.py [--quick] [--parts summeval,tasks,topics]
+    python jobs/benchmark_scale.py [--quick] [--parts battery,summeval,tasks,topics]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
         [--out DIR] [--json FILE]
 
@@ -59,6 +65,8 @@ from typing import Dict, List, Optional
 from bench_common import peak_mb, reset_peak
 
 PARTS = ("summeval", "tasks", "topics")
+#: the part run in a process of its own, before this session's
+BATTERY = "battery"
 
 
 # --- the machine and its memory ---------------------------------------------
@@ -217,6 +225,41 @@ def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
 
 # --- printing ---------------------------------------------------------------
 
+def run_battery(seed: int, sample: int, master: Optional[str]) -> Dict:
+    """(d): ``benchmark_similarities.py`` in a process of its own; its
+    ``--json`` results, or the error."""
+    import subprocess
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        target = os.path.join(tmp, "battery.json")
+        command = [sys.executable, str(Path(__file__).with_name("benchmark_similarities.py")),
+                   "--seed", str(seed), "--sample", str(sample), "--json", target]
+        if master:
+            command += ["--master", master]
+        t0 = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0 or not os.path.exists(target):
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"failed": True, "error": f"exit {done.returncode}: {tail[0]}"}
+        with open(target, encoding="utf-8") as handle:
+            found = json.load(handle)
+    found.update(failed=False, elapsed_s=time.perf_counter() - t0)
+    return found
+
+
+def battery_lines(b: Dict) -> List[str]:
+    if b.get("failed"):
+        return [f"(d) battery: FAILED: {b['error']}"]
+    out = [f"(d) battery (jobs/benchmark_similarities.py, a process and Spark session of its "
+           f"own): {len(b['metrics'])} metrics, all {b['ordered_pairs']:,} ordered SummEval "
+           f"pairs, Parquet written; its baseline {b['baseline_pairs']:,} pairs at "
+           f"{b['baseline_pairs_per_s']:,.0f} pairs/s"]
+    for label, r in b["battery"].items():
+        out.append(f"  battery {label}: {r['seconds']:.2f} s = {r['pairs_per_s']:,.0f} pairs/s "
+                   f"= {r['ratio']:.1f}x rouge-score")
+    return out
+
+
 def _fmt(value, spec: str, missing: str = "-") -> str:
     return missing if value is None else format(value, spec)
 
@@ -322,6 +365,8 @@ def report_lines(data: Dict) -> List[str]:
             out.append("  within stages: " + "; ".join(phases))
         out.append(f"  load average {r['load_before']} before, {r['load_after']} after; "
                    f"report.html {'written' if r['report_html'] else 'not written by the run'}")
+    if data.get("battery"):
+        out += battery_lines(data["battery"])
     if "summeval" in results:
         out.append("(a) is the session's first run: it also pays for starting Python workers and "
                    "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
@@ -332,8 +377,8 @@ def report_lines(data: Dict) -> List[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help="which runs, comma-separated, of summeval, tasks, topics "
+    parser.add_argument("--parts", default=",".join((BATTERY,) + PARTS),
+                        help="which runs, comma-separated, of battery, summeval, tasks, topics "
                              "(default: all; the rouge-score baseline always runs)")
     parser.add_argument("--tasks", type=int, default=10, help="tasks of part (b) (default 10)")
     parser.add_argument("--topics", type=int, default=100,
@@ -357,9 +402,11 @@ def main(argv=None) -> int:
     if args.quick:
         args.tasks, args.topics, args.large_topics = 2, 10, 50
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = sorted(set(parts) - set(PARTS))
+    unknown = sorted(set(parts) - set(PARTS) - {BATTERY})
     if unknown:
-        parser.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
+        parser.error(f"unknown part(s) {', '.join(unknown)}: choose among "
+                     f"{', '.join((BATTERY,) + PARTS)}")
+    with_battery = BATTERY in parts
     parts = [p for p in PARTS if p in parts]
 
     from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
@@ -409,6 +456,12 @@ def main(argv=None) -> int:
                                          sources=[sources_path])
             del tb
 
+        battery = None
+        if with_battery:
+            print(f"[(d) battery] starting in a process of its own (load average "
+                  f"{load_average()})", file=sys.stderr, flush=True)
+            battery = run_battery(args.seed, args.sample, args.master)
+
         spark = build_session(base.profile, base.master, base.spark_conf)
         jvm = jvm_pid(spark)
         master, cores, spark_version = (spark.sparkContext.master,
@@ -419,7 +472,7 @@ def main(argv=None) -> int:
                        "labels": {p: labels[p] for p in parts},
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
-                       "generated": generated, "runs": results}
+                       "generated": generated, "runs": results, "battery": battery}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)
