@@ -23,6 +23,7 @@ ratios of integer sums. Tables (every measure of the HBR set and ``HBR``):
 
 from __future__ import annotations
 
+from qarla_spark.spark import cache
 from qarla_spark.spark.grouped import exact_mean
 
 HBR = "HBR"
@@ -135,7 +136,9 @@ def hetero_curve_table(pairs, hetero, judgments, bins: int = 100):
          .select("task", "topic", "s", "s2", "h", "n_split", "n"))
     joined = h.join(_judged_pairs(judgments), ["task", "topic", "s", "s2"])
     w = Window.partitionBy("task", "criterion").orderBy("h", "topic", "s", "s2")
-    binned = joined.withColumn("bin", F.ntile(bins).over(w))
+    # both aggregations read the binned pairs: computed once (a join and a
+    # sort of every judged pair), not once per branch of the plan
+    binned = cache.persist(joined.withColumn("bin", F.ntile(bins).over(w)))
     mean_h = exact_mean(binned, ["task", "criterion", "bin"], "mean_h", num="n_split", den="n")
     p = (binned.groupBy("task", "criterion", "bin")
          .agg((F.sum((F.col("q1") >= F.col("q2")).cast("long")) / F.count(F.lit(1)))
