@@ -104,11 +104,8 @@ class TableWriter:
         for name in tables:
             table(name)
         out = self.out
-        spark = getattr(out, "spark", None)
 
         def write(d):
-            if spark is not None:   # names the write's Spark jobs (UI, event log)
-                spark.sparkContext.setJobDescription(f"qarla: write {d.name}")
             t0 = time.time()
             out.write(d, tables[d.name])
             timings[f"write_{d.name}_s"] = round(time.time() - t0, 3)

@@ -269,3 +269,30 @@ def test_after_jvm_end_callbacks_run_once_in_order_despite_errors():
     session._run_after_end()
     session._run_after_end()
     assert ran == ["first", "broken", "last"]
+
+
+@pytest.mark.spark
+def test_a_tables_spark_jobs_are_described_and_the_threads_description_restored(spark,
+                                                                                  tmp_path):
+    """Each table's write names its Spark jobs (``qarla: write <table>``: the
+    event log's label for writes started by background threads, which have
+    no call site), read here by the write's own tasks; the thread's
+    description is what it was afterwards."""
+    from pyspark import TaskContext
+
+    def described(batches):
+        for pdf in batches:
+            yield pdf.assign(seen=TaskContext.get().getLocalProperty(output.JOB_DESCRIPTION))
+
+    sc = spark.sparkContext
+    sc.setLocalProperty(output.JOB_DESCRIPTION, "the caller's")
+    try:
+        run_dir = RunDirectory(spark, str(tmp_path / "run"), run_id="d1")
+        run_dir.write_table("probe", spark.range(3).mapInPandas(described,
+                                                                "id long, seen string"))
+        assert sc.getLocalProperty(output.JOB_DESCRIPTION) == "the caller's"
+        seen = {r["seen"] for r in spark.read.parquet(run_dir.path("probe")).collect()}
+        assert seen == {"qarla: write probe"}
+    finally:
+        sc.setLocalProperty(output.JOB_DESCRIPTION, None)
+    run_dir.abort()

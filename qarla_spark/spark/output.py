@@ -96,6 +96,10 @@ def parse_run_json(run_dir: str, text: Optional[str]) -> Dict[str, Any]:
     return json.loads(text)
 
 
+#: Spark's local property naming the jobs a thread starts
+JOB_DESCRIPTION = "spark.job.description"
+
+
 class RunDirectory:
     """Where a run writes its tables (:meth:`path`, :meth:`write`,
     :meth:`write_text`) and how it ends: :meth:`commit` or :meth:`abort`.
@@ -182,11 +186,20 @@ class RunDirectory:
         return f"{self.staging}/{name}"
 
     def write_table(self, name: str, df, partition_by=None, description: str = "") -> None:
-        """Write ``df`` as Parquet to ``<out>/<name>/`` (staged)."""
+        """Write ``df`` as Parquet to ``<out>/<name>/`` (staged); its Spark
+        jobs are described ``qarla: write <name>`` (UI, event log: a write
+        in a background thread has no call site of its own), the thread's
+        description restored afterwards."""
         writer = df.write.mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
-        writer.parquet(self.path(name))
+        sc = self.spark.sparkContext
+        before = sc.getLocalProperty(JOB_DESCRIPTION)
+        sc.setLocalProperty(JOB_DESCRIPTION, f"qarla: write {name}")
+        try:
+            writer.parquet(self.path(name))
+        finally:
+            sc.setLocalProperty(JOB_DESCRIPTION, before)
         self.tables[name] = {"format": "parquet", "path": f"{name}/",
                              "columns": [f"{f.name}: {f.dataType.simpleString()}"
                                          for f in df.schema.fields],
@@ -255,18 +268,22 @@ class RunDirectory:
             self.fs.delete(old, True)
         return self.out
 
+    def _abort_removes_nothing(self) -> bool:
+        """In place, ``out`` is the run's only once it began writing there
+        (before, it may hold a previous run)."""
+        return self.mode == "in-place" and not self._begun
+
     def abort(self) -> None:
         """Remove what the run wrote (after an error the run reported): the
         staging folder, or in place ``out`` once the run began writing
         there."""
         try:
-            if self.mode == "in-place" and not self._begun:
+            if self._abort_removes_nothing():
                 return
             if self.fs.exists(self._staging_path):
                 self.fs.delete(self._staging_path, True)
         except Exception:  # best effort: the folder's name or marker already says "incomplete"
             pass
-
 
     def remove_local(self) -> None:
         """What :meth:`abort` removes, again, with Python alone (no JVM):
@@ -274,7 +291,7 @@ class RunDirectory:
         Spark job began after the cancel may have recreated part of the
         folder. Only on the local file system; elsewhere the folder's name
         or ``run.json`` marker says the run is incomplete."""
-        if self._local_target is None or (self.mode == "in-place" and not self._begun):
+        if self._local_target is None or self._abort_removes_nothing():
             return
         shutil.rmtree(self._local_target, ignore_errors=True)
 
