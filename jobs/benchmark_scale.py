@@ -34,7 +34,10 @@ stage (``run.json``'s ``timings``) and the number of Spark jobs it started,
 the similarity stage's ordered pairs per second and its ratio to
 rouge-score's, the time per topic and its ratio to SummEval's, and the peak
 resident memory (VmHWM) of the Python driver and of the JVM (its child
-process; both reset before each part, so each figure is that part's peak).
+process; both reset before each part, so each figure is that part's peak)
+with the driver's resident memory when the part began (a later part starts
+from what the earlier ones left in the process's heap; a part run alone,
+``--parts topics``, starts from a fresh process's).
 A part that fails is reported with the stage it was in and for how long;
 the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
@@ -62,7 +65,7 @@ import traceback
 from collections import Counter
 from typing import Dict, List, Optional
 
-from bench_common import peak_mb, reset_peak
+from bench_common import peak_mb, reset_peak, rss_mb
 
 PARTS = ("summeval", "tasks", "topics")
 #: the part run in a process of its own, before this session's
@@ -190,7 +193,7 @@ def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
     reset_ok = reset_peak()
     if jvm is not None:
         reset_ok = reset_peak(str(jvm)) and reset_ok
-    before = load_average()
+    before, start_mb = load_average(), rss_mb()
     recorder = Recorder(spark, label)
     start = time.perf_counter()
     try:
@@ -219,8 +222,8 @@ def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
             "phases": {stage: dict(result.info.get(stage, {}).get("timings", {}))
                        for stage in ("qarla", "hbr", "statistics")},
             "driver_peak_mb": peak_mb(), "jvm_peak_mb": peak_mb(str(jvm)) if jvm else None,
-            "peak_reset": reset_ok, "load_before": before, "load_after": load_average(),
-            "out": result.out}
+            "driver_start_mb": start_mb, "peak_reset": reset_ok, "load_before": before,
+            "load_after": load_average(), "out": result.out}
 
 
 # --- printing ---------------------------------------------------------------
@@ -343,8 +346,13 @@ def report_lines(data: Dict) -> List[str]:
         if rate is not None:
             out.append(f"  similarity stage: {r['pairs']:,} ordered pairs in {sims_s:.1f} s = "
                        f"{rate:,.0f} pairs/s = {rate / baseline:.1f}x rouge-score")
-        mem = (f"  peak RSS: driver (Python) {_fmt(r['driver_peak_mb'], ',.0f')} MB, "
-               f"JVM {_fmt(r['jvm_peak_mb'], ',.0f')} MB")
+        mem = f"  peak RSS: driver (Python) {_fmt(r['driver_peak_mb'], ',.0f')} MB"
+        start = r.get("driver_start_mb")
+        if start is not None and start == start:   # known (not NaN)
+            # what the process held when the part began (the earlier parts'
+            # heap stays with it): the part's own growth is the difference
+            mem += f" ({start:,.0f} MB at its start)"
+        mem += f", JVM {_fmt(r['jvm_peak_mb'], ',.0f')} MB"
         if ref is not None and part != "summeval" and r["driver_peak_mb"] and ref["driver_peak_mb"]:
             mem += f" (driver {r['driver_peak_mb'] / ref['driver_peak_mb'] - 1:+.0%} vs SummEval's"
             if r["jvm_peak_mb"] and ref["jvm_peak_mb"]:

@@ -113,3 +113,85 @@ def test_task_description_counts_by_hand():
     assert (stats["n_model_summarizers"], stats["n_peer_systems"], stats["n_summaries"],
             stats["n_topics_with_sources"]) == (4, 2, 10, 1)
     assert (stats["criteria"], stats["criterion_counts"]) == (["q"], [1])
+
+
+class _NotEmbedded:
+    """A record's ``embedded`` flag (false) whose lifetime a test can watch
+    (it is part of the raw record only: no canonical row keeps it)."""
+
+    def __bool__(self):
+        return False
+
+
+def test_the_driver_drops_each_topics_raw_records_once_checked(monkeypatch):
+    """Issue 13 (driver memory): while the last topic is checked, the raw
+    records of the topics before it are gone (a run's driver holds the raw
+    records and the canonical rows of a large input at once otherwise)."""
+    import gc
+    import weakref
+
+    from qarla_spark.io import checks
+
+    refs = {}
+
+    def records():
+        for t in range(5):
+            for i, (who, role) in enumerate([("A", "model"), ("B", "model"),
+                                             ("C", "model"), ("1", "peer")]):
+                flag = _NotEmbedded()
+                refs.setdefault(f"d{t}", []).append(weakref.ref(flag))
+                rec = _record("summary", 10 * t + i, task="t", topic=f"d{t}",
+                              summarizer=who, role=role, text=f"{who} {t} .")
+                rec["embedded"] = flag
+                yield rec
+
+    alive_at_last = []
+    real = checks.check_topic
+
+    def watched(recs):
+        recs = list(recs)
+        if recs[0]["topic"] == "d4":
+            gc.collect()
+            alive_at_last.extend(t for t, rs in refs.items() if t != "d4"
+                                 and any(r() is not None for r in rs))
+        return real(recs)
+
+    monkeypatch.setattr(checks, "check_topic", watched)
+    topic_rows, _ = checks.check_records(records())
+    assert len(refs) == 5 and alive_at_last == []
+    assert sum(r["kind"] == "summary" for r in topic_rows) == 20
+
+
+def test_canonical_rows_carry_their_kinds_fields_and_full_row_adds_the_rest():
+    from qarla_spark.io.checks import TOPIC_FIELDS, check_topic, full_row
+    recs = [_record("summary", 1, task="t", topic="d", summarizer="A", role="model",
+                    text="x ."),
+            _record("judgment", 2, task="t", topic="d", summarizer="A", criterion="q",
+                    score=2.0),
+            _record("source", 3, task="t", topic="d", documents=["doc ."])]
+    rows = {r["kind"]: r for r in check_topic(recs)}
+    assert rows["summary"] == {"kind": "summary", "task": "t", "topic": "d",
+                               "summarizer": "A", "role": "model", "text": "x ."}
+    assert set(rows["judgment"]) == {"kind", "task", "topic", "summarizer", "criterion",
+                                     "score"}
+    assert rows["source"]["documents"] == ["doc ."]
+    full = full_row(rows["summary"])
+    assert tuple(full) == TOPIC_FIELDS and full["text"] == "x ." and full["score"] is None
+    assert full_row(full) is full
+
+
+def test_checked_input_hands_its_rows_over_once(tmp_path):
+    """The driver's rows move to Spark with the testbed; a second testbed
+    from the same object is refused rather than built from nothing. The
+    inputs are read file by file, as consumed (no list of every record)."""
+    import pytest
+
+    from qarla_spark.io import CheckedInput, InputSpec, read_records
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"task": "t", "topic": "d", "summarizer": "A", "role": "model", '
+                    '"text": "x ."}\n')
+    records = read_records([InputSpec(str(path), "summaries", None)])
+    assert not isinstance(records, list) and next(records)["summarizer"] == "A"
+    checked = CheckedInput(None, [], None, 0)
+    with pytest.raises(RuntimeError, match="already handed to Spark"):
+        checked.testbed(None)

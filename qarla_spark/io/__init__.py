@@ -49,15 +49,21 @@ class CheckedInput:
     """Inputs read and checked in the driver: the checked rows
     (:func:`~qarla_spark.io.checks.check_records`) and the report."""
 
-    topic_rows: List[Dict]
+    topic_rows: Optional[List[Dict]]   # None once handed to Spark (testbed)
     task_rows: List[Dict]
     report: ValidationReport
     #: bytes read
     size: int
 
     def testbed(self, spark) -> Testbed:
-        """The canonical tables on Spark (equal to :func:`load_testbed`'s)."""
-        return testbed_from_rows(spark, self.topic_rows, self.task_rows)
+        """The canonical tables on Spark (equal to :func:`load_testbed`'s).
+        The rows move to Spark: this object lets go of them (a run's driver
+        would otherwise hold every summary twice until it ends), so it
+        gives the testbed once."""
+        if self.topic_rows is None:
+            raise RuntimeError("the checked rows were already handed to Spark")
+        rows, self.topic_rows = self.topic_rows, None
+        return testbed_from_rows(spark, rows, self.task_rows)
 
 
 def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,

@@ -4,11 +4,11 @@ Every check but one is within a topic: duplicates, judgments for unknown
 summaries, sources of a topic without summaries, topics with too few models
 or no peers. :func:`check_topic` takes the raw records of one (task, topic)
 (dicts with the fields of :data:`~qarla_spark.io.schemas.RAW_FIELDS`) and
-returns that topic's canonical rows, its problems and one *profile* row (its
-counts and summarizers). :func:`check_task` takes the profiles of one task
-and returns the task's description (:data:`STATS_FIELDS`) and the one
-task-wide check (a summarizer that is a model in some topics and a peer in
-others).
+returns that topic's canonical rows (the fields of their kind only), its
+problems and one *profile* row (its counts and summarizers).
+:func:`check_task` takes the profiles of one task and returns the task's
+description (:data:`STATS_FIELDS`) and the one task-wide check (a
+summarizer that is a model in some topics and a peer in others).
 
 The same two functions run in both readers of :mod:`qarla_spark.io`: on
 Spark (``applyInPandas`` grouped by topic, then by task; :func:`topic_frame`
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.io.schemas import JUDGMENT, PROBLEM, RAW_FIELDS, SOURCE, SUMMARY
 from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
 
@@ -195,11 +195,18 @@ def check_topic(records: Iterable[Record]) -> List[Record]:
 
 
 def _canonical(kind: str, rec: Record, fields: Sequence[str]) -> Record:
-    row = dict.fromkeys(TOPIC_FIELDS)
-    row.update(kind=kind, task=rec["task"], topic=rec["topic"])
+    """A canonical row: its kind, task, topic and ``fields`` only (the other
+    :data:`TOPIC_FIELDS` are null; :func:`full_row` adds them): tens of
+    thousands of these live in the driver at once."""
+    row = {"kind": kind, "task": rec["task"], "topic": rec["topic"]}
     for f in fields:
         row[f] = list(rec[f]) if f == "documents" else rec[f]
     return row
+
+
+def full_row(row: Record) -> Record:
+    """A row of :func:`check_topic` with every :data:`TOPIC_FIELDS` key."""
+    return row if len(row) == len(TOPIC_FIELDS) else {**dict.fromkeys(TOPIC_FIELDS), **row}
 
 
 def _median(values: Sequence[int]) -> float:
@@ -256,17 +263,21 @@ def check_records(records: Iterable[Record]) -> Tuple[List[Record], List[Record]
     and those of :func:`check_task` for every task. Topics and tasks in
     sorted order (the order of the tables Spark writes is not defined)."""
     topic_rows: List[Record] = []
-    by_topic: Dict[tuple, List[Record]] = {}
+    # the raw records wait for their topic as tuples (a third of a dict's
+    # size) and are dropped once it is checked: the driver never holds every
+    # raw record as a dict, nor every raw record and every canonical row
+    by_topic: Dict[tuple, List[tuple]] = {}
     for rec in records:
         if rec["kind"] == PROBLEM:
             row = dict.fromkeys(TOPIC_FIELDS)
             row.update({c: rec[c] for c in PROBLEM_COLUMNS}, kind=PROBLEM)
             topic_rows.append(row)
         else:
-            by_topic.setdefault((rec["task"], rec["topic"]), []).append(rec)
+            by_topic.setdefault((rec["task"], rec["topic"]), []).append(
+                tuple(rec[f] for f in RAW_FIELDS))
     profiles: Dict[str, List[Record]] = {}
     for key in sorted(by_topic):
-        for row in check_topic(by_topic[key]):
+        for row in check_topic([dict(zip(RAW_FIELDS, t)) for t in by_topic.pop(key)]):
             if row["kind"] == "profile":
                 profiles.setdefault(row["task"], []).append(row)
             topic_rows.append(row)
@@ -338,7 +349,8 @@ def _records(frame) -> List[Record]:
 def topic_frame(frame):
     """:func:`check_topic` on a pandas frame of one topic's raw records."""
     import pandas as pd
-    return pd.DataFrame(check_topic(_records(frame)), columns=list(TOPIC_FIELDS))
+    return pd.DataFrame([full_row(r) for r in check_topic(_records(frame))],
+                        columns=list(TOPIC_FIELDS))
 
 
 def task_frame(frame):

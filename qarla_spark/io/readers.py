@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.io.parsers import KINDS, parse_file
@@ -187,19 +187,23 @@ def driver_input_bytes(specs: Sequence[InputSpec]) -> Optional[int]:
     return total
 
 
-def read_records(specs: Sequence[InputSpec]) -> List[dict]:
+def read_records(specs: Sequence[InputSpec]) -> Iterator[dict]:
     """The raw records of local inputs, parsed in the driver (the same
-    parsers and the same names of files as :func:`read_raw`)."""
+    parsers and the same names of files as :func:`read_raw`), file by file
+    as they are consumed (the caller keeps what it needs; nothing holds a
+    second reference). Missing inputs are refused at once."""
     import os
     specs = list(specs)
     if not specs:
         raise ConfigError("no input given")
     missing_inputs(specs, _probe_local)
-    cwd = os.getcwd()
-    records: List[dict] = []
+    return _parsed(specs, os.getcwd())
+
+
+def _parsed(specs: Sequence[InputSpec], cwd: str) -> Iterator[dict]:
     for spec in specs:
         if spec.path.startswith(BUNDLED_PREFIX):
-            records += parse_file(spec.path, _bundled_bytes(spec.path), spec.kind, spec.task)
+            yield from parse_file(spec.path, _bundled_bytes(spec.path), spec.kind, spec.task)
             continue
         for path in local_files(spec.path):
             try:
@@ -209,8 +213,7 @@ def read_records(specs: Sequence[InputSpec]) -> List[dict]:
                 raise InputError([Problem("error", display_path(path, cwd), None, None,
                                           f"cannot read this file ({exc.strerror})")],
                                  header="cannot read the input") from None
-            records += parse_file(display_path(path, cwd), data, spec.kind, spec.task)
-    return records
+            yield from parse_file(display_path(path, cwd), data, spec.kind, spec.task)
 
 
 def _to_rows(path: str, content: bytes, kind: str, task: Optional[str], cwd: Optional[str]):

@@ -392,9 +392,9 @@ def testbed_from_rows(spark, topic_rows: Sequence[Dict], task_rows: Sequence[Dic
         schema = StructType([StructField(f.name, ArrayType(f.dataType.elementType, True)
                                          if isinstance(f.dataType, ArrayType) else f.dataType,
                                          True) for f in schema.fields])
-        cols = [f.name for f in schema.fields]
-        data = pd.DataFrame([[r[c] for c in cols] for r in topic_rows if r["kind"] == kind],
-                            columns=cols)
+        rows = [r for r in topic_rows if r["kind"] == kind]
+        data = pd.DataFrame({f.name: [r[f.name] for r in rows] for f in schema.fields},
+                            columns=[f.name for f in schema.fields])
         return spark.createDataFrame(data, schema)
 
     problems = checks.problem_rows(topic_rows) + checks.problem_rows(task_rows)
