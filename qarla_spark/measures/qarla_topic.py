@@ -23,12 +23,12 @@ Rows by ``kind`` (``set_id`` indexes the metric sets given as mask words;
 
 from __future__ import annotations
 
-import warnings
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from qarla_spark.measures.frames import stack
 from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover
 from qarla_spark.measures.masks import set_indices
 from qarla_spark.measures.queen import king_cases, queen_counts
@@ -81,19 +81,7 @@ def topic_rows(task, topic, names, roles, values, set_words, detailed: Sequence[
                                 num=q.jk_num[:, :, d].ravel(),
                                 den=np.repeat(q.jk_den.ravel(), len(d))))
         parts += _jack_rows(names, peers, models, values, q.full_num, set_words, d, orders)
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        out = pd.concat(parts, ignore_index=True)
-    out["task"], out["topic"] = task, topic
-    for c in COLUMNS:
-        if c not in out:
-            out[c] = None
-    for c in _INTS:
-        out[c] = out[c].astype("Int64")
-    return out[COLUMNS]
+    return _assemble(parts, task, topic)
 
 
 def _jack_rows(names, peers, models, values, full_num, set_words, detailed, orders):
@@ -116,8 +104,42 @@ def _jack_rows(names, peers, models, values, full_num, set_words, detailed, orde
     return frames
 
 
-def _frame(kind: str, **columns) -> pd.DataFrame:
-    return pd.DataFrame({"kind": kind, **columns})
+def _frame(kind: str, **columns) -> dict:
+    """One kind's rows as columns (arrays, or scalars repeated), with their
+    number under ``""``."""
+    n = max(len(v) for v in columns.values() if np.ndim(v))
+    return {"": n, "kind": kind, **columns}
+
+
+def _assemble(parts, task, topic):
+    """The frame of :data:`COLUMNS` of the parts' rows in order, column by
+    column (``pd.concat`` of frames with different columns tests every
+    cell of a missing one for NA in Python: seconds per evaluation), or
+    None without rows. Integer columns are nullable ``Int64``."""
+    parts = [p for p in parts if p[""]]
+    if not parts:
+        return None
+    total = sum(p[""] for p in parts)
+    columns = {}
+    for c in COLUMNS:
+        if c == "task" or c == "topic":
+            columns[c] = np.full(total, task if c == "task" else topic, dtype=object)
+            continue
+        if c in _INTS:
+            values = np.zeros(total, dtype=np.int64)
+            missing = np.ones(total, dtype=bool)
+        else:
+            values = np.full(total, None, dtype=object)
+        at = 0
+        for p in parts:
+            n = p[""]
+            if c in p:
+                values[at:at + n] = p[c]
+                if c in _INTS:
+                    missing[at:at + n] = False
+            at += n
+        columns[c] = pd.arrays.IntegerArray(values, missing) if c in _INTS else values
+    return pd.DataFrame(columns, columns=COLUMNS)
 
 
 def sum_sys(frame: pd.DataFrame) -> pd.DataFrame:
@@ -130,14 +152,13 @@ def sum_sys(frame: pd.DataFrame) -> pd.DataFrame:
     keys = ["task", "summarizer", "set_id", "den"]
     sums = (frame[sys_rows].groupby(keys, sort=False)[["num", "count"]].sum().reset_index())
     part = sums.assign(kind="sys", topic=None, role="peer", holdout=None, n_peers=None,
-                       n_le=None, n_pairs=None)
-    if (~sys_rows).any():
-        with warnings.catch_warnings():   # all-null columns: dtypes are fixed below
-            warnings.simplefilter("ignore", FutureWarning)
-            out = pd.concat([frame[~sys_rows], part[COLUMNS]], ignore_index=True)
-    else:
-        out = part[COLUMNS]
+                       n_le=None, n_pairs=None)[COLUMNS]
     for c in _INTS:
-        out[c] = out[c].astype("Int64")
-    return out
+        part[c] = part[c].astype("Int64")
+    if not (~sys_rows).any():
+        return part
+    rest = frame[~sys_rows][COLUMNS].copy()
+    for c in _INTS:
+        rest[c] = rest[c].astype("Int64")
+    return stack([rest, part], COLUMNS)
 

@@ -35,6 +35,7 @@ comparisons at once: the max-T adjustment (:func:`sign_flip_family`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from typing import Dict, Sequence, Tuple
@@ -61,7 +62,39 @@ def uniforms(seed: int, parts: Sequence[str], n: int) -> np.ndarray:
 
 def poisson_weights(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
     """(n × |topics|) int64: Poisson(1) weights of each topic in replicates
-    1..n (inverse CDF of :func:`uniforms`)."""
+    1..n (inverse CDF of :func:`uniforms`). Read-only: the same array
+    serves every group of a task a worker computes (:func:`_cached`)."""
+    return _poisson_weights(int(seed), str(task), tuple(topics), int(n))
+
+
+def sign_flips(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
+    """(n × |topics|) int64 of ±1: the sign patterns of :func:`sign_flip_p`
+    (read-only, as :func:`poisson_weights`)."""
+    return _sign_flips(int(seed), str(task), tuple(topics), int(n))
+
+
+def system_picks(seed: int, task: str, n_systems: int, n: int) -> np.ndarray:
+    """(n × n_systems) int64: replicate b's draw, with replacement, of the
+    positions of a task's ``n_systems`` systems (uniforms keyed by (seed,
+    "systems", task, b)); read-only, as :func:`poisson_weights`."""
+    return _system_picks(int(seed), str(task), int(n_systems), int(n))
+
+
+def _cached(func):
+    """A pure array function of hashable arguments, remembered for the
+    last few arguments (the statistics stage asks for a task's weights once
+    per set and criterion: 48,400 generator seedings for SummEval's
+    correlations otherwise); its arrays are made read-only."""
+    @functools.lru_cache(maxsize=8)
+    def remembered(*args):
+        out = func(*args)
+        out.setflags(write=False)
+        return out
+    return remembered
+
+
+@_cached
+def _poisson_weights(seed: int, task: str, topics: Tuple[str, ...], n: int) -> np.ndarray:
     out = np.empty((n, len(topics)), dtype=np.int64)
     for j, topic in enumerate(topics):
         out[:, j] = np.searchsorted(_POISSON1_CDF, uniforms(seed, ("bootstrap", task, topic), n),
@@ -69,12 +102,21 @@ def poisson_weights(seed: int, task: str, topics: Sequence[str], n: int) -> np.n
     return out
 
 
-def sign_flips(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
-    """(n × |topics|) int64 of ±1: the sign patterns of :func:`sign_flip_p`."""
+@_cached
+def _sign_flips(seed: int, task: str, topics: Tuple[str, ...], n: int) -> np.ndarray:
     out = np.empty((n, len(topics)), dtype=np.int64)
     for j, topic in enumerate(topics):
         out[:, j] = np.where(uniforms(seed, ("flip", task, topic), n) < 0.5, -1, 1)
     return out
+
+
+@_cached
+def _system_picks(seed: int, task: str, n_systems: int, n: int) -> np.ndarray:
+    if not n_systems:
+        return np.zeros((n, 0), dtype=np.int64)
+    return np.stack([np.minimum((uniforms(seed, ("systems", task, str(b)), n_systems)
+                                 * n_systems).astype(np.int64), n_systems - 1)
+                     for b in range(n)])
 
 
 def jackknife_weights(n_topics: int) -> np.ndarray:

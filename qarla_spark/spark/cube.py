@@ -171,7 +171,7 @@ class TopicCube:
         shuffle). Returns the rows with ``schema`` (DDL). ``combine(frame)
         -> frame``, if given, reduces the rows of each batch of topics (a
         partial aggregation) before they leave the executor."""
-        import pandas as pd
+        from qarla_spark.measures.frames import stack
 
         columns = [c for c, _ in schema_columns(schema)]
 
@@ -183,7 +183,7 @@ class TopicCube:
                     if out is not None and len(out):
                         parts.append(out[columns])
                 if parts:
-                    out = pd.concat(parts, ignore_index=True)
+                    out = stack(parts, columns)
                     yield combine(out)[columns] if combine is not None else out
                 else:
                     yield empty_frame(schema)

@@ -84,6 +84,8 @@ def per_group(df, keys: Sequence[str], func: Callable, schema: str,
     per ``keys + more_keys`` first, in the same shuffle (:func:`grouped_by`)."""
     import pandas as pd
 
+    from qarla_spark.measures.frames import stack
+
     keys = list(keys)
     columns = [c for c, _ in schema_columns(schema)]
 
@@ -91,7 +93,7 @@ def per_group(df, keys: Sequence[str], func: Callable, schema: str,
         frames = [b for b in batches if len(b)]
         if not frames:
             return
-        rows = pd.concat(frames, ignore_index=True)
+        rows = stack(frames, frames[0].columns)
         parts, tuples = [], []
         for key, group in rows.groupby(keys, sort=True, dropna=False):
             out = func(key if isinstance(key, tuple) else (key,), group)
@@ -101,7 +103,7 @@ def per_group(df, keys: Sequence[str], func: Callable, schema: str,
                 parts.append(out[columns])
         if tuples:
             parts.append(pd.DataFrame.from_records(tuples, columns=columns))
-        yield pd.concat(parts, ignore_index=True) if parts else empty_frame(schema)
+        yield stack(parts, columns) if parts else empty_frame(schema)
 
     return grouped_by(df, keys, n_partitions, aggregate).mapInPandas(run, schema)
 

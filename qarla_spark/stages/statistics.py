@@ -256,9 +256,7 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
     point = corr(xs[0], ys[0])[0]
     # systems resampled with replacement (seeded per replicate); the points
     # of a replicate are taken in the order drawn
-    picks = np.stack([np.minimum((rs.uniforms(seed, ("systems", task, str(b)), len(systems))
-                                  * len(systems)).astype(np.int64), len(systems) - 1)
-                      for b in range(n)]) if systems else np.zeros((n, 0), dtype=np.int64)
+    picks = rs.system_picks(seed, task, len(systems), n)
     keys = [f"{k:06d}" for k in range(len(systems))]
     rows = np.arange(n)[:, None]
     by_unit = {
