@@ -238,3 +238,31 @@ def test_correlations_equal_scipy_and_ignore_the_order_of_rows(points):
         return
     expected = (stats.pearsonr(x, y)[0], stats.spearmanr(x, y)[0], stats.kendalltau(x, y)[0])
     assert got == pytest.approx(expected, abs=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("ratio"), st.integers(0, 10 ** 6), st.integers(1, 5000), st.integers(1, 9)),
+    st.tuples(st.just("real"), st.floats(allow_nan=False, allow_infinity=False,
+                                         min_value=-1e300, max_value=1e300)),
+    st.tuples(st.just("fraction"), st.fractions(max_denominator=10 ** 9))), min_size=1))
+def test_mean_is_the_exact_rational_mean_of_its_terms(terms):
+    """exact.Mean keeps integers and builds one fraction at the end (issue
+    13: a Fraction sum reduces at every term); it equals the mean of the
+    terms summed as fractions one by one, and so does exact.mean."""
+    m, total, n = exact.Mean(), Fraction(0), 0
+    for term in terms:
+        if term[0] == "ratio":
+            _, num, den, count = term
+            m.add_ratio(num, den, count)
+            total, n = total + Fraction(num, den), n + count
+        elif term[0] == "real":
+            m.add_real(term[1])
+            total, n = total + Fraction(term[1]), n + 1
+        else:
+            m.add_fraction(term[1])
+            total, n = total + term[1], n + 1
+    assert m.value() == total / n and m.n == n
+    assert exact.to_float(m.value()) == exact.to_float(total / n)
+    reals = [Fraction(t[1]) for t in terms if t[0] == "real"] or [Fraction(1, 3)]
+    assert exact.mean(reals) == sum(reals, Fraction(0)) / len(reals)

@@ -73,6 +73,19 @@ def test_weighted_real_means_are_exact(values, seed):
         assert (math.isnan(got[b, 0]) if expected is None else got[b, 0] == float(expected))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2 ** 80, 2 ** 80), st.integers(0, 2 ** 70)),
+                min_size=1, max_size=20))
+def test_divide_rounds_big_integers_correctly_and_gives_nan_for_zero(pairs):
+    """The exact path of the weighted means (sums beyond 2^53): numpy's loop
+    over Python integers, each quotient correctly rounded (issue 13: it
+    replaced a Python loop over the elements)."""
+    got = rs._divide(np.array([n for n, _ in pairs], dtype=object)[:, None],
+                     np.array([d for _, d in pairs], dtype=object)[:, None])
+    for (n, d), g in zip(pairs, got[:, 0]):
+        assert math.isnan(g) if d == 0 else g == n / d
+
+
 def test_intervals_by_hand():
     reps = np.arange(1, 1001) / 1000
     assert rs.percentile_interval(reps) == pytest.approx((0.025975, 0.975025))

@@ -19,6 +19,7 @@ never holds when the exact values are equal.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Iterable, Tuple
 
@@ -35,13 +36,10 @@ def real(value: float) -> Fraction:
 
 
 def mean(values: Iterable[Fraction]) -> Fraction:
-    total, n = Fraction(0), 0
+    total = Mean()
     for v in values:
-        total += v
-        n += 1
-    if not n:
-        raise ValueError("the mean of no value")
-    return total / n
+        total.add_fraction(v)
+    return total.value()
 
 
 def grouped_ratio_mean(rows: Iterable[Tuple[int, int, int]]) -> Fraction:
@@ -64,13 +62,19 @@ def to_float(value: Fraction) -> float:
 class Mean:
     """An exact mean built term by term: ratios of counts (grouped by their
     denominator, so that a million terms over a few denominators cost a few
-    fractions), exact values of doubles, or fractions."""
+    fractions), exact values of doubles, or fractions.
 
-    __slots__ = ("_by_den", "_total", "n")
+    The terms are kept as integers (numerators per denominator; the doubles'
+    values as one integer over a power of two, since every finite double is
+    m / 2^k) and become one fraction in :meth:`value`: a ``Fraction`` sum
+    reduces by a gcd at every term (seconds per SummEval run)."""
+
+    __slots__ = ("_by_den", "_bits", "_shift", "n")
 
     def __init__(self):
         self._by_den: dict = {}
-        self._total = Fraction(0)
+        self._bits = 0          # the doubles' sum is _bits / 2^_shift
+        self._shift = 0
         self.n = 0
 
     def add_ratio(self, num: int, den: int, count: int = 1) -> "Mean":
@@ -83,18 +87,35 @@ class Mean:
         return self
 
     def add_real(self, value: float) -> "Mean":
-        self._total += Fraction(float(value))
+        num, den = float(value).as_integer_ratio()     # den = 2^k; inf/NaN raise
+        k = den.bit_length() - 1
+        if k > self._shift:
+            self._bits <<= k - self._shift
+            self._shift = k
+        self._bits += num << (self._shift - k)
         self.n += 1
         return self
 
     def add_fraction(self, value: Fraction) -> "Mean":
-        self._total += value
+        if not isinstance(value, Fraction):
+            value = Fraction(value)
+        den = value.denominator
+        if den & (den - 1) == 0:        # a power of two (every double's value)
+            k = den.bit_length() - 1
+            if k > self._shift:
+                self._bits <<= k - self._shift
+                self._shift = k
+            self._bits += value.numerator << (self._shift - k)
+        else:
+            self._by_den[den] = self._by_den.get(den, 0) + value.numerator
         self.n += 1
         return self
 
     def value(self) -> Fraction:
         if not self.n:
             raise ValueError("the mean of no value")
-        total = self._total + sum((Fraction(s, d) for d, s in self._by_den.items()),
-                                  Fraction(0))
-        return total / self.n
+        common = math.lcm(1 << self._shift, *self._by_den)
+        num = self._bits * (common >> self._shift)
+        for den, s in self._by_den.items():
+            num += s * (common // den)
+        return Fraction(num, common * self.n)

@@ -129,16 +129,15 @@ def jackknife_weights(n_topics: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 def _divide(num, den) -> np.ndarray:
-    """Correctly rounded num / den for integer arrays (exact below 2^53,
-    else through Python's integer division)."""
+    """Correctly rounded num / den for integer arrays (Python's integer true
+    division, element by element in numpy's loop over objects), NaN where
+    den is 0."""
     num = np.asarray(num, dtype=object)
     den = np.asarray(den, dtype=object)
     num, den = np.broadcast_arrays(num, den)
-    out = np.empty(num.shape, dtype=np.float64)
-    flat_n, flat_d, flat_o = num.ravel(), den.ravel(), out.reshape(-1)
-    for i in range(flat_n.size):
-        d = int(flat_d[i])
-        flat_o[i] = int(flat_n[i]) / d if d else math.nan
+    zero = (den == 0).astype(bool)
+    out = np.true_divide(num, np.where(zero, 1, den)).astype(np.float64)
+    out[zero] = math.nan
     return out
 
 
@@ -202,18 +201,10 @@ def weighted_real_means(values, weights) -> np.ndarray:
             continue
         part = weights @ np.where(negative, -piece, piece)   # int64, exact
         sums = sums + part.astype(object) * (1 << level)
-    counts = weights.sum(axis=1)
-    out = np.empty(sums.shape, dtype=np.float64)
-    for b in range(sums.shape[0]):
-        c = int(counts[b])
-        for s_ in range(sums.shape[1]):
-            if not c:
-                out[b, s_] = math.nan
-            elif base >= 0:
-                out[b, s_] = (int(sums[b, s_]) << base) / c
-            else:
-                out[b, s_] = int(sums[b, s_]) / (c << -base)
-    return out
+    counts = weights.sum(axis=1).astype(object)[:, None]
+    if base >= 0:
+        return _divide(sums * (1 << base), counts)
+    return _divide(sums, counts * (1 << -base))
 
 
 # ---------------------------------------------------------------------------
