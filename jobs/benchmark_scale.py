@@ -28,6 +28,13 @@ Parts (``--parts``, default all, in this order):
     of its own, so that its "cold" is a fresh session's and (a) stays this
     session's first run.
 
+``cli`` (e) (``--cli-runs N``, default 3): the installed ``qarla run`` on
+the bundled SummEval in N fresh processes, one after the other, after (d)
+and before this session starts: the wall time of each and the median, the
+figure issue 13's 45 s target is about ((a) runs in this process's session,
+already started, so it leaves out Python's, the JVM's and the workers'
+start).
+
 Printed: the machine (cores, memory, load average before and after each
 part: the runs compete with whatever else runs), each part's wall time per
 stage (``run.json``'s ``timings``) and the number of Spark jobs it started,
@@ -42,9 +49,9 @@ A part that fails is reported with the stage it was in and for how long;
 the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
-    python jobs/benchmark_scale.py [--quick] [--parts battery,summeval,tasks,topics]
+    python jobs/benchmark_scale.py [--quick] [--parts battery,cli,summeval,tasks,topics]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
-        [--out DIR] [--json FILE]
+        [--cli-runs 3] [--out DIR] [--json FILE]
 
 ``--quick``: 2 tasks x 10 topics and 1 task x 50 topics. ``--out DIR``
 keeps the generated inputs and the run directories there (default: a
@@ -70,6 +77,8 @@ from bench_common import peak_mb, reset_peak, rss_mb
 PARTS = ("summeval", "tasks", "topics")
 #: the part run in a process of its own, before this session's
 BATTERY = "battery"
+#: the part run as fresh ``qarla run`` processes, before this session's
+CLI = "cli"
 
 
 # --- the machine and its memory ---------------------------------------------
@@ -250,6 +259,44 @@ def run_battery(seed: int, sample: int, master: Optional[str]) -> Dict:
     return found
 
 
+def run_cli(times: int, seed: int, bootstrap: Optional[int], master: Optional[str],
+            root: str) -> Dict:
+    """(e): the installed ``qarla run`` on the bundled SummEval, ``times``
+    fresh processes one after the other (each starts Python, its JVM and
+    its workers, as a user's run does); the wall time of each and their
+    median, or the error."""
+    import statistics
+    import subprocess
+    qarla = os.path.join(os.path.dirname(sys.executable), "qarla")
+    command = [qarla, "run", "--out", os.path.join(root, "runs", "cli"), "--overwrite",
+               "--quiet", "--seed", str(seed)]
+    if bootstrap is not None:
+        command += ["--bootstrap", str(bootstrap)]
+    if master:
+        command += ["--master", master]
+    walls = []
+    for k in range(times):
+        t0 = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"failed": True, "error": f"run {k + 1}: exit {done.returncode}: {tail[0]}",
+                    "walls_s": walls}
+        walls.append(time.perf_counter() - t0)
+        print(f"[(e) qarla run] {k + 1} of {times}: {walls[-1]:.1f} s", file=sys.stderr,
+              flush=True)
+    return {"failed": False, "walls_s": walls, "median_s": statistics.median(walls)}
+
+
+def cli_lines(c: Dict) -> List[str]:
+    if c.get("failed"):
+        return [f"(e) qarla run: FAILED: {c['error']}"]
+    walls = ", ".join(f"{w:.1f}" for w in c["walls_s"])
+    return [f"(e) `qarla run` on SummEval (installed; every stage, table and the report), "
+            f"{len(c['walls_s'])} fresh processes: {walls} s; median {c['median_s']:.1f} s "
+            f"(issue 13's target: 45 s)"]
+
+
 def battery_lines(b: Dict) -> List[str]:
     if b.get("failed"):
         return [f"(d) battery: FAILED: {b['error']}"]
@@ -310,8 +357,8 @@ def report_lines(data: Dict) -> List[str]:
     bootstrap = data.get("bootstrap")
     out = [f"machine: {data['machine']}",
            f"qarla_spark {data['version']}, Spark {data['spark']} ({data['master']}, "
-           f"{data['cores']} cores), Python {platform.python_version()}, seed {data['seed']}, "
-           f"{_fmt(bootstrap, ',')} bootstrap replicates per run",
+           f"{data['cores']} cores), Python {platform.python_version()}, seed {data['seed']}"
+           + (f", {bootstrap:,} bootstrap replicates per run" if bootstrap is not None else ""),
            f"baseline rouge-score (rouge1, rouge2, rougeLsum; stemmer; 1 process): "
            f"{b['pairs']:,} ordered SummEval pairs in {b['seconds']:.2f} s = "
            f"{baseline:,.0f} pairs/s"]
@@ -375,6 +422,8 @@ def report_lines(data: Dict) -> List[str]:
                    f"report.html {'written' if r['report_html'] else 'not written by the run'}")
     if data.get("battery"):
         out += battery_lines(data["battery"])
+    if data.get("cli"):
+        out += cli_lines(data["cli"])
     if "summeval" in results:
         out.append("(a) is the session's first run: it also pays for starting Python workers and "
                    "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
@@ -385,9 +434,9 @@ def report_lines(data: Dict) -> List[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join((BATTERY,) + PARTS),
-                        help="which runs, comma-separated, of battery, summeval, tasks, topics "
-                             "(default: all; the rouge-score baseline always runs)")
+    parser.add_argument("--parts", default=",".join((BATTERY, CLI) + PARTS),
+                        help="which runs, comma-separated, of battery, cli, summeval, tasks, "
+                             "topics (default: all; the rouge-score baseline always runs)")
     parser.add_argument("--tasks", type=int, default=10, help="tasks of part (b) (default 10)")
     parser.add_argument("--topics", type=int, default=100,
                         help="topics per task of part (b) (default 100)")
@@ -405,16 +454,21 @@ def main(argv=None) -> int:
                         help="keep the inputs and runs in this folder (default: a temporary "
                              "folder, removed)")
     parser.add_argument("--master", default=None, help="Spark master (default: the profile's)")
+    parser.add_argument("--cli-runs", type=int, default=3,
+                        help="part cli (e): how many times the installed `qarla run` runs "
+                             "SummEval, each in a fresh process (default 3, for a median)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
     if args.quick:
         args.tasks, args.topics, args.large_topics = 2, 10, 50
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = sorted(set(parts) - set(PARTS) - {BATTERY})
+    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI})
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}: choose among "
-                     f"{', '.join((BATTERY,) + PARTS)}")
-    with_battery = BATTERY in parts
+                     f"{', '.join((BATTERY, CLI) + PARTS)}")
+    if args.cli_runs < 1:
+        parser.error("--cli-runs must be at least 1 (leave the part out of --parts instead)")
+    with_battery, with_cli = BATTERY in parts, CLI in parts
     parts = [p for p in PARTS if p in parts]
 
     from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
@@ -470,17 +524,30 @@ def main(argv=None) -> int:
                   f"{load_average()})", file=sys.stderr, flush=True)
             battery = run_battery(args.seed, args.sample, args.master)
 
-        spark = build_session(base.profile, base.master, base.spark_conf)
-        jvm = jvm_pid(spark)
-        master, cores, spark_version = (spark.sparkContext.master,
-                                        spark.sparkContext.defaultParallelism, spark.version)
+        cli = None
+        if with_cli:
+            print(f"[(e) qarla run] {args.cli_runs} fresh processes (load average "
+                  f"{load_average()})", file=sys.stderr, flush=True)
+            cli = run_cli(args.cli_runs, args.seed, args.bootstrap, args.master, root)
+
+        spark = jvm = None
+        if parts:           # the battery alone needs no session here (it had its own)
+            spark = build_session(base.profile, base.master, base.spark_conf)
+            jvm = jvm_pid(spark)
+            master, cores, spark_version = (spark.sparkContext.master,
+                                            spark.sparkContext.defaultParallelism, spark.version)
+        else:
+            found = battery or {}
+            master, cores, spark_version = (found.get("master", "-"), found.get("cores", "-"),
+                                            found.get("spark", "-"))
         results_all = {"version": __version__, "spark": spark_version, "master": master,
                        "cores": cores, "machine": machine_before, "seed": args.seed,
                        "bootstrap": configs[parts[0]].bootstrap if parts else None,
                        "labels": {p: labels[p] for p in parts},
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
-                       "generated": generated, "runs": results, "battery": battery}
+                       "generated": generated, "runs": results, "battery": battery,
+                       "cli": cli}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)
@@ -495,6 +562,9 @@ def main(argv=None) -> int:
         if not args.out:
             shutil.rmtree(root, ignore_errors=True)
 
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(results_all, handle, indent=2, default=str)
     print("\n".join(report_lines(results_all)))
     if any(r.get("interrupted") for r in results.values()):
         return 130

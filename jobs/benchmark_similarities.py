@@ -118,6 +118,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump({"version": __version__, "spark": spark.version, "seed": args.seed,
+                       "master": spark.sparkContext.master,
+                       "cores": spark.sparkContext.defaultParallelism,
                        "metrics": list(metrics), "baseline_pairs": len(pairs),
                        "baseline_pairs_per_s": baseline, "battery": results,
                        "ordered_pairs": n_pairs, "lcs_backend": lcs_backend}, handle, indent=2)

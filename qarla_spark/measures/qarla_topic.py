@@ -23,6 +23,7 @@ Rows by ``kind`` (``set_id`` indexes the metric sets given as mask words;
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -104,11 +105,18 @@ def _jack_rows(names, peers, models, values, full_num, set_words, detailed, orde
     return frames
 
 
-def _frame(kind: str, **columns) -> dict:
-    """One kind's rows as columns (arrays, or scalars repeated), with their
-    number under ``""``."""
-    n = max(len(v) for v in columns.values() if np.ndim(v))
-    return {"": n, "kind": kind, **columns}
+@dataclass(frozen=True)
+class _Part:
+    """Rows of one kind: how many, and their columns (arrays, or scalars
+    repeated); the other columns of :data:`COLUMNS` are null."""
+
+    n: int
+    columns: dict
+
+
+def _frame(kind: str, **columns) -> _Part:
+    return _Part(max(len(v) for v in columns.values() if np.ndim(v)),
+                 {"kind": kind, **columns})
 
 
 def _assemble(parts, task, topic):
@@ -116,10 +124,10 @@ def _assemble(parts, task, topic):
     column (``pd.concat`` of frames with different columns tests every
     cell of a missing one for NA in Python: seconds per evaluation), or
     None without rows. Integer columns are nullable ``Int64``."""
-    parts = [p for p in parts if p[""]]
+    parts = [p for p in parts if p.n]
     if not parts:
         return None
-    total = sum(p[""] for p in parts)
+    total = sum(p.n for p in parts)
     columns = {}
     for c in COLUMNS:
         if c == "task" or c == "topic":
@@ -132,12 +140,11 @@ def _assemble(parts, task, topic):
             values = np.full(total, None, dtype=object)
         at = 0
         for p in parts:
-            n = p[""]
-            if c in p:
-                values[at:at + n] = p[c]
+            if c in p.columns:
+                values[at:at + p.n] = p.columns[c]
                 if c in _INTS:
-                    missing[at:at + n] = False
-            at += n
+                    missing[at:at + p.n] = False
+            at += p.n
         columns[c] = pd.arrays.IntegerArray(values, missing) if c in _INTS else values
     return pd.DataFrame(columns, columns=COLUMNS)
 
