@@ -45,13 +45,10 @@ def mean(values: Iterable[Fraction]) -> Fraction:
 def grouped_ratio_mean(rows: Iterable[Tuple[int, int, int]]) -> Fraction:
     """Mean of n ratios given grouped by denominator: rows of (sum of the
     numerators, their common denominator, how many ratios)."""
-    total, n = Fraction(0), 0
+    total = Mean()
     for num, den, count in rows:
-        total += ratio(num, den)
-        n += int(count)
-    if not n:
-        raise ValueError("the mean of no value")
-    return total / n
+        total.add_ratio(num, den, count)
+    return total.value()
 
 
 def to_float(value: Fraction) -> float:
@@ -88,11 +85,7 @@ class Mean:
 
     def add_real(self, value: float) -> "Mean":
         num, den = float(value).as_integer_ratio()     # den = 2^k; inf/NaN raise
-        k = den.bit_length() - 1
-        if k > self._shift:
-            self._bits <<= k - self._shift
-            self._shift = k
-        self._bits += num << (self._shift - k)
+        self._add_dyadic(num, den)
         self.n += 1
         return self
 
@@ -101,15 +94,19 @@ class Mean:
             value = Fraction(value)
         den = value.denominator
         if den & (den - 1) == 0:        # a power of two (every double's value)
-            k = den.bit_length() - 1
-            if k > self._shift:
-                self._bits <<= k - self._shift
-                self._shift = k
-            self._bits += value.numerator << (self._shift - k)
+            self._add_dyadic(value.numerator, den)
         else:
             self._by_den[den] = self._by_den.get(den, 0) + value.numerator
         self.n += 1
         return self
+
+    def _add_dyadic(self, num: int, den: int) -> None:
+        """Add num / den, den a power of two, to ``_bits / 2^_shift``."""
+        k = den.bit_length() - 1
+        if k > self._shift:
+            self._bits <<= k - self._shift
+            self._shift = k
+        self._bits += num << (self._shift - k)
 
     def value(self) -> Fraction:
         if not self.n:
