@@ -198,7 +198,11 @@ def refuse_existing_out(config: RunConfig) -> None:
 def make_progress(args: argparse.Namespace):
     """What ``qarla run`` says while it runs (nothing with ``--quiet``)."""
     from qarla_spark.progress import NullProgress, TerminalProgress
-    return NullProgress() if getattr(args, "quiet", False) else TerminalProgress()
+    if getattr(args, "quiet", False):
+        from qarla_spark.spark import class_archive
+        class_archive.say_nothing()      # nor the class archive's line at exit
+        return NullProgress()
+    return TerminalProgress()
 
 
 def _run(args: argparse.Namespace, stages=None) -> int:

@@ -49,14 +49,18 @@ def test_no_local_setting_reaches_a_cluster_master(how):
               "--conf": dict(master=None, conf={"spark.master": master}, external={})}[how]
     settings = resolve_settings("local", **kwargs)
     local = read_profile("local")
-    leaked = {k for k in settings if k in local and k != "spark.master"}
+    # (the driver's Java options are always set: the log4j file is added)
+    leaked = {k for k, v in local.items()
+              if k != "spark.master" and k in settings and v in settings[k]}
     assert not leaked and settings.get("spark.master", master) == master
     cluster = resolve_settings("cluster", **kwargs)
     assert cluster["spark.sql.shuffle.partitions"] == read_profile("cluster")[
         "spark.sql.shuffle.partitions"]
     # a local master keeps the local profile
-    assert resolve_settings("local", master="local[2]", conf={}, external={})[
-        "spark.driver.bindAddress"] == "127.0.0.1"
+    local_run = resolve_settings("local", master="local[2]", conf={}, external={})
+    assert local_run["spark.driver.bindAddress"] == "127.0.0.1"
+    assert local_run["spark.driver.extraJavaOptions"].startswith(
+        local["spark.driver.extraJavaOptions"])
 
 
 @pytest.mark.parametrize("profile", ["local", "cluster"])

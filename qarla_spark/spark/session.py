@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from qarla_spark.errors import ConfigError
-from qarla_spark.spark.java import check_java
+from qarla_spark.spark import class_archive
+from qarla_spark.spark.java import check_java, find_java
 
 PROFILES = ("local", "cluster")
 
@@ -201,13 +202,21 @@ def build_session(profile: str = "local", master: Optional[str] = None,
                 or "spark.pyspark.python" in settings):
             os.environ["PYSPARK_PYTHON"] = sys.executable
 
+    archive = class_archive.Plan("")
+    if not under_submit and SparkContext._gateway is None:
+        # this process starts the JVM: map the setup's class archive, or
+        # have the JVM write it when it ends (qarla_spark.spark.class_archive)
+        options = settings.get("spark.driver.extraJavaOptions", "")
+        archive = class_archive.for_launch(find_java(), options)
+        if archive.options:
+            settings["spark.driver.extraJavaOptions"] = f"{options} {archive.options}".strip()
     spark_conf = SparkConf()
     for key, value in settings.items():
         spark_conf.set(key, value)
 
     def start():
         if not under_submit and SparkContext._gateway is None:
-            SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf))
+            SparkContext._ensure_initialized(gateway=_launch_gateway(spark_conf, archive))
         return SparkSession.builder.config(conf=spark_conf).getOrCreate()
 
     spark = _start_off_main(start)
@@ -256,9 +265,10 @@ class _ErrorCopier:
 _COPIER: Optional[_ErrorCopier] = None
 
 
-def _launch_gateway(spark_conf):
+def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan("")):
     """Start the JVM as PySpark does, in its own session, its standard error
-    copied by an :class:`_ErrorCopier` (see the module's docstring)."""
+    copied by an :class:`_ErrorCopier` (see the module's docstring); when
+    ``archive`` has the JVM write a class archive, it is waited for at exit."""
     global _COPIER, _PROC
     from pyspark.java_gateway import launch_gateway
     if _ABANDONED.is_set():
@@ -267,10 +277,20 @@ def _launch_gateway(spark_conf):
                                                        "stderr": subprocess.PIPE})
     _COPIER = _ErrorCopier(gateway.proc.stderr)
     _PROC = gateway.proc
+    class_archive.finish_at_exit(archive, gateway.proc, stop=_stop_context)
     if _ABANDONED.is_set():   # interrupted while the JVM started
         end_after_interrupt()
         raise KeyboardInterrupt
     return gateway
+
+
+def _stop_context() -> None:
+    """Stop the active SparkContext, if any (its accumulator server first:
+    it would report the JVM's end as an error)."""
+    from pyspark import SparkContext
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        sc.stop()
 
 
 def jvm_process():
