@@ -13,7 +13,9 @@ What it does, stopping everything it started whatever happens:
    qarla_spark (the package must be shipped) and the zip of ``qarla
    package``;
 3. writes a text testbed of ``--topics`` SummEval topics and runs the job
-   (``jobs/qarla_run.py``) with spark-submit in ``local[2]`` and on the
+   (``jobs/qarla_run.py``) with spark-submit in ``local[2]``
+   (``--properties-file conf/local.conf``, as the README's spark-submit
+   section does) and on the
    cluster (``--properties-file conf/cluster.conf --py-files ZIP``, an
    absolute ``PYSPARK_PYTHON``; ``--out`` a ``file://`` URI), prints the
    cluster run's time over the local one's (the same cores), and compares
@@ -215,7 +217,8 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
 
     t0 = time.time()
     code, log = submit(workdir / "local", config, "local[2]",
-                       dict(env, PYSPARK_PYTHON=sys.executable))
+                       dict(env, PYSPARK_PYTHON=sys.executable),
+                       ("--properties-file", str(ROOT / "conf" / "local.conf")))
     local_s = time.time() - t0
     say(f"local[2] run: exit {code} in {local_s:.0f} s")
     if code != 0:

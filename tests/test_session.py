@@ -59,8 +59,8 @@ def test_no_local_setting_reaches_a_cluster_master(how):
     # a local master keeps the local profile
     local_run = resolve_settings("local", master="local[2]", conf={}, external={})
     assert local_run["spark.driver.bindAddress"] == "127.0.0.1"
-    assert local_run["spark.driver.extraJavaOptions"].startswith(
-        local["spark.driver.extraJavaOptions"])
+    assert local_run["spark.driver.defaultJavaOptions"] == local[
+        "spark.driver.defaultJavaOptions"]
 
 
 @pytest.mark.parametrize("profile", ["local", "cluster"])

@@ -207,7 +207,8 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         # this process starts the JVM: map the setup's class archive, or
         # have the JVM write it when it ends (qarla_spark.spark.class_archive)
         options = settings.get("spark.driver.extraJavaOptions", "")
-        archive = class_archive.for_launch(find_java(), options)
+        archive = class_archive.for_launch(
+            find_java(), f"{settings.get('spark.driver.defaultJavaOptions', '')} {options}")
         if archive.options:
             settings["spark.driver.extraJavaOptions"] = f"{options} {archive.options}".strip()
     spark_conf = SparkConf()
