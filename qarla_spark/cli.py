@@ -165,9 +165,10 @@ def config_from_args(args: argparse.Namespace, base=None, config_class=RunConfig
     return base.updated(**changes)
 
 
-def session_for(config: RunConfig, verbose: bool = False):
+def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None):
     from qarla_spark.spark.session import build_session
-    spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose)
+    spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose,
+                          summaries=summaries)
     _handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
 
@@ -242,8 +243,11 @@ def _run(args: argparse.Namespace, stages=None) -> int:
             checked.report.raise_for_errors()
             progress.testbed(checked.report.format())
         if spark is None:
+            # the testbed's size picks the JVM's flags of a small one
+            summaries = (None if checked is None else
+                         sum(t.n_summaries for t in checked.report.tasks))
             with stage(progress, "spark session", {}):
-                spark = session_for(config, args.verbose)
+                spark = session_for(config, args.verbose, summaries)
         if hasattr(progress, "counter"):
             progress.counter = SparkCounter(spark.sparkContext)
         result = pipeline.run(spark, config, progress=progress, checked=checked)

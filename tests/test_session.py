@@ -122,3 +122,26 @@ def test_old_java_is_refused(monkeypatch):
     monkeypatch.setattr(java, "java_version", lambda _: (11, 'version "11.0.2"'))
     with pytest.raises(JavaNotFoundError, match="is Java 11"):
         java.check_java()
+
+
+def test_a_small_testbed_gets_the_small_driver_options():
+    """Issue 13: `qarla run` counts a small local input before Spark starts;
+    up to the profile's bound the driver gets C1-only flags, above it the
+    profile's default ones, and a --conf of the driver's default Java
+    options wins over both."""
+    from qarla_spark.spark.session import SMALL_JAVA_OPTIONS, SMALL_SUMMARIES
+    local = read_profile("local")
+    bound = int(local[SMALL_SUMMARIES])
+    assert 2700 <= bound < 27000      # SummEval's size is small, 27,000 is not
+
+    def options(summaries, conf=None):
+        return resolve_settings("local", "local[2]", conf or {}, {},
+                                summaries)["spark.driver.defaultJavaOptions"]
+
+    assert "-XX:TieredStopAtLevel=1" in local[SMALL_JAVA_OPTIONS]
+    assert options(2700) == options(bound) == local[SMALL_JAVA_OPTIONS]
+    assert options(bound + 1) == options(None) == local["spark.driver.defaultJavaOptions"]
+    mine = {"spark.driver.defaultJavaOptions": "-XX:+UseSerialGC"}
+    assert options(2700, mine) == "-XX:+UseSerialGC"
+    with pytest.raises(ConfigError, match="maxSummaries"):
+        resolve_settings("local", None, {SMALL_SUMMARIES: "many"}, {}, 10)

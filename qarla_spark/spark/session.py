@@ -97,10 +97,43 @@ def _log4j_option() -> str:
     return f"-Dlog4j2.configurationFile=file:{Path(str(path)).resolve()}"
 
 
+#: qarla_spark's own profile keys (Spark ignores them): the driver's Java
+#: options for a testbed of at most ``SMALL_SUMMARIES`` summaries, used
+#: instead of ``spark.driver.defaultJavaOptions`` when the summaries are
+#: counted before Spark starts (``qarla run`` on small local inputs)
+SMALL_JAVA_OPTIONS = "spark.qarla.smallTestbed.driverJavaOptions"
+SMALL_SUMMARIES = "spark.qarla.smallTestbed.maxSummaries"
+
+
+def small_testbed_options(wanted: Mapping[str, str], given: Mapping[str, str],
+                          summaries: Optional[int]) -> Optional[str]:
+    """The driver's Java options for a small testbed, when ``wanted`` (the
+    profile and ``--conf``) declares them, ``summaries`` is known and at
+    most the declared bound, and ``given`` (``--conf``) does not set the
+    driver's default Java options itself."""
+    options = wanted.get(SMALL_JAVA_OPTIONS)
+    if summaries is None or not options or "spark.driver.defaultJavaOptions" in given:
+        return None
+    bound = wanted.get(SMALL_SUMMARIES, "0")
+    try:
+        limit = int(bound)
+    except ValueError:
+        raise ConfigError(f"{SMALL_SUMMARIES} must be a whole number of summaries, "
+                          f"not {bound!r}") from None
+    return options if summaries <= limit else None
+
+
 def resolve_settings(profile: str, master: Optional[str],
                      conf: Optional[Mapping[str, str]],
-                     external: Mapping[str, str]) -> Dict[str, str]:
+                     external: Mapping[str, str],
+                     summaries: Optional[int] = None) -> Dict[str, str]:
     """The settings to give Spark (pure: testable without Spark).
+
+    ``summaries``: the testbed's size when it is known before Spark starts;
+    a testbed of at most ``spark.qarla.smallTestbed.maxSummaries`` summaries
+    gets the driver Java options ``spark.qarla.smallTestbed.driverJavaOptions``
+    (the local profile: C1 only, DECISIONS.md "The JVM's flags and class
+    archive"), unless ``conf`` sets ``spark.driver.defaultJavaOptions``.
 
     ``external`` are settings Spark already has (spark-submit); they are
     never overridden, so they are not in the result.
@@ -120,6 +153,9 @@ def resolve_settings(profile: str, master: Optional[str],
     wanted.setdefault("spark.master", "local[*]")
     for key, value in LIBRARY_DEFAULTS.items():
         wanted.setdefault(key, value)
+    small = small_testbed_options(wanted, conf or {}, summaries)
+    if small is not None:
+        wanted["spark.driver.defaultJavaOptions"] = small
     log_opt = _log4j_option()
     extra = wanted.get("spark.driver.extraJavaOptions", "")
     if "log4j2.configurationFile" not in extra:
@@ -176,8 +212,11 @@ _ABANDONED = threading.Event()
 
 
 def build_session(profile: str = "local", master: Optional[str] = None,
-                  conf: Optional[Mapping[str, str]] = None, verbose: bool = False):
-    """Create (or return the active) SparkSession for qarla_spark."""
+                  conf: Optional[Mapping[str, str]] = None, verbose: bool = False,
+                  summaries: Optional[int] = None):
+    """Create (or return the active) SparkSession for qarla_spark
+    (``summaries``: the testbed's size, when known, see
+    :func:`resolve_settings`)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -192,7 +231,7 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         external = dict(SparkConf().getAll())
     else:
         check_java()
-    settings = resolve_settings(profile, master, conf, external)
+    settings = resolve_settings(profile, master, conf, external, summaries)
     effective_master = external.get("spark.master", settings.get("spark.master", ""))
     if effective_master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
