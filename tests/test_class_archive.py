@@ -138,7 +138,7 @@ def test_finish_after_the_jvm_was_ended(tmp_path, capsys):
 _SESSION = textwrap.dedent("""
     from qarla_spark.spark.session import build_session
     spark = build_session("local", master="local[1]", conf={
-        "spark.driver.extraJavaOptions": "-Xshare:on -XX:+UseSerialGC"})
+        "spark.driver.extraJavaOptions": "-Xshare:on"})
     assert spark.range(5).count() == 5
     print(spark.sparkContext.getConf().get("spark.driver.extraJavaOptions"))
 """)
