@@ -75,6 +75,24 @@ def test_cached_plans_may_be_coalesced_unless_the_user_says_otherwise(profile):
     assert key not in resolve_settings(profile, None, {}, {key: "false"})
 
 
+@pytest.mark.parametrize("profile", ["local", "cluster"])
+def test_shipped_profiles_set_each_key_once_in_one_form(profile):
+    """The shipped profiles are read by read_profile and by spark-submit's
+    --properties-file, both of which let a repeated key replace the first
+    silently: each line sets one spark.* key, as 'key value', once (a
+    comment's text that lost its '#' would show up here)."""
+    from qarla_spark.spark.session import profile_path
+    seen = {}
+    for number, raw in enumerate(profile_path(profile).read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition(" ")
+        assert key.startswith("spark.") and "=" not in key and value.strip(), (number, raw)
+        assert key not in seen, f"{key} on lines {seen.get(key)} and {number}"
+        seen[key] = number
+
+
 def test_quiet_logging_is_configured_once():
     settings = resolve_settings("local", None, {"spark.driver.extraJavaOptions": "-Dx=1"}, {})
     opts = settings["spark.driver.extraJavaOptions"]
