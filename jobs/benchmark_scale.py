@@ -274,11 +274,11 @@ def run_cli(times: int, seed: int, bootstrap: Optional[int], master: Optional[st
         command += ["--bootstrap", str(bootstrap)]
     if master:
         command += ["--master", master]
-    from qarla_spark.spark.class_archive import cache_dir
+    from qarla_spark.spark.class_archive import cache_dir, saved
     folder = cache_dir()
 
     def archives():
-        return set(folder.glob("*.jsa")) if folder is not None and folder.is_dir() else set()
+        return set(saved(folder)) if folder is not None and folder.is_dir() else set()
 
     walls, wrote = [], None
     for k in range(times):

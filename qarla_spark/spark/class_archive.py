@@ -6,8 +6,7 @@ during its first jobs. Java's class-data sharing (CDS, a *dynamic archive*:
 ``-XX:ArchiveClassesAtExit`` when the JVM ends, ``-XX:SharedArchiveFile``
 at later starts) maps them ready-made instead: the session starts in 2 s
 instead of 4 and a first small job ends after 2.9 s instead of 6.2 s
-(docs/DECISIONS.md, "The
-JVM's flags and class archive").
+(docs/DECISIONS.md, "The JVM's flags and class archive").
 
 When this process starts the JVM itself (not under spark-submit), the first
 run of a setup (a Java, a Spark and the JVM options) asks the JVM to write
@@ -56,7 +55,7 @@ def cache_dir(environ=os.environ) -> Optional[Path]:
     """The archives' folder, or ``None`` when ``$QARLA_JVM_CACHE`` is
     ``off``."""
     value = environ.get(ENV, "").strip()
-    if value.lower() in _OFF and value:
+    if value.lower() in _OFF:
         return None
     if value:
         return Path(value).expanduser()
@@ -129,6 +128,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def saved(folder: Path) -> list:
+    """The archives in ``folder``, most recently used first."""
+    return sorted(folder.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def prune(folder: Path, keep: int = KEEP) -> None:
     """Delete what a process that ended before its JVM's dump left
     (``*.part`` of a process no longer running) and all but the ``keep``
@@ -137,8 +141,7 @@ def prune(folder: Path, keep: int = KEEP) -> None:
         pid = part.name.rsplit(".", 2)[-2]
         if not pid.isdigit() or not _alive(int(pid)):
             part.unlink(missing_ok=True)
-    archives = sorted(folder.glob(f"*{_SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in archives[keep:]:
+    for old in saved(folder)[keep:]:
         old.unlink(missing_ok=True)
 
 
