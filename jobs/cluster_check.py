@@ -161,6 +161,18 @@ class Cluster:
                 continue
         return found
 
+    def executor_commands(self) -> List[str]:
+        """The command lines of the last application's executors (the
+        first line of each one's stderr in the work folder)."""
+        apps = sorted((self.folder / "work").glob("app-*"))
+        lines = []
+        for log in sorted(apps[-1].glob("*/stderr")) if apps else ():
+            with open(log, errors="replace") as f:
+                first = f.readline()
+            if first.startswith("Spark Executor Command:"):
+                lines.append(first)
+        return lines
+
     def stop(self) -> List[int]:
         """Stop the Workers and the Master; the pids still alive after 20 s
         (killed then)."""
@@ -201,6 +213,25 @@ def compare(a: Path, b: Path) -> List[str]:
     return sorted(t for t, d in compare_runs(str(a), str(b)).items() if d)
 
 
+def check_executor_options(commands: List[str], summaries: int) -> List[str]:
+    """The executors' JVMs had the cluster profile's small-testbed options
+    (qarla sets them after spark-submit started the driver: the testbed is
+    small), said in a line; the failure if not."""
+    from qarla_spark.spark.session import SMALL_EXECUTOR_OPTIONS, SMALL_SUMMARIES, read_profile
+    profile = read_profile("cluster")
+    wanted = profile.get(SMALL_EXECUTOR_OPTIONS, "").split()
+    if not wanted or summaries > int(profile.get(SMALL_SUMMARIES, "0")):
+        return []
+    missing = sorted({o for o in wanted for c in commands if f'"{o}"' not in c})
+    if commands and not missing:
+        say(f"{len(commands)} executor(s) ran with the small testbed's Java options "
+            f"({' '.join(wanted)})")
+        return []
+    problem = f"missing {' '.join(missing)}" if commands else "no executor command line found"
+    say(f"the executors' Java options: {problem}")
+    return [f"the executors did not get {SMALL_EXECUTOR_OPTIONS} ({problem})"]
+
+
 def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
     """Run the check; the failures (empty: passed)."""
     from qarla_spark.packaging import build_zip
@@ -208,6 +239,8 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
 
     failures: List[str] = []
     summaries, sources = write_testbed(scale_testbed(1, topics, seed), str(workdir / "testbed"))
+    with open(summaries, encoding="utf-8") as lines:
+        size = sum(1 for _ in lines)
     config = workdir / "run.toml"
     config.write_text(f'inputs = ["{summaries}"]\nsources = ["{sources}"]\n'
                       f'seed = {seed}\nbootstrap = 100\n')
@@ -244,6 +277,7 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
             say(f"cluster run vs local: {len(differing)} table(s) differ")
             if differing:
                 failures.append(f"tables differ from the local run: {', '.join(differing)}")
+            failures += check_executor_options(cluster.executor_commands(), size)
 
         t0 = time.time()
         proc, log = submit(workdir / "killed-run", config, cluster.url, on_cluster, extra,

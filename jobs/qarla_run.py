@@ -30,20 +30,30 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     def go() -> int:
+        progress = TerminalProgress()   # the same lines as `qarla run`, in a log
+        checked = None
         if is_local(args.config):
             config = config_from_args(args, load_config(args.config))
-            spark = build_session(config.profile, config.master, config.spark_conf)
+            # small local inputs are read and checked before Spark starts;
+            # their size picks the executors' flags of a small testbed
+            checked = pipeline.check_small(config)
+            summaries = None
+            if checked is not None:
+                checked.report.raise_for_errors()
+                progress.testbed(checked.report.format())
+                summaries = sum(t.n_summaries for t in checked.report.tasks)
+            spark = build_session(config.profile, config.master, config.spark_conf,
+                                  summaries=summaries)
         else:
             # a run file on HDFS, S3...: read through Hadoop once Spark runs
             # (spark-submit's settings; the file cannot set profile, master
             # or spark_conf)
             spark = build_session()
             config = config_from_args(args, load_config(args.config, spark=spark))
-        # the same progress lines as `qarla run` (plain lines in a log)
-        progress = TerminalProgress()
         progress.counter = SparkCounter(spark.sparkContext)
         try:
-            result = pipeline.run(spark, config, command=sys.argv, progress=progress)
+            result = pipeline.run(spark, config, command=sys.argv, progress=progress,
+                                  checked=checked)
         finally:
             progress.close()
         print(result.summary(testbed=not progress.printed_testbed))

@@ -163,3 +163,35 @@ def test_a_small_testbed_gets_the_small_driver_options():
     assert options(2700, mine) == "-XX:+UseSerialGC"
     with pytest.raises(ConfigError, match="maxSummaries"):
         resolve_settings("local", None, {SMALL_SUMMARIES: "many"}, {}, 10)
+
+
+def test_a_small_testbed_gets_the_small_executor_options_even_under_spark_submit():
+    """Issue 14: the cluster profile declares C1-only flags for small
+    testbeds' executors too. Executors start after the session, so under
+    spark-submit (whose properties are the ``external`` settings, never
+    overridden otherwise) they replace its executors' default Java options;
+    the driver's, whose JVM runs already, are left alone. Above the bound,
+    with ``maxSummaries 0`` or with qarla's own --conf of the key, nothing
+    changes."""
+    from qarla_spark.spark.session import SMALL_EXECUTOR_OPTIONS, SMALL_SUMMARIES
+    cluster = read_profile("cluster")
+    key = "spark.executor.defaultJavaOptions"
+    assert "-XX:TieredStopAtLevel=1" in cluster[SMALL_EXECUTOR_OPTIONS]
+    assert "-XX:TieredStopAtLevel=1" not in cluster[key]
+    submitted = dict(cluster, **{"spark.master": "spark://10.0.0.1:7077"})
+    bound = int(cluster[SMALL_SUMMARIES])
+
+    def settings(summaries, external=submitted, conf=None):
+        return resolve_settings("local", None, conf or {}, external, summaries)
+
+    assert settings(2700)[key] == settings(bound)[key] == cluster[SMALL_EXECUTOR_OPTIONS]
+    assert "spark.driver.defaultJavaOptions" not in settings(2700)
+    for unchanged in (settings(bound + 1), settings(None),
+                      settings(2700, dict(submitted, **{SMALL_SUMMARIES: "0"})),
+                      settings(2700, conf={key: "-XX:+UseSerialGC"})):
+        assert unchanged.get(key, "-XX:+UseSerialGC") == "-XX:+UseSerialGC"
+    # `qarla run --profile cluster --master spark://...`: both JVMs' options
+    started_here = resolve_settings("cluster", "spark://10.0.0.1:7077", {}, {}, 2700)
+    assert started_here[key] == cluster[SMALL_EXECUTOR_OPTIONS]
+    assert started_here["spark.driver.defaultJavaOptions"] == cluster[
+        "spark.qarla.smallTestbed.driverJavaOptions"]

@@ -97,30 +97,38 @@ def _log4j_option() -> str:
     return f"-Dlog4j2.configurationFile=file:{Path(str(path)).resolve()}"
 
 
-#: qarla_spark's own profile keys (Spark ignores them): the driver's Java
-#: options for a testbed of at most ``SMALL_SUMMARIES`` summaries, used
-#: instead of ``spark.driver.defaultJavaOptions`` when the summaries are
-#: counted before Spark starts (``qarla run`` on small local inputs)
+#: qarla_spark's own profile keys (Spark ignores them): the Java options of
+#: the driver and of the executors for a testbed of at most
+#: ``SMALL_SUMMARIES`` summaries, used instead of Spark's
+#: ``spark.{driver,executor}.defaultJavaOptions`` when the summaries are
+#: counted before Spark starts (``qarla run`` and ``jobs/qarla_run.py`` on
+#: small local inputs; DECISIONS.md "The JVM's flags and class archive")
 SMALL_JAVA_OPTIONS = "spark.qarla.smallTestbed.driverJavaOptions"
+SMALL_EXECUTOR_OPTIONS = "spark.qarla.smallTestbed.executorJavaOptions"
 SMALL_SUMMARIES = "spark.qarla.smallTestbed.maxSummaries"
+#: which of Spark's settings each of them replaces
+SMALL_REPLACES = {SMALL_JAVA_OPTIONS: "spark.driver.defaultJavaOptions",
+                  SMALL_EXECUTOR_OPTIONS: "spark.executor.defaultJavaOptions"}
 
 
-def small_testbed_options(wanted: Mapping[str, str], given: Mapping[str, str],
-                          summaries: Optional[int]) -> Optional[str]:
-    """The driver's Java options for a small testbed, when ``wanted`` (the
-    profile and ``--conf``) declares them, ``summaries`` is known and at
-    most the declared bound, and ``given`` (``--conf``) does not set the
-    driver's default Java options itself."""
-    options = wanted.get(SMALL_JAVA_OPTIONS)
-    if summaries is None or not options or "spark.driver.defaultJavaOptions" in given:
-        return None
-    bound = wanted.get(SMALL_SUMMARIES, "0")
+def small_testbed_settings(declared: Mapping[str, str], given: Mapping[str, str],
+                           summaries: Optional[int]) -> Dict[str, str]:
+    """Spark's default Java options (driver's, executors') for a small
+    testbed: those ``declared`` (the profile, ``--conf``, spark-submit's
+    properties) when ``summaries`` is known and at most the declared bound,
+    except where ``given`` (qarla's ``--conf``, the run file's
+    ``spark_conf``) sets Spark's key itself."""
+    wanted = {spark_key: declared[key] for key, spark_key in SMALL_REPLACES.items()
+              if declared.get(key) and spark_key not in given}
+    if summaries is None or not wanted:
+        return {}
+    bound = declared.get(SMALL_SUMMARIES, "0")
     try:
         limit = int(bound)
     except ValueError:
         raise ConfigError(f"{SMALL_SUMMARIES} must be a whole number of summaries, "
                           f"not {bound!r}") from None
-    return options if summaries <= limit else None
+    return wanted if summaries <= limit else {}
 
 
 def resolve_settings(profile: str, master: Optional[str],
@@ -131,12 +139,16 @@ def resolve_settings(profile: str, master: Optional[str],
 
     ``summaries``: the testbed's size when it is known before Spark starts;
     a testbed of at most ``spark.qarla.smallTestbed.maxSummaries`` summaries
-    gets the driver Java options ``spark.qarla.smallTestbed.driverJavaOptions``
-    (the local profile: C1 only, DECISIONS.md "The JVM's flags and class
-    archive"), unless ``conf`` sets ``spark.driver.defaultJavaOptions``.
+    gets the Java options ``spark.qarla.smallTestbed.driverJavaOptions`` and
+    ``...executorJavaOptions`` where they are declared (the profiles: C1
+    only, DECISIONS.md "The JVM's flags and class archive"), unless ``conf``
+    sets Spark's ``spark.driver/executor.defaultJavaOptions`` itself.
 
     ``external`` are settings Spark already has (spark-submit); they are
-    never overridden, so they are not in the result.
+    never overridden, so they are not in the result, with one exception:
+    the executors' small-testbed options, declared in spark-submit's
+    properties, replace its ``spark.executor.defaultJavaOptions`` (executors
+    start after the session; the driver's JVM already runs).
 
     The ``local`` profile (the default) is for ``local[...]`` masters only:
     when the master (spark-submit's, ``master`` or ``conf``'s) is not local,
@@ -153,14 +165,16 @@ def resolve_settings(profile: str, master: Optional[str],
     wanted.setdefault("spark.master", "local[*]")
     for key, value in LIBRARY_DEFAULTS.items():
         wanted.setdefault(key, value)
-    small = small_testbed_options(wanted, conf or {}, summaries)
-    if small is not None:
-        wanted["spark.driver.defaultJavaOptions"] = small
+    small = small_testbed_settings({**external, **wanted}, conf or {}, summaries)
+    wanted.update(small)
     log_opt = _log4j_option()
     extra = wanted.get("spark.driver.extraJavaOptions", "")
     if "log4j2.configurationFile" not in extra:
         wanted["spark.driver.extraJavaOptions"] = (extra + " " + log_opt).strip()
-    return {k: v for k, v in wanted.items() if k not in external}
+    # the executors start after the session: their small-testbed options
+    # replace spark-submit's default ones (the driver's JVM runs already)
+    return {k: v for k, v in wanted.items()
+            if k not in external or (k == "spark.executor.defaultJavaOptions" and k in small)}
 
 
 def check_can_start() -> None:
