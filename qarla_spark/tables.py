@@ -34,6 +34,17 @@ class Table:
     columns: Tuple[Column, ...]
     rows: str                  # what one row is (README)
     partition_by: Tuple[str, ...] = ()
+    #: columns written without Parquet min/max statistics: those whose
+    #: values span the whole range in every row group (every metric, every
+    #: summary of a topic), where the statistics never let a reader skip
+    #: anything and cost a comparison per value to compute
+    no_statistics: Tuple[str, ...] = ()
+
+    @property
+    def parquet_options(self) -> Dict[str, str]:
+        """The Parquet writer's options of this table (parquet-mr's
+        per-column ``key#column`` form)."""
+        return {f"parquet.column.statistics.enabled#{c}": "false" for c in self.no_statistics}
 
     @property
     def column_names(self) -> Tuple[str, ...]:
@@ -104,7 +115,8 @@ TABLES: Tuple[Table, ...] = (
           _cols("task string, topic string, summarizer_s string, summarizer_r string, "
                 "metric string, value double"),
           "one per ordered pair (s, r), s ≠ r, of summaries of a topic, and metric; `r` is "
-          "the reference; folders by task", ("task",)),
+          "the reference; folders by task", ("task",),
+          no_statistics=("summarizer_s", "summarizer_r", "metric", "value")),
     # -- QARLA -----------------------------------------------------------------
     Table("king", "qarla",
           "KING of every single metric, every subset of representatives, requested sets",

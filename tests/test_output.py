@@ -7,6 +7,7 @@ file system gets."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -57,8 +58,8 @@ def _recording(monkeypatch):
         create(self, name, text)
         events.append((name, json.loads(text)["status"]) if name == "run.json" else (name,))
 
-    def _write_table(self, name, df, partition_by=None, description=""):
-        write_table(self, name, df, partition_by, description)
+    def _write_table(self, name, df, *args, **kwargs):
+        write_table(self, name, df, *args, **kwargs)
         events.append(("table", name))
 
     import qarla_spark.report as report
@@ -296,3 +297,29 @@ def test_a_tables_spark_jobs_are_described_and_the_threads_description_restored(
     finally:
         sc.setLocalProperty(output.JOB_DESCRIPTION, None)
     run_dir.abort()
+
+
+def test_the_similarity_table_has_no_statistics_where_they_never_skip_anything(two_task_run):
+    """Issue 13: the similarity table's summary, metric and value columns
+    span their whole range in every row group, so their Parquet min/max
+    statistics (a comparison per value to write) are left out; the topic's
+    stay (a reader of one topic can skip row groups)."""
+    import glob
+
+    import pyarrow.parquet as pq
+
+    from qarla_spark.tables import table
+    declared = table("similarities")
+    assert set(declared.no_statistics) == {"summarizer_s", "summarizer_r", "metric", "value"}
+    files = sorted(glob.glob(os.path.join(two_task_run.out, "similarities", "task=*", "*.parquet")))
+    assert len({os.path.dirname(f) for f in files}) == 2          # both tasks
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            columns = {group.column(c).path_in_schema: group.column(c)
+                       for c in range(group.num_columns)}
+            for name in declared.no_statistics:
+                stats = columns[name].statistics
+                assert stats is None or not stats.has_min_max, (path, name)
+            assert columns["topic"].statistics.has_min_max

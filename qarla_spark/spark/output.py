@@ -185,12 +185,13 @@ class RunDirectory:
         self._begin()
         return f"{self.staging}/{name}"
 
-    def write_table(self, name: str, df, partition_by=None, description: str = "") -> None:
-        """Write ``df`` as Parquet to ``<out>/<name>/`` (staged); its Spark
-        jobs are described ``qarla: write <name>`` (UI, event log: a write
-        in a background thread has no call site of its own), the thread's
-        description restored afterwards."""
-        writer = df.write.mode("errorifexists")
+    def write_table(self, name: str, df, partition_by=None, description: str = "",
+                    options: Optional[Dict[str, str]] = None) -> None:
+        """Write ``df`` as Parquet to ``<out>/<name>/`` (staged; ``options``:
+        the Parquet writer's); its Spark jobs are described ``qarla: write
+        <name>`` (UI, event log: a write in a background thread has no call
+        site of its own), the thread's description restored afterwards."""
+        writer = df.write.mode("errorifexists").options(**(options or {}))
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         sc = self.spark.sparkContext
@@ -219,7 +220,8 @@ class RunDirectory:
         columns, in order, checked against the declaration."""
         df = df.select(*declared.column_names)
         declared.check(df.schema)
-        self.write_table(declared.name, df, list(declared.partition_by) or None, declared.help)
+        self.write_table(declared.name, df, list(declared.partition_by) or None, declared.help,
+                         declared.parquet_options)
 
     def _create(self, name: str, text: str) -> None:
         stream = self.fs.create(self._Path(f"{self.staging}/{name}"), True)

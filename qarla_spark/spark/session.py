@@ -46,7 +46,13 @@ PROFILES = ("local", "cluster")
 #: plan as they are unless allowed to coalesce them: on a cluster, Spark's
 #: default of 200 shuffle partitions then made ~4,200 tasks of a run that
 #: needs ~650 (docs/DECISIONS.md, "Shuffle partitions of cached plans").
-LIBRARY_DEFAULTS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true"}
+#: Tables partitioned by task are written by one open file per task a Spark
+#: task meets (up to 16, then Spark sorts the rest) instead of sorting every
+#: row by task first: the similarity table's 4.1 M rows of SummEval were
+#: sorted on one value (docs/DECISIONS.md, "Writing the similarity table").
+LIBRARY_DEFAULTS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
+                    "spark.sql.optimizer.plannedWrite.enabled": "false",
+                    "spark.sql.maxConcurrentOutputFileWriters": "16"}
 
 
 def _conf_dir():
