@@ -190,6 +190,9 @@ def test_a_small_testbed_gets_the_small_executor_options_even_under_spark_submit
                       settings(2700, dict(submitted, **{SMALL_SUMMARIES: "0"})),
                       settings(2700, conf={key: "-XX:+UseSerialGC"})):
         assert unchanged.get(key, "-XX:+UseSerialGC") == "-XX:+UseSerialGC"
+    # spark-submit's own bound wins over the run file's profile
+    assert key not in resolve_settings(
+        "cluster", None, {}, dict(submitted, **{SMALL_SUMMARIES: "0"}), 2700)
     # `qarla run --profile cluster --master spark://...`: both JVMs' options
     started_here = resolve_settings("cluster", "spark://10.0.0.1:7077", {}, {}, 2700)
     assert started_here[key] == cluster[SMALL_EXECUTOR_OPTIONS]

@@ -171,7 +171,8 @@ def resolve_settings(profile: str, master: Optional[str],
     wanted.setdefault("spark.master", "local[*]")
     for key, value in LIBRARY_DEFAULTS.items():
         wanted.setdefault(key, value)
-    small = small_testbed_settings({**external, **wanted}, conf or {}, summaries)
+    # (spark-submit's own properties win over the profile and --conf here too)
+    small = small_testbed_settings({**wanted, **external}, conf or {}, summaries)
     wanted.update(small)
     log_opt = _log4j_option()
     extra = wanted.get("spark.driver.extraJavaOptions", "")
