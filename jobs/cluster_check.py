@@ -217,10 +217,11 @@ def check_executor_options(commands: List[str], summaries: int) -> List[str]:
     """The executors' JVMs had the cluster profile's small-testbed options
     (qarla sets them after spark-submit started the driver: the testbed is
     small), said in a line; the failure if not."""
-    from qarla_spark.spark.session import SMALL_EXECUTOR_OPTIONS, SMALL_SUMMARIES, read_profile
-    profile = read_profile("cluster")
-    wanted = profile.get(SMALL_EXECUTOR_OPTIONS, "").split()
-    if not wanted or summaries > int(profile.get(SMALL_SUMMARIES, "0")):
+    from qarla_spark.spark.session import (SMALL_EXECUTOR_OPTIONS, read_profile,
+                                           small_testbed_settings)
+    small = small_testbed_settings(read_profile("cluster"), {}, summaries)
+    wanted = small.get("spark.executor.defaultJavaOptions", "").split()
+    if not wanted:
         return []
     missing = sorted({o for o in wanted for c in commands if f'"{o}"' not in c})
     if commands and not missing:
@@ -238,9 +239,8 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
     from qarla_spark.testbeds import scale_testbed, write_testbed
 
     failures: List[str] = []
-    summaries, sources = write_testbed(scale_testbed(1, topics, seed), str(workdir / "testbed"))
-    with open(summaries, encoding="utf-8") as lines:
-        size = sum(1 for _ in lines)
+    testbed = scale_testbed(1, topics, seed)
+    summaries, sources = write_testbed(testbed, str(workdir / "testbed"))
     config = workdir / "run.toml"
     config.write_text(f'inputs = ["{summaries}"]\nsources = ["{sources}"]\n'
                       f'seed = {seed}\nbootstrap = 100\n')
@@ -277,7 +277,8 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
             say(f"cluster run vs local: {len(differing)} table(s) differ")
             if differing:
                 failures.append(f"tables differ from the local run: {', '.join(differing)}")
-            failures += check_executor_options(cluster.executor_commands(), size)
+            failures += check_executor_options(cluster.executor_commands(),
+                                               len(testbed.summaries))
 
         t0 = time.time()
         proc, log = submit(workdir / "killed-run", config, cluster.url, on_cluster, extra,

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from qarla_spark import pipeline
-from qarla_spark.cli import config_from_args, guarded
+from qarla_spark.cli import check_small_first, config_from_args, guarded
 from qarla_spark.config import load_config
 from qarla_spark.io.files import is_local
 from qarla_spark.options import OPTIONS, add_arguments
@@ -34,16 +34,11 @@ def main(argv=None) -> int:
         checked = None
         if is_local(args.config):
             config = config_from_args(args, load_config(args.config))
-            # small local inputs are read and checked before Spark starts;
-            # their size picks the executors' flags of a small testbed
-            checked = pipeline.check_small(config)
-            summaries = None
-            if checked is not None:
-                checked.report.raise_for_errors()
-                progress.testbed(checked.report.format())
-                summaries = sum(t.n_summaries for t in checked.report.tasks)
+            # the testbed's size picks the executors' flags of a small one
+            checked = check_small_first(config, progress)
             spark = build_session(config.profile, config.master, config.spark_conf,
-                                  summaries=summaries)
+                                  summaries=None if checked is None else
+                                  checked.report.n_summaries)
         else:
             # a run file on HDFS, S3...: read through Hadoop once Spark runs
             # (spark-submit's settings; the file cannot set profile, master

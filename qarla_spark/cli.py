@@ -196,6 +196,19 @@ def refuse_existing_out(config: RunConfig) -> None:
                           "choose another --out or pass --overwrite to replace it")
 
 
+def check_small_first(config: RunConfig, progress):
+    """Small local inputs read and checked before Spark starts (``None``:
+    Spark reads them): their errors are raised and their description shown
+    at once; their size (``report.n_summaries``) picks the JVM flags of a
+    small testbed (``qarla run``, ``jobs/qarla_run.py``)."""
+    from qarla_spark import pipeline
+    checked = pipeline.check_small(config)
+    if checked is not None:
+        checked.report.raise_for_errors()
+        progress.testbed(checked.report.format())
+    return checked
+
+
 def make_progress(args: argparse.Namespace):
     """What ``qarla run`` says while it runs (nothing with ``--quiet``)."""
     from qarla_spark.progress import NullProgress, TerminalProgress
@@ -236,16 +249,9 @@ def _run(args: argparse.Namespace, stages=None) -> int:
         pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
         if spark is None:
             check_can_start()
-        # small local inputs are read and checked before Spark starts: the
-        # description (or the input's errors) comes at once
-        checked = pipeline.check_small(config)
-        if checked is not None:
-            checked.report.raise_for_errors()
-            progress.testbed(checked.report.format())
+        checked = check_small_first(config, progress)
         if spark is None:
-            # the testbed's size picks the JVM's flags of a small one
-            summaries = (None if checked is None else
-                         sum(t.n_summaries for t in checked.report.tasks))
+            summaries = None if checked is None else checked.report.n_summaries
             with stage(progress, "spark session", {}):
                 spark = session_for(config, args.verbose, summaries)
         if hasattr(progress, "counter"):

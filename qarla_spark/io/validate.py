@@ -212,6 +212,11 @@ class ValidationReport:
     def ok(self) -> bool:
         return self.n_errors == 0
 
+    @property
+    def n_summaries(self) -> int:
+        """The valid summaries of every task (the testbed's size)."""
+        return sum(t.n_summaries for t in self.tasks)
+
     def format(self) -> str:
         """The testbed's description and its problems: one line per group
         of problems of a kind (:func:`group_problems`), then the others one
