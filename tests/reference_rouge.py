@@ -15,10 +15,12 @@ tests/test_rouge_kernels.py.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from qarla_spark.metrics.rouge_lcs import pair_lcs
-from qarla_spark.metrics.rouge_profiles import W_WEIGHT, RougeProfile, profile, weights
+from qarla_spark.metrics.rouge_profiles import (SKIP_DISTANCE, W_WEIGHT, RougeProfile, profile,
+                                               weights)
 from qarla_spark.text.variants import VARIANTS, PreparedSummary, Sentences
 
 #: The 8 ROUGE kinds of SPEC §2, in the order of every output here.
@@ -42,12 +44,24 @@ def profiles(prepared: PreparedSummary) -> Tuple[RougeProfile, ...]:
     return tuple(profile(prepared.variant(v)) for v in VARIANTS)
 
 
+def gram_counters(tokens: Sequence[str]) -> Tuple[Counter, ...]:
+    """Counters of the 1-, 2-, 3-, 4-grams and S4 skip-bigrams of ``tokens``
+    (ROUGE-1.5.5's ``createNGram`` and ``createSkipBigram`` with ``-2 4``:
+    each token paired with each of the next five)."""
+    tokens = tuple(tokens)
+    skip = Counter(zip(tokens, tokens[1:]))
+    for gap in range(2, SKIP_DISTANCE + 2):
+        skip.update(zip(tokens, tokens[gap:]))
+    return tuple(Counter(zip(*(tokens[k:] for k in range(n)))) for n in range(1, 5)) + (skip,)
+
+
 def pair_counts(ps: RougeProfile, pr: RougeProfile) -> Tuple[float, ...]:
     """Sufficient statistics of one variant of the pair (s, r), both directions:
     for each kind of :data:`KINDS`, the fields of :data:`COUNT_FIELDS`."""
     out: List[float] = []
+    grams_s, grams_r = gram_counters(ps.tokens), gram_counters(pr.tokens)
     for g in range(5):  # 1, 2, 3, 4, S4: symmetric hits
-        h = sum((ps.grams[g] & pr.grams[g]).values())
+        h = sum((grams_s[g] & grams_r[g]).values())
         out += (h, pr.units[g], h, ps.units[g])
     h1, hs4 = out[0], out[16]
     out += (hs4 + h1, pr.units[4] + pr.units[0], hs4 + h1, ps.units[4] + ps.units[0])

@@ -480,6 +480,27 @@ def test_pattern_tagger_needs_no_download(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing written (no corpus fetched)
 
 
+def test_pattern_tagger_loads_without_nltk_and_leaves_textblob_importable():
+    """The tagger loads TextBlob's parser alone (not NLTK and scipy, 0.6 s
+    per process) and leaves no stand-in behind: TextBlob imported afterwards
+    is the real package and tags alike."""
+    pytest.importorskip("textblob")
+    code = "\n".join([
+        "import sys",
+        "from qarla_spark.metrics.tagging import get_tagger",
+        "ours = get_tagger('pattern').tag_sentences(['Dogs bark loudly .'])[0]",
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nltk', 'scipy', 'textblob')))",
+        "import textblob, textblob.en",
+        "theirs = [t for _, t in textblob.en.parser.find_tags('Dogs bark loudly .'.split())]",
+        "print(ours == theirs, ours, hasattr(textblob, 'TextBlob'), 'nltk' in sys.modules)",
+    ])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    loaded, same = out.stdout.splitlines()
+    assert loaded == "[]"
+    assert same == "True ['NNS', 'NN', 'RB', '.'] True True"
+
+
 _sentence_text = st.lists(
     st.sampled_from(["The", "cat", "dogs", "ran", "quickly", "and", "it", "was", "big", ",",
                      "Paul", "'s", "n't", "to", "42"]), max_size=10).map(" ".join)

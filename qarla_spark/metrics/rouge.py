@@ -18,7 +18,7 @@ What is computed, kind by kind, and how it relates to ROUGE-1.5.5
     ROUGE-1.5.5's ``readText`` joins the sentences); hits = Σ min(count in s,
     count in r) (``ngramScore``); denominator = number of n-grams of ``r``.
     The hits are symmetric, so one intersection yields both directions
-    (:func:`ngram_hits`, for all pairs of the topic at once).
+    (:func:`gram_hits`, for all pairs of the topic at once).
 ``S4``
     skip-bigrams: ordered token pairs with at most 4 tokens in between
     (``createSkipBigram`` with ``-2 4``), counted like n-grams.
@@ -58,12 +58,13 @@ dies with a division by zero on W when the model has no token left.)
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Sequence
+from typing import Dict, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from qarla_spark.metrics import rouge_lcs
-from qarla_spark.metrics.rouge_profiles import GRAM_KINDS, W_WEIGHT, RougeProfile
+from qarla_spark.metrics.rouge_profiles import (GRAM_KINDS, SKIP_DISTANCE, W_WEIGHT, RougeProfile,
+                                               TopicCodes, topic_codes)
 
 
 class TopicCounts(NamedTuple):
@@ -80,17 +81,18 @@ def topic_counts(profs: Sequence[RougeProfile], kinds: Iterable[str]) -> TopicCo
     """Hits and denominators of ``kinds`` (SU4 brings 1 and S4 along) for
     every ordered pair of ``profs``."""
     kinds = set(kinds)
-    hits: Dict[str, np.ndarray] = {}
-    dens: Dict[str, np.ndarray] = {}
-    for g, kind in enumerate(GRAM_KINDS):
-        if kind in kinds or (kind in ("1", "S4") and "SU4" in kinds):
-            hits[kind] = ngram_hits([p.grams[g] for p in profs])
-            dens[kind] = np.array([p.units[g] for p in profs], dtype=np.float64)
+    codes = topic_codes(profs)
+    grams = [kind for kind in GRAM_KINDS
+             if kind in kinds or (kind in ("1", "S4") and "SU4" in kinds)]
+    hits: Dict[str, np.ndarray] = gram_hits(codes, grams)
+    dens: Dict[str, np.ndarray] = {
+        kind: np.array([p.units[GRAM_KINDS.index(kind)] for p in profs], dtype=np.float64)
+        for kind in grams}
     if "SU4" in kinds:
         hits["SU4"] = hits["S4"] + hits["1"]
         dens["SU4"] = dens["S4"] + dens["1"]
     if kinds & {"L", "W-1.2"}:
-        lcs, wlcs = rouge_lcs.topic_lcs(profs)
+        lcs, wlcs = rouge_lcs.topic_lcs(profs, codes)
         hits["L"] = lcs
         dens["L"] = np.array([p.n_tokens for p in profs], dtype=np.float64)
         hits["W-1.2"] = wlcs
@@ -98,31 +100,66 @@ def topic_counts(profs: Sequence[RougeProfile], kinds: Iterable[str]) -> TopicCo
     return TopicCounts(hits, dens)
 
 
-def ngram_hits(counters: Sequence[Mapping]) -> np.ndarray:
-    """``H[i, j] = Σ_k min(c_i[k], c_j[k])`` for all summaries of a topic at once.
+def gram_hits(topic: TopicCodes, kinds: Sequence[str]) -> Dict[str, np.ndarray]:
+    """``H[i, j] = Σ_g min(count of g in i, count of g in j)`` over the
+    n-grams ``g`` of each kind of ``kinds`` (of :data:`GRAM_KINDS`), for every
+    pair of the topic's summaries at once, from its token codes.
 
-    min(a, b) = Σ_{t≥1} [a ≥ t][b ≥ t], so H = Σ_t B_t B_tᵀ with B_t the 0/1
-    matrix "count ≥ t": a few small matrix products replace one Counter
-    intersection per pair. Exact (integers below 2^53 in float64).
+    Each n-gram of every summary is numbered in one pass over the topic
+    (:func:`_gram_ids`; an n-gram never spans two summaries); then
+    :func:`_shared_hits` counts them. Exact: integers below 2^53 in float64.
     """
-    vocab: Dict[object, int] = {}
-    code = vocab.setdefault
-    cols: List[int] = []
-    vals: List[int] = []
-    sizes: List[int] = []
-    for counter in counters:
-        cols += [code(key, len(vocab)) for key in counter]
-        vals += counter.values()
-        sizes.append(len(counter))
-    n = len(counters)
-    if not vocab:
-        return np.zeros((n, n))
-    counts = np.zeros((n, len(vocab)), dtype=np.int32)
-    counts[np.repeat(np.arange(n), sizes), cols] = vals
+    n = len(topic.offsets) - 1
+    lengths = np.diff(topic.offsets)
+    owner = np.repeat(np.arange(n), lengths)
+    end = np.repeat(topic.offsets[1:], lengths)  # end of each token's summary
+    out: Dict[str, np.ndarray] = {}
+    for kind in kinds:
+        owners, ids = _gram_ids(topic, kind, owner, end)
+        out[kind] = _shared_hits(owners, ids, n)
+    return out
+
+
+def _gram_ids(topic: TopicCodes, kind: str, owner: np.ndarray, end: np.ndarray):
+    """(summary, n-gram number) of every n-gram of ``kind`` of the topic:
+    n-grams of ``order`` tokens start at each position with ``order - 1``
+    tokens after it in its summary; S4 pairs a token with each of the next
+    :data:`SKIP_DISTANCE` + 1 tokens of its summary (``createSkipBigram``)."""
+    codes, size = topic.codes, max(topic.size, 1)
+    pos = np.arange(len(codes))
+    if kind == "S4":
+        starts = [pos[pos + gap < end] for gap in range(1, SKIP_DISTANCE + 2)]
+        keys = np.concatenate([codes[p] * size + codes[p + gap]
+                               for gap, p in enumerate(starts, start=1)])
+        return owner[np.concatenate(starts)], np.unique(keys, return_inverse=True)[1]
+    ids, starts = codes, pos
+    for order in range(2, int(kind) + 1):  # an n-gram = its (n-1)-gram's number, a code
+        starts = pos[pos + order - 1 < end]
+        keys = ids[starts] * size + codes[starts + order - 1]
+        ids = np.zeros(len(codes), dtype=np.int64)
+        ids[starts] = np.unique(keys, return_inverse=True)[1]
+    return owner[starts], ids[starts]
+
+
+def _shared_hits(owners: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """``H[i, j] = Σ_g min(c_i[g], c_j[g])`` for the occurrences (``owners[k]``
+    holds n-gram ``ids[k]``). Only n-grams of at least two summaries reach
+    the counts matrix (the others add to the diagonal alone, which is each
+    summary's total); min(a, b) = Σ_{t≥1} [a ≥ t][b ≥ t], so H = Σ_t B_t B_tᵀ
+    with B_t the 0/1 matrix "count ≥ t": a few small matrix products."""
     hits = np.zeros((n, n))
-    for t in range(1, int(counts.max()) + 1):
-        layer = (counts >= t).astype(np.float64)
-        hits += layer @ layer.T
+    if len(ids):
+        pairs, counts = np.unique(ids * n + owners, return_counts=True)
+        gram, summary = np.divmod(pairs, n)
+        shared = np.bincount(gram)[gram] >= 2
+        if shared.any():
+            columns = np.unique(gram[shared], return_inverse=True)[1]
+            matrix = np.zeros((n, int(columns.max()) + 1), dtype=np.int32)
+            matrix[summary[shared], columns] = counts[shared]
+            for t in range(1, int(matrix.max()) + 1):
+                layer = (matrix >= t).astype(np.float64)
+                hits += layer @ layer.T
+    np.fill_diagonal(hits, np.bincount(owners, minlength=n))
     return hits
 
 

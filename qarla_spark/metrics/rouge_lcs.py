@@ -29,11 +29,11 @@ from __future__ import annotations
 import os
 from collections import Counter
 from itertools import compress
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from qarla_spark.metrics.rouge_profiles import RougeProfile, weights
+from qarla_spark.metrics.rouge_profiles import RougeProfile, TopicCodes, topic_codes, weights
 
 try:  # the accelerator: the same algorithm compiled with numba
     from qarla_spark.metrics import rouge_lcs_numba as _compiled
@@ -70,10 +70,13 @@ class LcsHits(NamedTuple):
     wlcs: np.ndarray
 
 
-def topic_lcs(profs: Sequence[RougeProfile]) -> LcsHits:
-    """L and W hits of every ordered pair of ``profs``, by :data:`BACKEND`."""
+def topic_lcs(profs: Sequence[RougeProfile], codes: Optional[TopicCodes] = None) -> LcsHits:
+    """L and W hits of every ordered pair of ``profs``, by :data:`BACKEND`
+    (the numba kernel reads the topic's token codes: ``codes``, or
+    :func:`~qarla_spark.metrics.rouge_profiles.topic_codes` of ``profs``)."""
     if BACKEND == "numba":
-        return LcsHits(*_compiled.topic_lcs(profs))
+        return LcsHits(*_compiled.topic_lcs(
+            profs, codes if codes is not None else topic_codes(profs)))
     return topic_lcs_python(profs)
 
 
@@ -97,7 +100,7 @@ def pair_lcs(ps: RougeProfile, pr: RougeProfile, f: List[float]) -> Tuple[int, i
     if not (ps.n_tokens and pr.n_tokens):
         return 0, 0, 0.0, 0.0
     l_r, w_r, l_s, w_s = _union_masks(pr, ps, f)
-    peer_s, peer_r = ps.grams[0], pr.grams[0]
+    peer_s, peer_r = Counter(ps.tokens), Counter(pr.tokens)
     return (_clip_l(pr, l_r, peer_s), _clip_l(ps, l_s, peer_r),
             _clip_w(pr, w_r, peer_s, f), _clip_w(ps, w_s, peer_r, f))
 

@@ -10,26 +10,22 @@ then falls back to pure Python.
 
 from __future__ import annotations
 
-from typing import Dict, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import numba
 import numpy as np
 
-from qarla_spark.metrics.rouge_profiles import RougeProfile, weights
+from qarla_spark.metrics.rouge_profiles import RougeProfile, TopicCodes, weights
 
 
-def topic_lcs(profs: Sequence[RougeProfile]) -> Tuple[np.ndarray, np.ndarray]:
+def topic_lcs(profs: Sequence[RougeProfile], topic: TopicCodes) -> Tuple[np.ndarray, np.ndarray]:
     """``(lcs, wlcs)`` of every ordered pair of ``profs`` (the fields of
-    :class:`~qarla_spark.metrics.rouge_lcs.LcsHits`), in one compiled call."""
-    vocab: Dict[str, int] = {}
-    code = vocab.setdefault
-    n_tokens = [p.n_tokens for p in profs]
+    :class:`~qarla_spark.metrics.rouge_lcs.LcsHits`), in one compiled call on
+    the topic's token codes."""
+    codes, tok_off = topic.codes, topic.offsets
     n_starts = [len(p.starts) for p in profs]
-    codes = np.fromiter((code(t, len(vocab)) for p in profs for t in p.tokens),
-                        dtype=np.int64, count=sum(n_tokens))
     starts = np.fromiter((s for p in profs for s in p.starts), dtype=np.int64,
                          count=sum(n_starts))
-    tok_off = np.cumsum([0] + n_tokens, dtype=np.int64)
     start_off = np.cumsum([0] + n_starts, dtype=np.int64)
     f = np.array(weights(max((p.max_len for p in profs), default=0) + 1), dtype=np.float64)
     n = len(profs)

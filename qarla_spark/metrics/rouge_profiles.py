@@ -3,15 +3,17 @@
 :func:`profile` turns the sentences of one variant (``a``, ``b`` or ``c``,
 see :mod:`qarla_spark.text.variants`) into a :class:`RougeProfile`: its
 tokens and sentence offsets (for the LCS tables of
-:mod:`qarla_spark.metrics.rouge_lcs`), the Counters of its n-grams and S4
-skip-bigrams with their totals, and W's denominator
-(:mod:`qarla_spark.metrics.rouge` says what each kind counts).
+:mod:`qarla_spark.metrics.rouge_lcs`), the totals of its n-grams and S4
+skip-bigrams, and W's denominator (:mod:`qarla_spark.metrics.rouge` says
+what each kind counts). :func:`topic_codes` numbers the tokens of one
+variant of a whole topic once, for the topic's n-gram and LCS kernels.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import FrozenSet, List, NamedTuple, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Sequence, Tuple
+
+import numpy as np
 
 from qarla_spark.text.variants import Sentences
 
@@ -19,7 +21,7 @@ from qarla_spark.text.variants import Sentences
 W_WEIGHT = 1.2
 #: Maximum number of tokens between the two words of a skip-bigram (``-2 4``).
 SKIP_DISTANCE = 4
-#: The kinds of :attr:`RougeProfile.grams` and :attr:`RougeProfile.units`, in order.
+#: The n-gram kinds of :attr:`RougeProfile.units` (and :func:`qarla_spark.metrics.rouge.gram_hits`), in order.
 GRAM_KINDS: Tuple[str, ...] = ("1", "2", "3", "4", "S4")
 
 
@@ -39,8 +41,8 @@ class RougeProfile(NamedTuple):
     ``sentences`` (token tuples, empty ones dropped), ``tokens`` (their
     concatenation), ``starts`` (offset of each sentence in ``tokens``, plus
     the total), ``ends`` (for each token, the end offset of its sentence),
-    ``sets`` (token set per sentence), ``grams`` (Counters of the kinds of
-    :data:`GRAM_KINDS`), ``units`` (their totals), ``n_tokens``, ``max_len``
+    ``sets`` (token set per sentence), ``units`` (the number of n-grams of
+    each kind of :data:`GRAM_KINDS`), ``n_tokens``, ``max_len``
     (longest sentence) and ``w_base`` (Σ_i f(|sentence_i|), W's
     denominator, summed in sentence order as ROUGE-1.5.5 does).
     """
@@ -50,7 +52,6 @@ class RougeProfile(NamedTuple):
     starts: Tuple[int, ...]
     ends: Tuple[int, ...]
     sets: Tuple[FrozenSet[str], ...]
-    grams: Tuple[Counter, ...]
     units: Tuple[int, ...]
     n_tokens: int
     max_len: int
@@ -70,7 +71,6 @@ def profile(sentences: Sentences) -> RougeProfile:
         starts=tuple(starts),
         ends=tuple(starts[a + 1] for a, s in enumerate(sents) for _ in s),
         sets=tuple(frozenset(s) for s in sents),
-        grams=_grams(tokens),
         units=_units(len(tokens)),
         n_tokens=len(tokens),
         max_len=max((len(s) for s in sents), default=0),
@@ -78,18 +78,9 @@ def profile(sentences: Sentences) -> RougeProfile:
     )
 
 
-def _grams(tokens: Tuple[str, ...]) -> Tuple[Counter, ...]:
-    """Counters of 1-, 2-, 3-, 4-grams and S4 skip-bigrams (``createSkipBigram``)."""
-    bi = Counter(zip(tokens, tokens[1:]))
-    skip = Counter(bi)
-    for gap in range(2, SKIP_DISTANCE + 2):
-        skip.update(zip(tokens, tokens[gap:]))
-    return (Counter(tokens), bi, Counter(zip(tokens, tokens[1:], tokens[2:])),
-            Counter(zip(tokens, tokens[1:], tokens[2:], tokens[3:])), skip)
-
-
 def _units(n: int) -> Tuple[int, ...]:
-    """Totals of :func:`_grams` for ``n`` tokens."""
+    """Numbers of 1-, 2-, 3-, 4-grams and S4 skip-bigrams (pairs of tokens
+    at most :data:`SKIP_DISTANCE` tokens apart) of ``n`` tokens."""
     n_skip = sum(max(0, n - gap) for gap in range(1, SKIP_DISTANCE + 2))
     return (n, max(0, n - 1), max(0, n - 2), max(0, n - 3), n_skip)
 
@@ -100,3 +91,24 @@ def _w_base(sents: Tuple[Tuple[str, ...], ...]) -> float:
     for s in sents:
         base += wlcs_weight(len(s))
     return base
+
+
+class TopicCodes(NamedTuple):
+    """One variant of a topic's summaries as integer token codes: ``codes``
+    (int64) holds the tokens of every summary in turn, summary ``i`` being
+    ``codes[offsets[i]:offsets[i + 1]]``; equal tokens have equal codes, in
+    ``range(size)`` (numbered in order of first appearance)."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    size: int
+
+
+def topic_codes(profs: Sequence[RougeProfile]) -> TopicCodes:
+    """The :class:`TopicCodes` of the profiles of one variant of a topic."""
+    vocab: Dict[str, int] = {}
+    code = vocab.setdefault
+    lengths = [p.n_tokens for p in profs]
+    codes = np.fromiter((code(t, len(vocab)) for p in profs for t in p.tokens),
+                        dtype=np.int64, count=sum(lengths))
+    return TopicCodes(codes, np.cumsum([0] + lengths, dtype=np.int64), len(vocab))

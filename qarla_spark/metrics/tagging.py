@@ -209,14 +209,13 @@ class PatternTagger(Tagger):
 
     def __init__(self) -> None:
         try:
-            import textblob
-            from textblob.en import parser
+            parser = _pattern_parser()
         except ImportError as exc:
             raise ConfigError(
                 "the 'pattern' part-of-speech tagger (GRAMSIM) needs TextBlob: "
                 "pip install 'textblob>=0.18'") from exc
         self._find_tags = parser.find_tags
-        self._version = getattr(textblob, "__version__", None) or _dist_version("textblob")
+        self._version = _dist_version("textblob")
 
     @property
     def signature(self) -> str:
@@ -229,6 +228,41 @@ class PatternTagger(Tagger):
             tokens = _as_tokens(sentence)
             out.append([tag for _, tag in find(tokens)] if tokens else [])
         return out
+
+
+def _pattern_parser():
+    """TextBlob's English parser (``textblob.en.parser``), without running
+    ``textblob/__init__.py``.
+
+    That file imports TextBlob's whole API and NLTK, and NLTK imports
+    ``scipy.stats``: 0.6 s per process on a quiet 2-core machine, paid by
+    the driver and by every Python worker of a run, on the similarity
+    battery's path, although ``textblob.en`` and ``textblob._text`` (the
+    tagger) need only the standard library. So, unless TextBlob is already
+    imported, the two modules are loaded under a bare stand-in for the
+    package (its search path only), and every ``textblob`` module is then
+    taken out of ``sys.modules`` again: a later ``import textblob`` runs the
+    real package from the start (tests/test_gramsim.py).
+    """
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if "textblob" in sys.modules:
+        return importlib.import_module("textblob.en").parser
+    spec = importlib.util.find_spec("textblob")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("No module named 'textblob'")
+    stand_in = types.ModuleType("textblob")
+    stand_in.__path__ = list(spec.submodule_search_locations)
+    with _IMPORT_LOCK:
+        sys.modules["textblob"] = stand_in
+        try:
+            return importlib.import_module("textblob.en").parser
+        finally:
+            for name in [m for m in sys.modules if m == "textblob" or m.startswith("textblob.")]:
+                del sys.modules[name]
 
 
 class SpacyTagger(Tagger):
@@ -299,6 +333,7 @@ _REGISTRY: Dict[str, Callable[..., Tagger]] = {
     "spacy": SpacyTagger,
 }
 _LOCK = threading.Lock()
+_IMPORT_LOCK = threading.Lock()
 
 
 def tagger_names() -> Tuple[str, ...]:
