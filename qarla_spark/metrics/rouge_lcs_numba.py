@@ -31,25 +31,17 @@ def topic_lcs(profs: Sequence[RougeProfile], topic: TopicCodes) -> Tuple[np.ndar
     n = len(profs)
     lcs = np.zeros((n, n))
     wlcs = np.zeros((n, n))
-    _topic_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs)
+    _topic_kernel(codes, tok_off, starts, start_off, f, max(topic.size, 1), lcs, wlcs)
     return lcs, wlcs
 
 
 @numba.njit(cache=True, nogil=True)
-def _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_x, w_x, l_y, w_y):  # pragma: no cover
+def _lcs_masks_kernel(xt, xoff, yt, yoff, f, L, W, K, l_x, w_x, l_y, w_y):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._union_masks` for
-    the model ``x`` and the peer ``y`` (same operations, same order; one
-    allocation of the tables per pair of summaries, sized for their longest
-    sentences)."""
-    max_m = 0
-    for a in range(len(xoff) - 1):
-        max_m = max(max_m, xoff[a + 1] - xoff[a])
-    max_n = 0
-    for b in range(len(yoff) - 1):
-        max_n = max(max_n, yoff[b + 1] - yoff[b])
-    L = np.zeros((max_m + 1, max_n + 1), np.int64)
-    W = np.zeros((max_m + 1, max_n + 1), np.float64)
-    K = np.zeros((max_m + 1, max_n + 1), np.int64)
+    the model ``x`` and the peer ``y`` (same operations, same order). ``L``,
+    ``W``, ``K`` are the topic's tables, sized for its longest sentence: each
+    sentence pair fills their top-left corner, reading only cells it wrote
+    or row and column 0, which stay 0."""
     for a in range(len(xoff) - 1):
         x = xt[xoff[a]:xoff[a + 1]]
         for b in range(len(yoff) - 1):
@@ -121,25 +113,27 @@ def _mark_columns_model(T, x, y, mask, y0):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f):  # pragma: no cover
+def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f, peer, marked, used):  # pragma: no cover
     """Compiled twin of :func:`~qarla_spark.metrics.rouge_lcs._clip_l` and
     :func:`~qarla_spark.metrics.rouge_lcs._clip_w` for the model ``x`` (codes
-    ``xt``, sentence offsets ``xoff``) against the peer ``yt``."""
-    peer = numba.typed.Dict.empty(key_type=numba.types.int64,
-                                   value_type=numba.types.int64)
+    ``xt``, sentence offsets ``xoff``) against the peer ``yt``. The counts
+    per token (``peer``, ``marked``, ``used``) are arrays indexed by token
+    code, all 0 on entry and left all 0 on return; L's hit is a sum of
+    integers (its order does not matter), W's is accumulated in position
+    order as in Python."""
     for c in yt:
-        peer[c] = peer.get(c, 0) + 1
-    marked = numba.typed.Dict.empty(key_type=numba.types.int64,
-                                     value_type=numba.types.int64)
+        peer[c] += 1
     for p in range(len(xt)):
         if mask_l[p]:
-            marked[xt[p]] = marked.get(xt[p], 0) + 1
+            marked[xt[p]] += 1
     l_hit = 0
-    for c, k in marked.items():
-        q = peer.get(c, 0)
-        l_hit += k if k < q else q
-    used = numba.typed.Dict.empty(key_type=numba.types.int64,
-                                   value_type=numba.types.int64)
+    for p in range(len(xt)):  # each marked token once: its count is reset after use
+        c = xt[p]
+        k = marked[c]
+        if k:
+            q = peer[c]
+            l_hit += k if k < q else q
+            marked[c] = 0
     w_hit = 0.0
     for a in range(len(xoff) - 1):
         end = xoff[a + 1]
@@ -148,8 +142,8 @@ def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f):  # pragma: no cover
             if not mask_w[p]:
                 continue
             c = xt[p]
-            u = used.get(c, 0)
-            if u < peer.get(c, 0):
+            u = used[c]
+            if u < peer[c]:
                 used[c] = u + 1
                 run += 1
                 if p + 1 < end:
@@ -159,15 +153,33 @@ def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f):  # pragma: no cover
                 else:
                     w_hit += f[run]
                     run = 0
+    for c in yt:
+        peer[c] = 0
+    for c in xt:
+        used[c] = 0
     return l_hit, w_hit
 
 
 @numba.njit(cache=True, nogil=True)
-def _topic_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs):  # pragma: no cover
+def _topic_kernel(codes, tok_off, starts, start_off, f, vocabulary, lcs, wlcs):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs.topic_lcs_python`
-    on the concatenated codes and sentence offsets of a topic (no Python
-    work per pair); fills ``lcs`` and ``wlcs``."""
+    on the concatenated codes (in ``range(vocabulary)``) and sentence offsets
+    of a topic (no Python work per pair); fills ``lcs`` and ``wlcs``. The
+    tables, masks and counts are allocated once per topic."""
     n = len(tok_off) - 1
+    longest = 1
+    max_tokens = 1
+    for i in range(n):
+        max_tokens = max(max_tokens, tok_off[i + 1] - tok_off[i])
+        for a in range(start_off[i], start_off[i + 1] - 1):
+            longest = max(longest, starts[a + 1] - starts[a])
+    L = np.zeros((longest + 1, longest + 1), np.int64)
+    W = np.zeros((longest + 1, longest + 1), np.float64)
+    K = np.zeros((longest + 1, longest + 1), np.int64)
+    masks = np.zeros((4, max_tokens), np.uint8)
+    peer = np.zeros(vocabulary, np.int64)
+    marked = np.zeros(vocabulary, np.int64)
+    used = np.zeros(vocabulary, np.int64)
     for i in range(n):
         yt = codes[tok_off[i]:tok_off[i + 1]]
         yoff = starts[start_off[i]:start_off[i + 1]]
@@ -178,13 +190,14 @@ def _topic_kernel(codes, tok_off, starts, start_off, f, lcs, wlcs):  # pragma: n
             xoff = starts[start_off[j]:start_off[j + 1]]
             if len(xt) == 0:
                 continue
-            l_x = np.zeros(len(xt), np.uint8)
-            w_x = np.zeros(len(xt), np.uint8)
-            l_y = np.zeros(len(yt), np.uint8)
-            w_y = np.zeros(len(yt), np.uint8)
-            _lcs_masks_kernel(xt, xoff, yt, yoff, f, l_x, w_x, l_y, w_y)
-            l_sr, w_sr = _clip_kernel(xt, xoff, l_x, w_x, yt, f)
-            l_rs, w_rs = _clip_kernel(yt, yoff, l_y, w_y, xt, f)
+            masks[:] = 0
+            l_x = masks[0, :len(xt)]
+            w_x = masks[1, :len(xt)]
+            l_y = masks[2, :len(yt)]
+            w_y = masks[3, :len(yt)]
+            _lcs_masks_kernel(xt, xoff, yt, yoff, f, L, W, K, l_x, w_x, l_y, w_y)
+            l_sr, w_sr = _clip_kernel(xt, xoff, l_x, w_x, yt, f, peer, marked, used)
+            l_rs, w_rs = _clip_kernel(yt, yoff, l_y, w_y, xt, f, peer, marked, used)
             lcs[i, j] = l_sr
             lcs[j, i] = l_rs
             wlcs[i, j] = w_sr

@@ -106,6 +106,7 @@ PUNCTUATION_TAGS = frozenset({"HYPH", "NFP", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
 _LETTER = re.compile(r"[A-Za-z]")
 
 
+@lru_cache(maxsize=4096)
 def is_word_tag(tag: str) -> bool:
     """True when a token with this tag counts for GRAMSIM (not punctuation).
 
@@ -129,9 +130,12 @@ _CLITIC = re.compile(r"^(.*[A-Za-z0-9].*?)(n't|'s|'re|'ve|'ll|'d|'m)$", re.IGNOR
 _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.){2,}$")
 
 
-def _split_word(word: str, last: bool) -> List[str]:
+@lru_cache(maxsize=1 << 16)
+def _split_word(word: str, last: bool) -> Tuple[str, ...]:
+    """The tagging tokens of one whitespace-separated word (``last``: the
+    sentence's last word). Cached: a topic's summaries repeat their words."""
     if not _ALNUM.search(word):
-        return [word]
+        return (word,)
     lead: List[str] = []
     while True:
         if word.lower() in _CLITICS or (word[0] == "'" and word[1:2].isdigit()):
@@ -156,7 +160,7 @@ def _split_word(word: str, last: bool) -> List[str]:
     m = _CLITIC.match(word)
     if m and m.group(2).lower() != word.lower():
         core = [m.group(1), m.group(2)]
-    return lead + core + trail[::-1]
+    return tuple(lead + core + trail[::-1])
 
 
 def tagging_tokens(sentence: str) -> List[str]:
