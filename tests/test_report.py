@@ -199,3 +199,56 @@ def test_the_king_figure_marks_best_single_and_clusters():
     svg = fg.to_svg(fg.king_metrics_figure(rows, "a,b", 0.35, (0.3, 0.4), "a"), "k")
     assert "a ★" in svg and "best set a,b" in svg
     assert fg.CLUSTER_COLOURS[1] in svg and fg.CLUSTER_COLOURS[0] in svg
+
+
+# ------------------------------------------------- reading a run one task at a time
+
+def tiny_run(tmp_path):
+    """A run directory with two tasks' AUC rows (a table with a task
+    column) and the input problems (one without), written by pandas."""
+    auc = pd.DataFrame({"task": ["b", "a", "b", "a"], "criterion": ["c"] * 4,
+                        "measure": ["HBR", "HBR", "R-1.a", "R-1.a"],
+                        "scope": ["all"] * 4, "auc": [0.75, 0.5, 0.25, 1.0]})
+    problems = pd.DataFrame({"severity": ["warning"], "file": ["x.jsonl"], "line": [3.0],
+                             "field": ["text"], "message": ["empty"]})
+    for name, frame in (("auc", auc), ("problems", problems)):
+        (tmp_path / name).mkdir()
+        frame.to_parquet(tmp_path / name / "part-00000.parquet")
+    info = {"status": "complete", "testbed": [{"task": "a"}, {"task": "b"}], "config": {}}
+    return str(tmp_path), info
+
+
+def test_the_report_reads_one_task_at_a_time_and_forgets_it(tmp_path):
+    """A task's rows are those of the whole table, in its order; forgetting
+    a task drops what was made for it (so the report's memory does not grow
+    with the run's tasks); a table without a task column is read whole."""
+    run_dir, info = tiny_run(tmp_path)
+    run = load_run(run_dir, info)
+    assert run.tasks() == ["a", "b"]
+    whole = pd.read_parquet(f"{run_dir}/auc")
+    for task in ("a", "b"):
+        expected = whole[whole["task"] == task].reset_index(drop=True)
+        pd.testing.assert_frame_equal(run.of_task("auc", task), expected)
+    assert run.of_task("auc", "c") is None
+    assert run.of_task("jack", "a") is None                      # not written by this run
+    assert len(run.of_task("problems", "a")) == 1               # no task column: whole
+    run.forget("a")
+    assert [k for k in run._frames if k[1] == "a"] == []
+    assert [k for k in run._frames if k[1] == "b"] != []
+
+
+def test_the_report_is_written_piece_by_piece_and_never_left_half_written(tmp_path,
+                                                                         monkeypatch):
+    run_dir, info = tiny_run(tmp_path)
+    target = tmp_path / "r.html"
+    write_report(run_dir, str(target), info=info)
+    assert target.read_text(encoding="utf-8") == build_report(run_dir, info)
+    target.unlink()
+    import qarla_spark.report as report
+
+    def broken(view):
+        raise RuntimeError("interrupted while drawing")
+    monkeypatch.setattr(report, "task_section", broken)
+    with pytest.raises(RuntimeError):
+        write_report(run_dir, str(target), info=info)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("r.html")]

@@ -62,8 +62,12 @@ class CheckedInput:
         gives the testbed once."""
         if self.topic_rows is None:
             raise RuntimeError("the checked rows were already handed to Spark")
+        from qarla_spark.memory import release_freed_memory
         rows, self.topic_rows = self.topic_rows, None
-        return testbed_from_rows(spark, rows, self.task_rows)
+        testbed = testbed_from_rows(spark, rows, self.task_rows)
+        del rows
+        release_freed_memory()
+        return testbed
 
 
 def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,

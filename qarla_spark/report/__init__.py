@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from qarla_spark.report import html as h
 from qarla_spark.report.data import ReportError, Run, load_run, local_path
@@ -24,8 +24,8 @@ from qarla_spark.report.sections import (FAMILY_HBR_BEST, TaskView, auc_rows, be
                                          jack_intervals, king_intervals, king_of,
                                          problems_block, task_section)
 
-__all__ = ["REPORT_FILE", "ReportError", "build_report", "write_report", "write_figures",
-           "write_staged_report"]
+__all__ = ["REPORT_FILE", "ReportError", "build_report", "report_pieces", "write_report",
+           "write_figures", "write_staged_report"]
 
 REPORT_FILE = "report.html"
 
@@ -66,6 +66,7 @@ def _criteria(views: List[TaskView]) -> List[str]:
         auc = auc_rows(v)
         if auc is not None:
             found |= set(auc["criterion"])
+        v.run.forget(v.task)
     return sorted(found)
 
 
@@ -120,7 +121,11 @@ def overview(views: List[TaskView]) -> str:
     criteria = _criteria(views)
     headers = ["task", "JACK", "best set", "KING", *[f"Pearson {c}" for c in criteria],
                *[f"HBR − best {c}" for c in criteria]]
-    tab = h.table(headers, [overview_row(v, criteria) for v in views], table_id="overview-table")
+    rows = []
+    for v in views:
+        rows.append(overview_row(v, criteria))
+        v.run.forget(v.task)
+    tab = h.table(headers, rows, table_id="overview-table")
     text = ("<p>One row per task: JACK (how reliable the testbed is), the best metric set "
             "and its KING (how well it recognises human references), with 95% intervals; "
             "the system-level Pearson correlation of the best set's scores with each human "
@@ -129,27 +134,51 @@ def overview(views: List[TaskView]) -> str:
     return h.section("overview", "Overview", text + tab, 2)
 
 
+def report_pieces(run_dir: str, info: Optional[Dict[str, Any]] = None,
+                  shown_path: Optional[str] = None) -> Iterator[str]:
+    """The HTML of the report of the run in ``run_dir``, in pieces: the
+    page's start, the overview, the input problems, each task's section,
+    the page's end. A task's rows are read for its overview row and its
+    section, and dropped after each (``info`` replaces its ``run.json``
+    when given; ``shown_path``: the directory the header names). A run
+    that cannot be read fails here, before any piece."""
+    return _pieces(load_run(run_dir, info), shown_path)
+
+
+def _pieces(run: Run, shown_path: Optional[str]) -> Iterator[str]:
+    views = task_views(run)
+    yield h.page_start(f"qarla_spark report: {', '.join(v.task for v in views)}",
+                       header(run, shown_path))
+    yield overview(views)
+    yield problems_block(run)
+    for view in views:
+        yield task_section(view)
+        run.forget(view.task)
+    yield h.page_end()
+
+
 def build_report(run_dir: str, info: Optional[Dict[str, Any]] = None,
                  shown_path: Optional[str] = None) -> str:
-    """The HTML of the report of the run in ``run_dir`` (``info`` replaces
-    its ``run.json`` when given; ``shown_path``: the directory the header
-    names)."""
-    run = load_run(run_dir, info)
-    views = task_views(run)
-    body = overview(views) + problems_block(run) + "".join(task_section(v) for v in views)
-    return h.page(f"qarla_spark report: {', '.join(v.task for v in views)}",
-                  header(run, shown_path), body)
+    """The HTML of the report (:func:`report_pieces` joined)."""
+    return "".join(report_pieces(run_dir, info, shown_path))
 
 
 def write_report(run_dir: str, out_file: Optional[str] = None,
                  info: Optional[Dict[str, Any]] = None, shown_path: Optional[str] = None) -> str:
-    """Write the report (default ``RUN_DIR/report.html``); returns its path."""
-    page = build_report(run_dir, info, shown_path)
+    """Write the report (default ``RUN_DIR/report.html``) piece by piece
+    into a temporary file renamed when complete; returns its path."""
+    pieces = report_pieces(run_dir, info, shown_path)
     target = out_file or os.path.join(local_path(run_dir) or run_dir, REPORT_FILE)
     tmp = f"{target}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(page)
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for piece in pieces:
+                handle.write(piece)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return target
 
 

@@ -1,14 +1,16 @@
 """What the report reads: ``run.json`` and the run's Parquet tables, with
 pandas (no Spark). A table the run did not write is ``None``; the big
 tables (summaries, similarities, QUEEN of every summary, HBR of every
-summary) are never read."""
+summary) are never read, and a table with a ``task`` column is read one
+task at a time (:meth:`Run.of_task`, :meth:`Run.forget`), so that what the
+report holds does not grow with the run's tasks."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pandas as pd
 
@@ -35,50 +37,91 @@ def local_path(path: str) -> Optional[str]:
 
 @dataclass
 class Run:
-    """A run directory: its ``run.json`` and tables read on demand."""
+    """A run directory: its ``run.json`` and tables read on demand. A table
+    is read once, into Arrow (compact: its strings are not Python objects);
+    the pandas frames made from it (the whole table, or the rows of one
+    task) are kept until :meth:`forget`."""
 
     path: str
     info: Dict[str, Any]
-    _cache: Dict[str, Optional[pd.DataFrame]] = field(default_factory=dict)
+    _arrow: Dict[str, Any] = field(default_factory=dict)
+    _frames: Dict[Tuple[str, Optional[str]], Optional[pd.DataFrame]] = field(default_factory=dict)
 
     def table(self, name: str) -> Optional[pd.DataFrame]:
-        if name not in self._cache:
-            self._cache[name] = read_table(os.path.join(self.path, name))
-        return self._cache[name]
+        """The whole table ``name`` (``None``: the run did not write it)."""
+        if (name, None) not in self._frames:
+            arrow = self._read(name)
+            self._frames[(name, None)] = None if arrow is None else to_frame(arrow)
+        return self._frames[(name, None)]
 
     def of_task(self, name: str, task: str) -> Optional[pd.DataFrame]:
         """The rows of one task (``None`` when the table is missing or the
-        task has none)."""
-        frame = self.table(name)
-        if frame is None or "task" not in frame.columns:
-            return frame
-        rows = frame[frame["task"] == task]
-        return rows.reset_index(drop=True) if len(rows) else None
+        task has none; a table without a ``task`` column whole)."""
+        arrow = self._read(name)
+        if arrow is None or "task" not in arrow.column_names:
+            return self.table(name)
+        if (name, task) not in self._frames:
+            rows = arrow.filter(_equals(arrow["task"], task))
+            self._frames[(name, task)] = to_frame(rows) if rows.num_rows else None
+        return self._frames[(name, task)]
+
+    def forget(self, task: str) -> None:
+        """Drop the frames of ``task`` made so far."""
+        for key in [k for k in self._frames if k[1] == task]:
+            del self._frames[key]
+
+    def _read(self, name: str):
+        if name not in self._arrow:
+            self._arrow[name] = read_arrow(os.path.join(self.path, name))
+        return self._arrow[name]
 
     def tasks(self) -> List[str]:
         """Every task the run describes, in name order."""
         names = {t.get("task") for t in self.info.get("testbed") or []}
         names |= set((self.info.get("qarla") or {}).get("tasks", {}))
         for name in ("testbed", "king", "auc"):
-            frame = self.table(name)
-            if frame is not None:
-                names |= set(frame["task"])
+            arrow = self._read(name)
+            if arrow is not None:
+                names |= set(_as_strings(arrow["task"]).unique().to_pylist())
         return sorted(n for n in names if n is not None)
 
     def stage(self, name: str) -> Dict[str, Any]:
         return self.info.get(name) or {}
 
 
-def read_table(folder: str) -> Optional[pd.DataFrame]:
-    """A Parquet folder as a DataFrame (partition columns as strings), or
-    ``None`` when it does not exist."""
+def _as_strings(column):
+    """A column, dictionary-encoded ones (partition columns) decoded."""
+    import pyarrow as pa
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+
+
+def _equals(column, value):
+    import pyarrow.compute as pc
+    return pc.equal(_as_strings(column), value)
+
+
+def read_arrow(folder: str):
+    """A Parquet folder as an Arrow table, or ``None`` when it does not exist."""
     if not os.path.isdir(folder):
         return None
-    frame = pd.read_parquet(folder)
+    import pyarrow.parquet as pq
+    return pq.read_table(folder)
+
+
+def to_frame(table) -> pd.DataFrame:
+    """An Arrow table as pandas (partition columns as strings)."""
+    frame = table.to_pandas()
     for column in frame.columns:
         if isinstance(frame[column].dtype, pd.CategoricalDtype):
             frame[column] = frame[column].astype(str)
     return frame
+
+
+def read_table(folder: str) -> Optional[pd.DataFrame]:
+    """A Parquet folder as a DataFrame (partition columns as strings), or
+    ``None`` when it does not exist."""
+    table = read_arrow(folder)
+    return None if table is None else to_frame(table)
 
 
 def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:
