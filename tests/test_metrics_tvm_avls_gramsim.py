@@ -501,6 +501,27 @@ def test_pattern_tagger_loads_without_nltk_and_leaves_textblob_importable():
     assert same == "True ['NNS', 'NN', 'RB', '.'] True True"
 
 
+def test_pattern_tagger_falls_back_to_the_usual_import(monkeypatch):
+    """When TextBlob's parser cannot be loaded under the stand-in (a
+    release needing more of its package), it is imported the usual way."""
+    pytest.importorskip("textblob")
+    import importlib
+    real = importlib.import_module
+    calls = []
+
+    def refuse_under_the_stand_in(name, *args):
+        calls.append(name)
+        package = sys.modules.get("textblob")
+        if name == "textblob.en" and package is not None and not hasattr(package, "__file__"):
+            raise ImportError("cannot import name 'Blobber' from 'textblob'")
+        return real(name, *args)
+    monkeypatch.delitem(sys.modules, "textblob", raising=False)
+    monkeypatch.setattr(importlib, "import_module", refuse_under_the_stand_in)
+    parser = tagging._pattern_parser()
+    assert calls == ["textblob.en", "textblob.en"]
+    assert [t for _, t in parser.find_tags(["Dogs", "bark"])] == ["NNS", "NN"]
+
+
 _sentence_text = st.lists(
     st.sampled_from(["The", "cat", "dogs", "ran", "quickly", "and", "it", "was", "big", ",",
                      "Paul", "'s", "n't", "to", "42"]), max_size=10).map(" ".join)
