@@ -27,11 +27,13 @@ def topic_lcs(profs: Sequence[RougeProfile], topic: TopicCodes) -> Tuple[np.ndar
     starts = np.fromiter((s for p in profs for s in p.starts), dtype=np.int64,
                          count=sum(n_starts))
     start_off = np.cumsum([0] + n_starts, dtype=np.int64)
-    f = np.array(weights(max((p.max_len for p in profs), default=0) + 1), dtype=np.float64)
+    longest = max((p.max_len for p in profs), default=0)
+    f = np.array(weights(longest + 1), dtype=np.float64)
     n = len(profs)
     lcs = np.zeros((n, n))
     wlcs = np.zeros((n, n))
-    _topic_kernel(codes, tok_off, starts, start_off, f, max(topic.size, 1), lcs, wlcs)
+    _topic_kernel(codes, tok_off, starts, start_off, f, longest,
+                  max((p.n_tokens for p in profs), default=0), max(topic.size, 1), lcs, wlcs)
     return lcs, wlcs
 
 
@@ -161,18 +163,14 @@ def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f, peer, marked, used):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def _topic_kernel(codes, tok_off, starts, start_off, f, vocabulary, lcs, wlcs):  # pragma: no cover
+def _topic_kernel(codes, tok_off, starts, start_off, f, longest, max_tokens, vocabulary,
+                  lcs, wlcs):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs.topic_lcs_python`
     on the concatenated codes (in ``range(vocabulary)``) and sentence offsets
     of a topic (no Python work per pair); fills ``lcs`` and ``wlcs``. The
-    tables, masks and counts are allocated once per topic."""
+    tables (for sentences of up to ``longest`` tokens), masks (summaries of
+    up to ``max_tokens``) and counts are allocated once per topic."""
     n = len(tok_off) - 1
-    longest = 1
-    max_tokens = 1
-    for i in range(n):
-        max_tokens = max(max_tokens, tok_off[i + 1] - tok_off[i])
-        for a in range(start_off[i], start_off[i + 1] - 1):
-            longest = max(longest, starts[a + 1] - starts[a])
     L = np.zeros((longest + 1, longest + 1), np.int64)
     W = np.zeros((longest + 1, longest + 1), np.float64)
     K = np.zeros((longest + 1, longest + 1), np.int64)

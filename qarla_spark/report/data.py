@@ -117,13 +117,6 @@ def to_frame(table) -> pd.DataFrame:
     return frame
 
 
-def read_table(folder: str) -> Optional[pd.DataFrame]:
-    """A Parquet folder as a DataFrame (partition columns as strings), or
-    ``None`` when it does not exist."""
-    table = read_arrow(folder)
-    return None if table is None else to_frame(table)
-
-
 def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:
     """The run in ``run_dir`` (a local folder); ``info`` replaces its
     ``run.json`` when given."""
