@@ -471,6 +471,8 @@ def main(argv=None) -> int:
                              "SummEval, each in a fresh process (default 3, for a median)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
+    from qarla_spark.memory import use_system_arrow_pool
+    use_system_arrow_pool()   # as the qarla command's driver (qarla_spark.memory)
     if args.quick:
         args.tasks, args.topics, args.large_topics = 2, 10, 50
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]

@@ -33,6 +33,8 @@ def main(argv=None) -> int:
     parser.add_argument("--master", default=None, help="Spark master (default: the profile's)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
+    from qarla_spark.memory import use_system_arrow_pool
+    use_system_arrow_pool()   # as the qarla command's driver (qarla_spark.memory)
 
     from bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__, pipeline

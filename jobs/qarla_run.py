@@ -18,6 +18,7 @@ from qarla_spark import pipeline
 from qarla_spark.cli import check_small_first, config_from_args, guarded
 from qarla_spark.config import load_config
 from qarla_spark.io.files import is_local
+from qarla_spark.memory import use_system_arrow_pool
 from qarla_spark.options import OPTIONS, add_arguments
 from qarla_spark.progress import SparkCounter, TerminalProgress
 from qarla_spark.spark.session import build_session
@@ -28,6 +29,7 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser, "job", OPTIONS)  # --config (required), --out, --seed, ...
     args = parser.parse_args(argv)
+    use_system_arrow_pool()   # a driver (qarla_spark.memory)
 
     def go() -> int:
         progress = TerminalProgress()   # the same lines as `qarla run`, in a log

@@ -332,6 +332,9 @@ def cmd_package(args: argparse.Namespace) -> int:
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
             "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report,
             "package": cmd_package}
+#: the commands that read inputs or tables in this process: their pyarrow
+#: memory comes from the system's allocator (qarla_spark.memory)
+READS_TABLES = ("validate", "run", "similarities", "report")
 
 
 #: the running command's progress (warnings are printed through it, so that
@@ -484,6 +487,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    if args.command in READS_TABLES:
+        from qarla_spark.memory import use_system_arrow_pool
+        use_system_arrow_pool()
     return guarded(lambda: COMMANDS[args.command](args), args.debug)
 
 

@@ -195,3 +195,28 @@ def test_checked_input_hands_its_rows_over_once(tmp_path):
     checked = CheckedInput(None, [], None, 0)
     with pytest.raises(RuntimeError, match="already handed to Spark"):
         checked.testbed(None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(raw_records())
+def test_checked_tables_are_the_checked_rows_in_the_schemas_spark_gives(recs):
+    """What the driver hands to Spark: each kind's checked rows, in order,
+    with every field, in the Arrow form of the Spark schemas of the rows
+    Spark checks (the Spark side: test_validate.py's
+    test_both_readers_give_equal_tables)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from qarla_spark.io.validate import CheckedTables, checked_tables
+    topic_rows, task_rows = check_records(recs)
+    tables = checked_tables(topic_rows, task_rows)
+    schemas = CheckedTables.spark_schemas()
+    expected = {"summaries": [r for r in topic_rows if r["kind"] == "summary"],
+                "judgments": [r for r in topic_rows if r["kind"] == "judgment"],
+                "sources": [r for r in topic_rows if r["kind"] == "source"],
+                "problems": problem_rows(topic_rows) + problem_rows(task_rows),
+                "tasks": task_rows}
+    for name, rows in expected.items():
+        table = getattr(tables, name)
+        assert table.schema == to_arrow_schema(schemas[name]), name
+        fields = [f.name for f in schemas[name].fields]
+        assert table.to_pylist() == [{f: r[f] for f in fields} for r in rows], name

@@ -62,6 +62,36 @@ def test_split_counts_by_hand():
     assert counts.tolist() == [1, 2, 2, 3, 0] and counts.dtype == np.int64
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["t2", "t1", "a"]),
+                          st.lists(st.integers(-2**63, 2**63 - 1), min_size=2, max_size=2),
+                          st.lists(st.integers(-2**63, 2**63 - 1), min_size=2, max_size=2),
+                          st.integers(1, 10**6)), max_size=30, unique_by=lambda r: (
+                              r[0], tuple(r[1]), tuple(r[2]))))
+def test_mask_counts_are_the_rows_per_task_sorted_by_masks(rows):
+    """What the driver gets of the sample (two mask words per set): each
+    task's (G, L) rows and counts, sorted as Python sorts the rows, from
+    Arrow columns; any row order in, the same arrays out."""
+    import pyarrow as pa
+
+    from qarla_spark.stages.hbr import mask_counts
+    schema = pa.schema([("task", pa.string()), ("g", pa.list_(pa.int64())),
+                        ("l", pa.list_(pa.int64())), ("c", pa.int64())])
+    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+    out = mask_counts(table)
+    assert list(out) == sorted({r[0] for r in rows})
+    for task, (g, l, c) in out.items():
+        mine = sorted((r[1], r[2], r[3]) for r in rows if r[0] == task)
+        assert g.dtype == l.dtype == c.dtype == np.int64 and g.shape == (len(mine), 2)
+        assert [(list(a), list(b), int(n)) for a, b, n in zip(g, l, c)] == \
+            [(list(a), list(b), n) for a, b, n in mine]
+    # in two chunks, the second half first: the same
+    again = mask_counts(pa.concat_tables([table.slice(len(rows) // 2),
+                                          table.slice(0, len(rows) // 2)]))
+    assert {t: [a.tolist() for a in v] for t, v in again.items()} == \
+        {t: [a.tolist() for a in v] for t, v in out.items()}
+
+
 def test_topic_scores_mean_max_and_jackknifed_models():
     roles = np.array(["model", "model", "model", "peer"], dtype=object)
     v = np.full((4, 4, 1), np.nan)

@@ -205,10 +205,12 @@ def test_the_king_figure_marks_best_single_and_clusters():
 
 def tiny_run(tmp_path):
     """A run directory with two tasks' AUC rows (a table with a task
-    column) and the input problems (one without), written by pandas."""
-    auc = pd.DataFrame({"task": ["b", "a", "b", "a"], "criterion": ["c"] * 4,
-                        "measure": ["HBR", "HBR", "R-1.a", "R-1.a"],
-                        "scope": ["all"] * 4, "auc": [0.75, 0.5, 0.25, 1.0]})
+    column; over all pairs and in one topic) and the input problems (one
+    without), written by pandas."""
+    auc = pd.DataFrame({"task": ["b", "a", "b", "a", "a", "b"], "criterion": ["c"] * 6,
+                        "measure": ["HBR", "HBR", "R-1.a", "R-1.a", "HBR", "HBR"],
+                        "scope": ["all"] * 4 + ["t1"] * 2,
+                        "auc": [0.75, 0.5, 0.25, 1.0, 0.0, 1.0]})
     problems = pd.DataFrame({"severity": ["warning"], "file": ["x.jsonl"], "line": [3.0],
                              "field": ["text"], "message": ["empty"]})
     for name, frame in (("auc", auc), ("problems", problems)):
@@ -221,11 +223,14 @@ def tiny_run(tmp_path):
 def test_the_report_reads_one_task_at_a_time_and_forgets_it(tmp_path):
     """A task's rows are those of the whole table, in its order; forgetting
     a task drops what was made for it (so the report's memory does not grow
-    with the run's tasks); a table without a task column is read whole."""
+    with the run's tasks); a table without a task column is read whole; of
+    the AUC table, only the rows over all pairs are read (the only ones
+    the report shows)."""
     run_dir, info = tiny_run(tmp_path)
     run = load_run(run_dir, info)
     assert run.tasks() == ["a", "b"]
     whole = pd.read_parquet(f"{run_dir}/auc")
+    whole = whole[whole["scope"] == "all"]
     for task in ("a", "b"):
         expected = whole[whole["task"] == task].reset_index(drop=True)
         pd.testing.assert_frame_equal(run.of_task("auc", task), expected)

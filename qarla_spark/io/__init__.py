@@ -23,11 +23,13 @@ from qarla_spark.io.readers import (
     read_records,
 )
 from qarla_spark.io.validate import (
+    CheckedTables,
     Testbed,
     TaskStats,
     ValidationReport,
     build_testbed,
-    testbed_from_rows,
+    checked_tables,
+    testbed_from_tables,
     validate,
     validate_records,
 )
@@ -47,9 +49,10 @@ def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50
 @dataclass
 class CheckedInput:
     """Inputs read and checked in the driver: the checked rows
-    (:func:`~qarla_spark.io.checks.check_records`) and the report."""
+    (:func:`~qarla_spark.io.checks.check_records`) as Arrow tables, the
+    rows of the tasks and the report."""
 
-    topic_rows: Optional[List[Dict]]   # None once handed to Spark (testbed)
+    tables: Optional[CheckedTables]   # None once handed to Spark (testbed)
     task_rows: List[Dict]
     report: ValidationReport
     #: bytes read
@@ -57,15 +60,15 @@ class CheckedInput:
 
     def testbed(self, spark) -> Testbed:
         """The canonical tables on Spark (equal to :func:`load_testbed`'s).
-        The rows move to Spark: this object lets go of them (a run's driver
-        would otherwise hold every summary twice until it ends), so it
+        The tables move to Spark: this object lets go of them (a run's
+        driver would otherwise hold every summary until it ends), so it
         gives the testbed once."""
-        if self.topic_rows is None:
+        if self.tables is None:
             raise RuntimeError("the checked rows were already handed to Spark")
         from qarla_spark.memory import release_freed_memory
-        rows, self.topic_rows = self.topic_rows, None
-        testbed = testbed_from_rows(spark, rows, self.task_rows)
-        del rows
+        tables, self.tables = self.tables, None
+        testbed = testbed_from_tables(spark, tables)
+        del tables
         release_freed_memory()
         return testbed
 
@@ -74,13 +77,25 @@ def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
                     max_bytes: int = 64 << 20) -> Optional[CheckedInput]:
     """Read and check the inputs in the driver when all of them are on the
     local file system (or bundled) and hold at most ``max_bytes`` in all
-    (0: never); ``None`` otherwise (:func:`load_testbed` reads them)."""
+    (0: never); ``None`` otherwise (:func:`load_testbed` reads them).
+
+    The checked rows become Arrow tables at once and are freed before
+    anything else is made (a Spark session is started next): Python's
+    allocator returns a block of its memory to the system only when nothing
+    in it is alive, and objects made while the rows were alive would keep
+    many blocks of freed rows (:mod:`qarla_spark.memory`)."""
     specs = list(specs)
     size = driver_input_bytes(specs) if max_bytes > 0 and specs else None
     if size is None or size > max_bytes:
         return None
+    from qarla_spark.memory import fresh_copy, release_freed_memory
+    CheckedTables.prepare()   # its imports, before the rows
     topic_rows, task_rows, report = validate_records(read_records(specs), limit)
-    return CheckedInput(topic_rows, task_rows, report, size)
+    tables = checked_tables(topic_rows, task_rows)
+    del topic_rows
+    task_rows, report = fresh_copy((task_rows, report))   # made among the rows
+    release_freed_memory()
+    return CheckedInput(tables, task_rows, report, size)
 
 
 __all__ = ["CheckedInput", "InputSpec", "Testbed", "TaskStats", "ValidationReport",

@@ -379,38 +379,80 @@ def validate_records(records: Iterable[Dict], limit: int = 50
                                                    n_warnings, groups, single)
 
 
-def testbed_from_rows(spark, topic_rows: Sequence[Dict], task_rows: Sequence[Dict]) -> Testbed:
-    """The :class:`Testbed` of rows checked in the driver, as Spark tables."""
-    import pandas as pd
-    from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+@dataclass
+class CheckedTables:
+    """The tables of rows checked in the driver, as Arrow tables (their
+    strings are not Python objects), in the schemas Spark's checks give:
+    every column nullable, as the columns of the rows Spark checks."""
 
-    from qarla_spark.io.schemas import (
-        JUDGMENT_SCHEMA,
-        PROBLEM_SCHEMA,
-        SOURCE_SCHEMA,
-        SUMMARY_SCHEMA,
-        checked_task_schema,
-    )
+    summaries: object
+    judgments: object
+    sources: object
+    #: the problems with the columns that group them (``problems_by_kind``)
+    problems: object
+    #: the rows of :func:`~qarla_spark.io.checks.check_task`
+    tasks: object
 
-    def frame(kind, schema):
-        # nullable, as the columns of the rows Spark checks (the same Parquet schema)
-        schema = StructType([StructField(f.name, ArrayType(f.dataType.elementType, True)
-                                         if isinstance(f.dataType, ArrayType) else f.dataType,
-                                         True) for f in schema.fields])
-        rows = [r for r in topic_rows if r["kind"] == kind]
-        data = pd.DataFrame({f.name: [r[f.name] for r in rows] for f in schema.fields},
-                            columns=[f.name for f in schema.fields])
-        return spark.createDataFrame(data, schema)
+    @staticmethod
+    def prepare() -> None:
+        """Make empty tables: every module making them needs is imported
+        (pyarrow imports pandas on first use)."""
+        checked_tables([], [])
+
+    @staticmethod
+    def spark_schemas() -> Dict[str, object]:
+        """Each table's Spark schema."""
+        from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+        from qarla_spark.io.schemas import (
+            JUDGMENT_SCHEMA,
+            PROBLEM_SCHEMA,
+            SOURCE_SCHEMA,
+            SUMMARY_SCHEMA,
+            checked_task_schema,
+        )
+
+        def nullable(schema):
+            return StructType([StructField(f.name, ArrayType(f.dataType.elementType, True)
+                                           if isinstance(f.dataType, ArrayType) else f.dataType,
+                                           True) for f in schema.fields])
+        problems = StructType([StructField(f.name, f.dataType, True)
+                               for f in PROBLEM_SCHEMA.fields]
+                              + [StructField(c, StringType(), True) for c in _KIND_COLS])
+        return {"summaries": nullable(SUMMARY_SCHEMA), "judgments": nullable(JUDGMENT_SCHEMA),
+                "sources": nullable(SOURCE_SCHEMA), "problems": problems,
+                "tasks": checked_task_schema()}
+
+
+def checked_tables(topic_rows: Sequence[Dict], task_rows: Sequence[Dict]) -> CheckedTables:
+    """The :class:`CheckedTables` of the rows of
+    :func:`~qarla_spark.io.checks.check_records` (no Spark)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schemas = CheckedTables.spark_schemas()
+
+    def table(name, rows):
+        schema = schemas[name]
+        return pa.Table.from_pydict({f.name: [r[f.name] for r in rows] for f in schema.fields},
+                                    schema=to_arrow_schema(schema))
+
+    def of_kind(kind):
+        return [r for r in topic_rows if r["kind"] == kind]
 
     problems = checks.problem_rows(topic_rows) + checks.problem_rows(task_rows)
-    by_kind_cols = list(_PROBLEM_COLS) + list(_KIND_COLS)
-    by_kind_schema = StructType([StructField(f.name, f.dataType, True)
-                                 for f in PROBLEM_SCHEMA.fields]
-                                + [StructField(c, StringType(), True) for c in _KIND_COLS])
-    by_kind = spark.createDataFrame([tuple(p[c] for c in by_kind_cols) for p in problems],
-                                    by_kind_schema)
-    tasks_schema = checked_task_schema()
-    tasks = spark.createDataFrame([tuple(r[f.name] for f in tasks_schema.fields)
-                                   for r in task_rows], tasks_schema)
-    return Testbed(frame(SUMMARY, SUMMARY_SCHEMA), frame(JUDGMENT, JUDGMENT_SCHEMA),
-                   frame(SOURCE, SOURCE_SCHEMA), by_kind.select(*_PROBLEM_COLS), by_kind, tasks)
+    return CheckedTables(table("summaries", of_kind(SUMMARY)),
+                         table("judgments", of_kind(JUDGMENT)),
+                         table("sources", of_kind(SOURCE)),
+                         table("problems", problems), table("tasks", task_rows))
+
+
+def testbed_from_tables(spark, tables: CheckedTables) -> Testbed:
+    """The :class:`Testbed` of the tables of rows checked in the driver."""
+    schemas = CheckedTables.spark_schemas()
+    frames = {name: spark.createDataFrame(getattr(tables, name), schema)
+              for name, schema in schemas.items()}
+    by_kind = frames["problems"]
+    return Testbed(frames["summaries"], frames["judgments"], frames["sources"],
+                   by_kind.select(*_PROBLEM_COLS), by_kind, frames["tasks"])
+

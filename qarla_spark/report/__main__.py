@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from qarla_spark.errors import QarlaError
+from qarla_spark.memory import use_system_arrow_pool
 from qarla_spark.report import write_figures, write_report
 
 
@@ -19,6 +20,7 @@ def main(argv=None) -> int:
                         help="write the KING, ranking and AUC figures of the first task as SVG "
                              "files into DIR instead")
     args = parser.parse_args(argv)
+    use_system_arrow_pool()   # a driver-like process (qarla_spark.memory)
     try:
         if args.figures:
             for path in write_figures(args.run_dir, args.figures):

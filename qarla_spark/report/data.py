@@ -18,6 +18,11 @@ from qarla_spark.errors import QarlaError
 
 RUN_JSON = "run.json"
 
+#: the rows of a table the report reads, where it does not read them all:
+#: (column, value); the AUC of every topic and kind of pair is for users'
+#: own analysis, the report shows the AUC over all pairs
+READ_ROWS: Dict[str, Tuple[str, str]] = {"auc": ("scope", "all")}
+
 
 class ReportError(QarlaError):
     """The report cannot be built (not a run directory, no run.json)."""
@@ -72,7 +77,7 @@ class Run:
 
     def _read(self, name: str):
         if name not in self._arrow:
-            self._arrow[name] = read_arrow(os.path.join(self.path, name))
+            self._arrow[name] = read_arrow(os.path.join(self.path, name), READ_ROWS.get(name))
         return self._arrow[name]
 
     def tasks(self) -> List[str]:
@@ -100,12 +105,16 @@ def _equals(column, value):
     return pc.equal(_as_strings(column), value)
 
 
-def read_arrow(folder: str):
-    """A Parquet folder as an Arrow table, or ``None`` when it does not exist."""
+def read_arrow(folder: str, rows: Optional[Tuple[str, str]] = None):
+    """A Parquet folder as an Arrow table, or ``None`` when it does not
+    exist; ``rows``: (column, value), only the rows with that value."""
     if not os.path.isdir(folder):
         return None
     import pyarrow.parquet as pq
-    return pq.read_table(folder)
+    # pre_buffer (coalesced reads for object stores) kept ~10 MB more after ten
+    # tasks' tables were read; the report reads local files
+    return pq.read_table(folder, filters=None if rows is None else [(rows[0], "=", rows[1])],
+                         pre_buffer=False)
 
 
 def to_frame(table) -> pd.DataFrame:

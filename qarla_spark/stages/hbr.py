@@ -140,6 +140,35 @@ def sample_pairs(pairs, n_pairs: int, seed: int, exact_mode: bool = False):
         .drop("_r")
 
 
+def mask_counts(table) -> Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per task, in task order: the distinct (G, L) mask rows of its
+    sample and how many sampled pairs have each, as int64 arrays (g and l
+    of shape (rows, words), sorted by g then l), from an Arrow table
+    (task, g, l, c). Made from Arrow's columns, not from a Python row per
+    pair of masks: they reach the driver, at most the sample size per
+    task."""
+    import pyarrow.compute as pc
+    if table.num_rows == 0:
+        return {}
+    table = table.combine_chunks()
+
+    def words(column):
+        flat = np.asarray(pc.list_flatten(column), dtype=np.int64)
+        return flat.reshape(table.num_rows, -1)
+    g, l = words(table["g"]), words(table["l"])
+    c = np.asarray(table["c"], dtype=np.int64)
+    tasks = pc.dictionary_encode(table["task"]).chunk(0)
+    codes = np.asarray(tasks.indices, dtype=np.int64)
+    names = tasks.dictionary.to_pylist()
+    out: Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for name in sorted(names):
+        rows = np.flatnonzero(codes == names.index(name))
+        # by g, then l (lexsort: the last key first)
+        rows = rows[np.lexsort([*l[rows].T[::-1], *g[rows].T[::-1]])]
+        out[name] = (g[rows], l[rows], c[rows])
+    return out
+
+
 def heterogeneity(pairs, sample, measures: Sequence[str], exact_mode: bool):
     """(rows, samples): the heterogeneity rows (HETERO_SCHEMA) of every
     distinct set HBR needs — h = n_split / n_pairs — and, per task, the
@@ -154,17 +183,12 @@ def heterogeneity(pairs, sample, measures: Sequence[str], exact_mode: bool):
     from qarla_spark.spark.partitioning import topic_partitions
 
     spark = pairs.sparkSession
-    grouped = sample.groupBy("task", "g", "l").agg(F.count(F.lit(1)).alias("c")).collect()
+    counted = sample.groupBy("task", "g", "l").agg(F.count(F.lit(1)).alias("c"))
+    per_task = mask_counts(counted.toArrow())
     totals = {r["task"]: int(r["n"]) for r in
               pairs.groupBy("task").agg(F.count(F.lit(1)).alias("n")).collect()}
-    per_task: Dict[str, tuple] = {}
     samples: Dict[str, Sample] = {}
-    for task in sorted({r["task"] for r in grouped}):
-        rows = sorted((r for r in grouped if r["task"] == task),
-                      key=lambda r: (list(r["g"]), list(r["l"])))
-        c = np.array([r["c"] for r in rows], dtype=np.int64)
-        per_task[task] = (np.array([r["g"] for r in rows], dtype=np.int64),
-                          np.array([r["l"] for r in rows], dtype=np.int64), c)
+    for task, (_, _, c) in per_task.items():
         n = int(c.sum())
         # a sample that holds every pair of its task is exact (no sampling error)
         samples[task] = Sample(n, totals[task], exact_mode or n >= totals[task])
