@@ -28,6 +28,14 @@ Parts (``--parts``, default all, in this order):
     of its own, so that its "cold" is a fresh session's and (a) stays this
     session's first run.
 
+``cluster`` (f): ``jobs/cluster_check.py``'s setup (``make cluster-check``)
+without its killed executor: a standalone Master and two one-core Workers
+on this machine, the job submitted with spark-submit as the README says
+(``--cluster-topics`` SummEval topics, default 6) to the cluster and to
+``local[2]``, the same cores; the two wall times, their ratio (issue 14's
+target: 1.3x) and whether every table is equal. Run after (e), before this
+session starts.
+
 ``cli`` (e) (``--cli-runs N``, default 3): the installed ``qarla run`` on
 the bundled SummEval in N fresh processes, one after the other, after (d)
 and before this session starts: the wall time of each and the median, the
@@ -49,9 +57,10 @@ A part that fails is reported with the stage it was in and for how long;
 the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
-    python jobs/benchmark_scale.py [--quick] [--parts battery,cli,summeval,tasks,topics]
+    python jobs/benchmark_scale.py [--quick]
+        [--parts battery,cli,cluster,summeval,tasks,topics]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
-        [--cli-runs 3] [--out DIR] [--json FILE]
+        [--cli-runs 3] [--cluster-topics 6] [--out DIR] [--json FILE]
 
 ``--quick``: 2 tasks x 10 topics and 1 task x 50 topics. ``--out DIR``
 keeps the generated inputs and the run directories there (default: a
@@ -79,6 +88,8 @@ PARTS = ("summeval", "tasks", "topics")
 BATTERY = "battery"
 #: the part run as fresh ``qarla run`` processes, before this session's
 CLI = "cli"
+#: the part run on a standalone cluster of this machine, before this session's
+CLUSTER = "cluster"
 
 
 # --- the machine and its memory ---------------------------------------------
@@ -298,6 +309,33 @@ def run_cli(times: int, seed: int, bootstrap: Optional[int], master: Optional[st
             "archive_written_by": wrote}
 
 
+def run_cluster(topics: int, seed: int) -> Dict:
+    """(f): the cluster check's two submissions (no killed executor); the
+    wall times, or the error."""
+    import contextlib
+    from pathlib import Path
+
+    from cluster_check import check
+    with tempfile.TemporaryDirectory(prefix="qarla-bench-cluster-") as tmp:
+        with contextlib.redirect_stdout(sys.stderr):   # its lines are progress here
+            found = check(Path(tmp).resolve(), topics, seed, kill=False)
+    if found.ratio is None:
+        return {"failed": True, "error": "; ".join(found.failures) or "no time measured"}
+    return {"failed": False, "topics": topics, "local_s": found.local_s,
+            "cluster_s": found.cluster_s, "ratio": found.ratio, "equal": found.equal,
+            "failures": found.failures}
+
+
+def cluster_lines(c: Dict) -> List[str]:
+    if c.get("failed"):
+        return [f"(f) cluster: FAILED: {c['error']}"]
+    return [f"(f) cluster of 2 one-core workers vs local[2] (jobs/cluster_check.py's setup, "
+            f"{c['topics']} SummEval topics, spark-submit as the README says, the same 2 "
+            f"cores): local[2] {c['local_s']:.1f} s, cluster {c['cluster_s']:.1f} s = "
+            f"{c['ratio']:.2f}x (issue 14's target: 1.3x); every table equal: "
+            f"{'yes' if c['equal'] else 'NO'}"] + [f"    {f}" for f in c["failures"]]
+
+
 def cli_lines(c: Dict) -> List[str]:
     if c.get("failed"):
         return [f"(e) qarla run: FAILED: {c['error']}"]
@@ -436,6 +474,8 @@ def report_lines(data: Dict) -> List[str]:
         out += battery_lines(data["battery"])
     if data.get("cli"):
         out += cli_lines(data["cli"])
+    if data.get("cluster"):
+        out += cluster_lines(data["cluster"])
     if "summeval" in results:
         out.append("(a) is the session's first run: it also pays for starting Python workers and "
                    "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
@@ -446,9 +486,10 @@ def report_lines(data: Dict) -> List[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join((BATTERY, CLI) + PARTS),
-                        help="which runs, comma-separated, of battery, cli, summeval, tasks, "
-                             "topics (default: all; the rouge-score baseline always runs)")
+    parser.add_argument("--parts", default=",".join((BATTERY, CLI, CLUSTER) + PARTS),
+                        help="which runs, comma-separated, of battery, cli, cluster, summeval, "
+                             "tasks, topics (default: all; the rouge-score baseline always "
+                             "runs)")
     parser.add_argument("--tasks", type=int, default=10, help="tasks of part (b) (default 10)")
     parser.add_argument("--topics", type=int, default=100,
                         help="topics per task of part (b) (default 100)")
@@ -469,6 +510,9 @@ def main(argv=None) -> int:
     parser.add_argument("--cli-runs", type=int, default=3,
                         help="part cli (e): how many times the installed `qarla run` runs "
                              "SummEval, each in a fresh process (default 3, for a median)")
+    parser.add_argument("--cluster-topics", type=int, default=6,
+                        help="part cluster (f): SummEval topics of its testbed (default 6, "
+                             "the cluster check's)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
     from qarla_spark.memory import use_system_arrow_pool
@@ -476,13 +520,13 @@ def main(argv=None) -> int:
     if args.quick:
         args.tasks, args.topics, args.large_topics = 2, 10, 50
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI})
+    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI, CLUSTER})
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}: choose among "
-                     f"{', '.join((BATTERY, CLI) + PARTS)}")
+                     f"{', '.join((BATTERY, CLI, CLUSTER) + PARTS)}")
     if args.cli_runs < 1:
         parser.error("--cli-runs must be at least 1 (leave the part out of --parts instead)")
-    with_battery, with_cli = BATTERY in parts, CLI in parts
+    with_battery, with_cli, with_cluster = BATTERY in parts, CLI in parts, CLUSTER in parts
     parts = [p for p in PARTS if p in parts]
 
     from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
@@ -544,6 +588,12 @@ def main(argv=None) -> int:
                   f"{load_average()})", file=sys.stderr, flush=True)
             cli = run_cli(args.cli_runs, args.seed, args.bootstrap, args.master, root)
 
+        cluster = None
+        if with_cluster:
+            print(f"[(f) cluster] a standalone cluster of this machine against local[2] (load "
+                  f"average {load_average()})", file=sys.stderr, flush=True)
+            cluster = run_cluster(args.cluster_topics, args.seed)
+
         spark = jvm = None
         if parts:           # the battery alone needs no session here (it had its own)
             spark = build_session(base.profile, base.master, base.spark_conf)
@@ -561,7 +611,7 @@ def main(argv=None) -> int:
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
                        "generated": generated, "runs": results, "battery": battery,
-                       "cli": cli}
+                       "cli": cli, "cluster": cluster}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)

@@ -26,7 +26,8 @@ What it does, stopping everything it started whatever happens:
    (nor any executor) is left.
 
 Prints one line per step and ``cluster check: passed`` (exit 0) or what
-failed (exit 1).
+failed (exit 1). ``jobs/benchmark_scale.py`` (part (f)) runs steps 1-3
+and 5 through :func:`check` and prints the ratio with its other figures.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -233,8 +235,35 @@ def check_executor_options(commands: List[str], summaries: int) -> List[str]:
     return [f"the executors did not get {SMALL_EXECUTOR_OPTIONS} ({problem})"]
 
 
-def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
-    """Run the check; the failures (empty: passed)."""
+@dataclass
+class CheckResult:
+    """What the check found: its failures (empty: passed) and the wall
+    times of the submissions (``None``: not run)."""
+
+    failures: List[str] = field(default_factory=list)
+    local_s: Optional[float] = None
+    cluster_s: Optional[float] = None
+    killed_s: Optional[float] = None
+    #: every table of the cluster run equals the local run's
+    equal: Optional[bool] = None
+
+    @property
+    def ratio(self) -> Optional[float]:
+        """The cluster run's time over the local one's (the same cores)."""
+        if self.local_s is None or self.cluster_s is None:
+            return None
+        return self.cluster_s / self.local_s
+
+
+def check(workdir: Path, topics: int, seed: int = 13, kill: bool = True) -> CheckResult:
+    """Run the check (``kill``: also the submission with an executor
+    killed); what it found."""
+    result = CheckResult()
+    result.failures = _check(workdir, topics, seed, kill, result)
+    return result
+
+
+def _check(workdir: Path, topics: int, seed: int, kill: bool, result: CheckResult) -> List[str]:
     from qarla_spark.packaging import build_zip
     from qarla_spark.testbeds import scale_testbed, write_testbed
 
@@ -256,6 +285,7 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
     say(f"local[2] run: exit {code} in {local_s:.0f} s")
     if code != 0:
         return [f"the local run failed (see {log})"]
+    result.local_s = local_s
 
     cluster = Cluster(workdir / "cluster")
     try:
@@ -273,13 +303,17 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
         if code != 0:
             failures.append(f"the cluster run failed (see {log})")
         else:
+            result.cluster_s = cluster_s
             differing = compare(workdir / "local", workdir / "cluster-run")
+            result.equal = not differing
             say(f"cluster run vs local: {len(differing)} table(s) differ")
             if differing:
                 failures.append(f"tables differ from the local run: {', '.join(differing)}")
             failures += check_executor_options(cluster.executor_commands(),
                                                len(testbed.summaries))
 
+        if not kill:
+            return failures
         t0 = time.time()
         proc, log = submit(workdir / "killed-run", config, cluster.url, on_cluster, extra,
                            background=True)
@@ -294,8 +328,9 @@ def check(workdir: Path, topics: int, seed: int = 13) -> List[str]:
                     os.kill(killed, signal.SIGKILL)
             time.sleep(0.5)
         code = proc.wait(timeout=1800)
+        result.killed_s = time.time() - t0
         say(f"cluster run with executor {killed} killed mid-run: exit {code} "
-            f"in {time.time() - t0:.0f} s")
+            f"in {result.killed_s:.0f} s")
         if killed is None:
             failures.append("no executor was running during the similarity stage to kill")
         if code != 0:
@@ -327,7 +362,7 @@ def main(argv=None) -> int:
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="qarla-cluster-check-")).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        failures = check(workdir, args.topics)
+        failures = check(workdir, args.topics).failures
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
