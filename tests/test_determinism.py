@@ -5,6 +5,8 @@ local[1], local[2] and 7 shuffle partitions: ``jobs/determinism.py``.)"""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -74,3 +76,31 @@ def test_differences_are_found():
     b = pd.DataFrame({"k": ["x", "y"], "v": [0.3, 1.0]})
     assert differences(a, a) == [] and differences(a, b) == ["v: 1 of 2 rows"]
     assert differences(a, b.iloc[:1]) == ["2 rows vs 1"]
+
+
+def test_partitioned_tables_are_compared_a_partition_at_a_time(tmp_path, monkeypatch):
+    """A table written by task (the similarities, QUEEN and HBR of every
+    summary) is compared partition by partition, so a run of many tasks
+    is never read whole; a differing or missing partition is named."""
+    import pandas as pd
+
+    import qarla_spark.io.compare as compare
+
+    def write(root, frames):
+        for task, frame in frames.items():
+            (root / "sims" / f"task={task}").mkdir(parents=True)
+            frame.to_parquet(root / "sims" / f"task={task}" / "part-0.parquet")
+        return str(root / "sims")
+    one = pd.DataFrame({"s": ["a", "b"], "v": [0.5, 0.25]})
+    a = write(tmp_path / "a", {"t1": one, "t2": one})
+    b = write(tmp_path / "b", {"t1": one, "t2": one.assign(v=[0.5, 0.75]), "t3": one})
+    read = []
+    real = compare.read_sorted
+
+    def reading(path):
+        read.append(os.path.basename(path))
+        return real(path)
+    monkeypatch.setattr(compare, "read_sorted", reading)
+    assert compare.compare_table(a, a) == []
+    assert set(read) == {"task=t1", "task=t2"}
+    assert compare.compare_table(a, b) == ["task=t2: v: 1 of 2 rows", f"task=t3 only in {b}"]
