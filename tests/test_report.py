@@ -257,3 +257,18 @@ def test_the_report_is_written_piece_by_piece_and_never_left_half_written(tmp_pa
     with pytest.raises(RuntimeError):
         write_report(run_dir, str(target), info=info)
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("r.html")]
+
+
+def test_partition_columns_are_read_as_strings(tmp_path):
+    """A table written by task (``task=`` folders) gives its task as a
+    plain string column, for one task as for the whole table."""
+    run_dir, info = tiny_run(tmp_path)
+    frame = pd.DataFrame({"criterion": ["c", "c"], "score": [1.0, 2.0]})
+    for task in ("a", "b"):
+        (tmp_path / "hbr_correlations" / f"task={task}").mkdir(parents=True)
+        frame.to_parquet(tmp_path / "hbr_correlations" / f"task={task}" / "part-0.parquet")
+    run = load_run(run_dir, info)
+    whole = run.table("hbr_correlations")
+    assert sorted(whole["task"]) == ["a", "a", "b", "b"]
+    assert not isinstance(whole["task"].dtype, pd.CategoricalDtype)
+    assert list(run.of_task("hbr_correlations", "b")["task"]) == ["b", "b"]

@@ -56,7 +56,7 @@ class Run:
         """The whole table ``name`` (``None``: the run did not write it)."""
         if (name, None) not in self._frames:
             arrow = self._read(name)
-            self._frames[(name, None)] = None if arrow is None else to_frame(arrow)
+            self._frames[(name, None)] = None if arrow is None else arrow.to_pandas()
         return self._frames[(name, None)]
 
     def of_task(self, name: str, task: str) -> Optional[pd.DataFrame]:
@@ -66,8 +66,9 @@ class Run:
         if arrow is None or "task" not in arrow.column_names:
             return self.table(name)
         if (name, task) not in self._frames:
-            rows = arrow.filter(_equals(arrow["task"], task))
-            self._frames[(name, task)] = to_frame(rows) if rows.num_rows else None
+            import pyarrow.compute as pc
+            rows = arrow.filter(pc.equal(arrow["task"], task))
+            self._frames[(name, task)] = rows.to_pandas() if rows.num_rows else None
         return self._frames[(name, task)]
 
     def forget(self, task: str) -> None:
@@ -87,43 +88,28 @@ class Run:
         for name in ("testbed", "king", "auc"):
             arrow = self._read(name)
             if arrow is not None:
-                names |= set(_as_strings(arrow["task"]).unique().to_pylist())
+                names |= set(arrow["task"].unique().to_pylist())
         return sorted(n for n in names if n is not None)
 
     def stage(self, name: str) -> Dict[str, Any]:
         return self.info.get(name) or {}
 
 
-def _as_strings(column):
-    """A column, dictionary-encoded ones (partition columns) decoded."""
-    import pyarrow as pa
-    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
-
-
-def _equals(column, value):
-    import pyarrow.compute as pc
-    return pc.equal(_as_strings(column), value)
-
-
 def read_arrow(folder: str, rows: Optional[Tuple[str, str]] = None):
-    """A Parquet folder as an Arrow table, or ``None`` when it does not
-    exist; ``rows``: (column, value), only the rows with that value."""
+    """A Parquet folder as an Arrow table (partition columns, which Arrow
+    reads dictionary-encoded, decoded to strings), or ``None`` when it does
+    not exist; ``rows``: (column, value), only the rows with that value."""
     if not os.path.isdir(folder):
         return None
+    import pyarrow as pa
     import pyarrow.parquet as pq
     # pre_buffer (coalesced reads for object stores) kept ~10 MB more after ten
     # tasks' tables were read; the report reads local files
-    return pq.read_table(folder, filters=None if rows is None else [(rows[0], "=", rows[1])],
-                         pre_buffer=False)
-
-
-def to_frame(table) -> pd.DataFrame:
-    """An Arrow table as pandas (partition columns as strings)."""
-    frame = table.to_pandas()
-    for column in frame.columns:
-        if isinstance(frame[column].dtype, pd.CategoricalDtype):
-            frame[column] = frame[column].astype(str)
-    return frame
+    table = pq.read_table(folder, filters=None if rows is None else [(rows[0], "=", rows[1])],
+                          pre_buffer=False)
+    return table.cast(pa.schema([pa.field(f.name, f.type.value_type)
+                                 if pa.types.is_dictionary(f.type) else f
+                                 for f in table.schema]))
 
 
 def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:

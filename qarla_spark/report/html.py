@@ -151,7 +151,7 @@ def section(ident: str, title: str, body: str, level: int = 3) -> str:
 
 
 def page_start(title: str, header: str) -> str:
-    """The page up to its body (:func:`page` = this, the body, :func:`page_end`)."""
+    """The page up to its body (then the body, then :func:`page_end`)."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><link rel=\"icon\" href=\"data:,\">"
@@ -161,7 +161,3 @@ def page_start(title: str, header: str) -> str:
 
 def page_end() -> str:
     return f"</main><script>{SCRIPT}</script></body></html>\n"
-
-
-def page(title: str, header: str, body: str) -> str:
-    return page_start(title, header) + body + page_end()
