@@ -35,9 +35,13 @@ import time
 
 
 def king_of(sets, method, cube):
-    """KING of each set (one Evaluation of the sets, counted with ``method``)."""
-    from qarla_spark.stages.qarla_tables import Evaluation
-    values = Evaluation(cube, sets, method=method).king_values()
+    """KING of each set (one evaluation of the sets, counted with ``method``)."""
+    from qarla_spark.measures.metric_sets import MetricSet
+    from qarla_spark.stages.qarla import evaluate_sets
+    king = evaluate_sets(cube, sets, detailed=[], method=method).king
+    values = {}
+    for r in king.select("task", "metric_set", "king").collect():
+        values.setdefault(r["task"], {})[MetricSet.parse(r["metric_set"])] = r["king"]
     (kings,) = values.values()
     return kings
 

@@ -36,6 +36,20 @@ on this machine, the job submitted with spark-submit as the README says
 target: 1.3x) and whether every table is equal. Run after (e), before this
 session starts.
 
+``plans`` (g): the run's shape from Spark's event log (``qarla profile``):
+SummEval and (b)'s testbed run as fresh ``qarla run`` processes at
+``local[2]`` twice — with this machine's plan, and with the plan
+``local[16]`` gets (``--conf spark.default.parallelism=16``: as many
+partitions and tasks) — and for each, per stage and for the run: Spark
+jobs, tasks, summed task time, driver time (no task running) and the
+critical path (driver time plus the longest task of each Spark stage: the
+run's time with unlimited cores), and the ratio of the big plan's task time
+to the small one's (what splitting the work costs).
+``many`` (h): ``--many-tasks`` tasks x ``--many-topics`` topics (default
+100 x 100, 270,000 summaries), run like (b): the driver's peak memory
+against SummEval's, the Spark jobs, and the report's pages (an overview and
+one page per task) with the largest page's size.
+
 ``cli`` (e) (``--cli-runs N``, default 3): the installed ``qarla run`` on
 the bundled SummEval in N fresh processes, one after the other, after (d)
 and before this session starts: the wall time of each and the median, the
@@ -46,6 +60,8 @@ start).
 Printed: the machine (cores, memory, load average before and after each
 part: the runs compete with whatever else runs), each part's wall time per
 stage (``run.json``'s ``timings``) and the number of Spark jobs it started,
+its Spark tasks, summed task time, driver time and critical path (from the
+session's event log),
 the similarity stage's ordered pairs per second and its ratio to
 rouge-score's, the time per topic and its ratio to SummEval's, and the peak
 resident memory (VmHWM) of the Python driver and of the JVM (its child
@@ -58,11 +74,12 @@ the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
     python jobs/benchmark_scale.py [--quick]
-        [--parts battery,cli,cluster,summeval,tasks,topics]
-        [--tasks 10] [--topics 100] [--large-topics 1000] [--bootstrap 1000]
-        [--cli-runs 3] [--cluster-topics 6] [--out DIR] [--json FILE]
+        [--parts battery,cli,cluster,plans,summeval,tasks,topics,many]
+        [--tasks 10] [--topics 100] [--large-topics 1000] [--many-tasks 100]
+        [--many-topics 100] [--bootstrap 1000] [--cli-runs 3] [--cluster-topics 6]
+        [--out DIR] [--json FILE]
 
-``--quick``: 2 tasks x 10 topics and 1 task x 50 topics. ``--out DIR``
+``--quick``: 2 tasks x 10 topics, 1 task x 50 topics, 4 tasks x 10 topics. ``--out DIR``
 keeps the generated inputs and the run directories there (default: a
 temporary directory, removed at the end).
 """
@@ -83,13 +100,18 @@ from typing import Dict, List, Optional
 
 from bench_common import peak_mb, reset_peak, rss_mb
 
-PARTS = ("summeval", "tasks", "topics")
+PARTS = ("summeval", "tasks", "topics", "many")
 #: the part run in a process of its own, before this session's
 BATTERY = "battery"
 #: the part run as fresh ``qarla run`` processes, before this session's
 CLI = "cli"
 #: the part run on a standalone cluster of this machine, before this session's
 CLUSTER = "cluster"
+#: the part run as fresh ``qarla run`` processes with Spark's event log, at
+#: this machine's plan and at a 16-core plan, before this session's
+PLANS = "plans"
+#: the default parallelism of the big plan (g) measures on this machine
+BIG_PLAN = 16
 
 
 # --- the machine and its memory ---------------------------------------------
@@ -205,7 +227,19 @@ def ordered_pairs(records) -> int:
     return sum(n * (n - 1) for n in per_topic.values())
 
 
-def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
+def report_pages(out: str) -> Dict:
+    """The report's pages of a run: how many, and the largest (bytes)."""
+    pages = [os.path.join(out, "report.html")]
+    folder = os.path.join(out, "report")
+    if os.path.isdir(folder):
+        pages += [os.path.join(folder, f) for f in sorted(os.listdir(folder))]
+    sizes = [os.path.getsize(p) for p in pages if os.path.exists(p)]
+    return {"pages": len(sizes), "largest_bytes": max(sizes, default=0),
+            "overview_bytes": sizes[0] if sizes else 0}
+
+
+def run_part(spark, label: str, config, jvm: Optional[int],
+             log_dir: Optional[str] = None) -> Dict:
     """One ``qarla run`` as the CLI runs it; what it took."""
     from qarla_spark import pipeline
 
@@ -243,7 +277,9 @@ def run_part(spark, label: str, config, jvm: Optional[int]) -> Dict:
                        for stage in ("qarla", "hbr", "statistics")},
             "driver_peak_mb": peak_mb(), "jvm_peak_mb": peak_mb(str(jvm)) if jvm else None,
             "driver_start_mb": start_mb, "peak_reset": reset_ok, "load_before": before,
-            "load_after": load_average(), "out": result.out}
+            "load_after": load_average(), "out": result.out,
+            "profile": part_profile(log_dir, result.info),
+            "report_pages": report_pages(result.out)}
 
 
 # --- printing ---------------------------------------------------------------
@@ -324,6 +360,89 @@ def run_cluster(topics: int, seed: int) -> Dict:
     return {"failed": False, "topics": topics, "local_s": found.local_s,
             "cluster_s": found.cluster_s, "ratio": found.ratio, "equal": found.equal,
             "failures": found.failures}
+
+
+def part_profile(log_dir: Optional[str], info: Dict) -> Optional[Dict]:
+    """The event-log figures (``qarla profile``) of one in-process part:
+    its stage windows in the session's log, or None without a log."""
+    if not log_dir or not os.path.isdir(log_dir):
+        return None
+    from qarla_spark.eventlog import last_event_time, profile, read_events, windows_of_run
+    logs = sorted(os.listdir(log_dir))
+    if not logs:
+        return None
+    events = list(read_events(os.path.join(log_dir, logs[-1])))
+    windows = windows_of_run(info, last_event_time(events))
+    return profile(events, windows).to_dict() if windows else None
+
+
+def run_plans(inputs: Dict[str, List[str]], seed: int, bootstrap: Optional[int],
+              root: str) -> Dict:
+    """(g): each testbed (label -> ``qarla run`` input arguments) run in
+    fresh processes at ``local[2]`` with this machine's plan and with the
+    plan of :data:`BIG_PLAN` cores, Spark's event log on; the figures of
+    ``qarla profile`` for each, and the wall times."""
+    import subprocess
+
+    from qarla_spark.eventlog import profile_run
+    qarla = os.path.join(os.path.dirname(sys.executable), "qarla")
+    out: Dict[str, Dict] = {}
+    for label, args in inputs.items():
+        found: Dict[str, Dict] = {}
+        for plan, extra in (("2", []), (str(BIG_PLAN),
+                                        ["--conf", f"spark.default.parallelism={BIG_PLAN}"])):
+            events = os.path.join(root, "events", f"{label}-{plan}")
+            os.makedirs(events, exist_ok=True)
+            run_dir = os.path.join(root, "runs", f"plan-{label}-{plan}")
+            command = [qarla, "run", *args, "--out", run_dir, "--overwrite", "--quiet",
+                       "--seed", str(seed), "--master", "local[2]", *extra,
+                       "--conf", "spark.eventLog.enabled=true",
+                       "--conf", f"spark.eventLog.dir=file://{os.path.abspath(events)}"]
+            if bootstrap is not None:
+                command += ["--bootstrap", str(bootstrap)]
+            t0 = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if done.returncode != 0:
+                tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+                found[plan] = {"failed": True, "error": f"exit {done.returncode}: {tail[0]}"}
+                continue
+            found[plan] = {"failed": False, "wall_s": wall,
+                           "figures": profile_run(run_dir).to_dict()}
+            print(f"[(g) plans] {label} at the {plan}-core plan: {wall:.1f} s, critical path "
+                  f"{found[plan]['figures']['run']['critical_path_s']:.1f} s", file=sys.stderr,
+                  flush=True)
+        out[label] = found
+    return out
+
+
+def plans_lines(plans: Dict) -> List[str]:
+    lines = [f"(g) the run's shape from Spark's event log (`qarla profile`): fresh `qarla run` "
+             f"processes at local[2], with this machine's plan (2) and the plan local"
+             f"[{BIG_PLAN}] gets (--conf spark.default.parallelism={BIG_PLAN}); per stage: "
+             "jobs / tasks / task s / driver s / critical s"]
+    for label, found in plans.items():
+        for plan, r in found.items():
+            if r.get("failed"):
+                lines.append(f"  {label}, {plan}-core plan: FAILED: {r['error']}")
+                continue
+            run = r["figures"]["run"]
+            lines.append(f"  {label}, {plan}-core plan: wall {r['wall_s']:.1f} s (fresh "
+                         f"process), {run['jobs']} Spark jobs, {run['tasks']:,} tasks, task time "
+                         f"{run['task_s']:.1f} s, driver {run['driver_s']:.1f} s, critical path "
+                         f"{run['critical_path_s']:.1f} s")
+            lines.append("    " + "; ".join(
+                f"{stage} {f['jobs']}/{f['tasks']}/{f['task_s']:.1f}/{f['driver_s']:.1f}/"
+                f"{f['critical_path_s']:.1f}"
+                for stage, f in r["figures"].items() if stage != "run"))
+        small, big = found.get("2"), found.get(str(BIG_PLAN))
+        if small and big and not small.get("failed") and not big.get("failed"):
+            ratio = big["figures"]["run"]["task_s"] / small["figures"]["run"]["task_s"]
+            lines.append(f"  {label}: task time of the {BIG_PLAN}-core plan / the 2-core "
+                         f"plan's = {ratio:.2f}x (issue 26's target: at most 1.5x); critical "
+                         f"path of the {BIG_PLAN}-core plan "
+                         f"{big['figures']['run']['critical_path_s']:.1f} s")
+    return lines
 
 
 def cluster_lines(c: Dict) -> List[str]:
@@ -468,6 +587,18 @@ def report_lines(data: Dict) -> List[str]:
                               + f"writing tables {writes:.1f} s")
         if phases:
             out.append("  within stages: " + "; ".join(phases))
+        prof = r.get("profile")
+        if prof:
+            run = prof["run"]
+            out.append(f"  event log: {run['jobs']} Spark jobs, {run['tasks']:,} tasks, task time "
+                       f"{run['task_s']:.1f} s, driver {run['driver_s']:.1f} s, critical path "
+                       f"{run['critical_path_s']:.1f} s; per stage (jobs/critical s): " + ", ".join(
+                           f"{st} {f['jobs']}/{f['critical_path_s']:.1f}"
+                           for st, f in prof.items() if st != "run"))
+        pages = r.get("report_pages")
+        if pages:
+            out.append(f"  report: {pages['pages']} page(s), the largest "
+                       f"{pages['largest_bytes'] / 1e6:.2f} MB")
         out.append(f"  load average {r['load_before']} before, {r['load_after']} after; "
                    f"report.html {'written' if r['report_html'] else 'not written by the run'}")
     if data.get("battery"):
@@ -476,6 +607,8 @@ def report_lines(data: Dict) -> List[str]:
         out += cli_lines(data["cli"])
     if data.get("cluster"):
         out += cluster_lines(data["cluster"])
+    if data.get("plans"):
+        out += plans_lines(data["plans"])
     if "summeval" in results:
         out.append("(a) is the session's first run: it also pays for starting Python workers and "
                    "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
@@ -486,17 +619,22 @@ def report_lines(data: Dict) -> List[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join((BATTERY, CLI, CLUSTER) + PARTS),
-                        help="which runs, comma-separated, of battery, cli, cluster, summeval, "
-                             "tasks, topics (default: all; the rouge-score baseline always "
-                             "runs)")
+    parser.add_argument("--parts", default=",".join((BATTERY, CLI, CLUSTER, PLANS) + PARTS),
+                        help="which runs, comma-separated, of battery, cli, cluster, plans, "
+                             "summeval, tasks, topics, many (default: all; the rouge-score "
+                             "baseline always runs)")
     parser.add_argument("--tasks", type=int, default=10, help="tasks of part (b) (default 10)")
     parser.add_argument("--topics", type=int, default=100,
                         help="topics per task of part (b) (default 100)")
     parser.add_argument("--large-topics", type=int, default=1000,
                         help="topics of the single task of part (c) (default 1000)")
+    parser.add_argument("--many-tasks", type=int, default=100,
+                        help="tasks of part (h) (default 100)")
+    parser.add_argument("--many-topics", type=int, default=100,
+                        help="topics per task of part (h) (default 100)")
     parser.add_argument("--quick", action="store_true",
-                        help="a quick check: (b) 2 tasks x 10 topics, (c) 1 x 50 topics")
+                        help="a quick check: (b) 2 tasks x 10 topics, (c) 1 x 50 topics, "
+                             "(h) 4 x 10")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of every run (default: the run's, 1000)")
     parser.add_argument("--sample", type=int, default=1500,
@@ -519,14 +657,16 @@ def main(argv=None) -> int:
     use_system_arrow_pool()   # as the qarla command's driver (qarla_spark.memory)
     if args.quick:
         args.tasks, args.topics, args.large_topics = 2, 10, 50
+        args.many_tasks, args.many_topics = 4, 10
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI, CLUSTER})
+    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI, CLUSTER, PLANS})
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}: choose among "
-                     f"{', '.join((BATTERY, CLI, CLUSTER) + PARTS)}")
+                     f"{', '.join((BATTERY, CLI, CLUSTER, PLANS) + PARTS)}")
     if args.cli_runs < 1:
         parser.error("--cli-runs must be at least 1 (leave the part out of --parts instead)")
     with_battery, with_cli, with_cluster = BATTERY in parts, CLI in parts, CLUSTER in parts
+    with_plans = PLANS in parts
     parts = [p for p in PARTS if p in parts]
 
     from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
@@ -538,7 +678,8 @@ def main(argv=None) -> int:
     machine_before = machine()
     labels = {"summeval": "(a) SummEval",
               "tasks": f"(b) {args.tasks}x{args.topics:,}",
-              "topics": f"(c) 1x{args.large_topics:,}"}
+              "topics": f"(c) 1x{args.large_topics:,}",
+              "many": f"(h) {args.many_tasks}x{args.many_topics:,}"}
 
     # (d) the baseline, before Spark starts
     rows = summeval_rows()
@@ -561,8 +702,9 @@ def main(argv=None) -> int:
             configs["summeval"] = base.updated(out=f"{root}/runs/summeval")
         records = summeval_records()
         for part, (n_tasks, n_topics) in (("tasks", (args.tasks, args.topics)),
-                                          ("topics", (1, args.large_topics))):
-            if part not in parts:
+                                          ("topics", (1, args.large_topics)),
+                                          ("many", (args.many_tasks, args.many_topics))):
+            if part not in parts and not (part == "tasks" and with_plans):
                 continue
             t0 = time.perf_counter()
             tb = scale_testbed(n_tasks, n_topics, seed=args.seed, records=records)
@@ -594,9 +736,24 @@ def main(argv=None) -> int:
                   f"average {load_average()})", file=sys.stderr, flush=True)
             cluster = run_cluster(args.cluster_topics, args.seed)
 
+        plans = None
+        if with_plans:
+            print(f"[(g) plans] fresh processes at the 2- and {BIG_PLAN}-core plans (load "
+                  f"average {load_average()})", file=sys.stderr, flush=True)
+            inputs = {"summeval": []}
+            if "tasks" in configs:
+                c = configs["tasks"]
+                inputs[labels["tasks"].split()[1]] = [*c.inputs, "--sources", *c.sources]
+            plans = run_plans(inputs, args.seed, args.bootstrap, root)
+
         spark = jvm = None
+        log_dir = os.path.join(root, "events", "session")
         if parts:           # the battery alone needs no session here (it had its own)
-            spark = build_session(base.profile, base.master, base.spark_conf)
+            os.makedirs(log_dir, exist_ok=True)
+            spark = build_session(base.profile, base.master, {
+                **base.spark_conf, "spark.eventLog.enabled": "true",
+                "spark.eventLog.compress": "false",
+                "spark.eventLog.dir": f"file://{os.path.abspath(log_dir)}"})
             jvm = jvm_pid(spark)
             master, cores, spark_version = (spark.sparkContext.master,
                                             spark.sparkContext.defaultParallelism, spark.version)
@@ -611,11 +768,11 @@ def main(argv=None) -> int:
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
                        "generated": generated, "runs": results, "battery": battery,
-                       "cli": cli, "cluster": cluster}
+                       "cli": cli, "cluster": cluster, "plans": plans}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)
-            results[part] = run_part(spark, labels[part], configs[part], jvm)
+            results[part] = run_part(spark, labels[part], configs[part], jvm, log_dir)
             results[part]["pairs"] = pair_counts[part]
             if args.json:    # after each part: a later failure keeps what was measured
                 with open(args.json, "w", encoding="utf-8") as handle:

@@ -7,19 +7,15 @@ job is what SummEval's run and the cluster pay for).
         --conf spark.eventLog.dir=file:///tmp/events --conf spark.eventLog.compress=false
     python jobs/spark_jobs.py /tmp/events/<the application's log>
 
-The log is the file Spark wrote, or the folder of a rolling log
-(``eventlog_v2_*``). A compressed log (Spark's default codec, ``.zstd``) is
-read through the ``zstd`` command when it is installed; otherwise write the
-log uncompressed, as above.
+The log is the file Spark wrote (zstd-compressed, Spark's default, or
+plain), or the folder of a rolling log (``eventlog_v2_*``), read by
+:func:`qarla_spark.eventlog.read_events`. ``qarla profile`` gives the
+figures per stage of a run; this lists every job.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -91,35 +87,6 @@ def by_call_site(jobs: Iterable[SparkJob]) -> List[Tuple[str, int, float]]:
                   key=lambda row: (-row[2], row[0]))
 
 
-def log_file(path: str) -> str:
-    """The events file of ``path`` (a file, or a rolling log's folder)."""
-    if os.path.isdir(path):
-        parts = sorted(f for f in os.listdir(path) if f.startswith("events_"))
-        if not parts:
-            raise SystemExit(f"spark_jobs: {path} holds no events_* file of a Spark event log")
-        if len(parts) > 1:
-            raise SystemExit(f"spark_jobs: {path} is a log rolled over {len(parts)} files; give "
-                             "them one by one")
-        return os.path.join(path, parts[0])
-    if not os.path.exists(path):
-        raise SystemExit(f"spark_jobs: {path} does not exist")
-    return path
-
-
-def read_lines(path: str) -> Iterable[str]:
-    if path.endswith(".zstd") or path.endswith(".zst"):
-        if shutil.which("zstd") is None:
-            raise SystemExit(f"spark_jobs: {path} is compressed with zstd and the zstd command "
-                             "is not installed: run with --conf spark.eventLog.compress=false")
-        text = subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
-        return text.decode("utf-8").splitlines()
-    if path.endswith((".lz4", ".snappy", ".lzf")):
-        raise SystemExit(f"spark_jobs: cannot read {path}: run with "
-                         "--conf spark.eventLog.compress=false")
-    with open(path, encoding="utf-8") as handle:
-        return handle.read().splitlines()
-
-
 def report(jobs: List[SparkJob], most: int) -> List[str]:
     lines = [f"{len(jobs)} Spark jobs, {sum(j.tasks for j in jobs):,} tasks"]
     for j in jobs:
@@ -139,8 +106,11 @@ def main(argv=None) -> int:
     parser.add_argument("log", help="a Spark event log file, or a rolling log's folder")
     parser.add_argument("--most", type=int, default=30, help="call sites shown (default 30)")
     args = parser.parse_args(argv)
-    path = log_file(args.log)
-    events = (json.loads(line) for line in read_lines(path) if line.strip())
+    from qarla_spark.eventlog import EventLogError, read_events
+    try:
+        events = list(read_events(args.log))
+    except EventLogError as exc:
+        raise SystemExit(f"spark_jobs: {exc}") from None
     print("\n".join(report(jobs_of(events), args.most)))
     return 0
 

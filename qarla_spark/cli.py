@@ -131,6 +131,21 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
     rep.add_argument("--out", dest="report_out", metavar="FILE", default=None,
                      help="where to write it (default: RUN_DIR/report.html)")
 
+    prof = sub.add_parser(
+        "profile", help="where a run's time went, from Spark's event log",
+        description="Per stage of a finished run and for the whole run: Spark jobs, tasks, "
+                    "wall time, summed task time, driver time (no task running) and the "
+                    "critical path (driver time plus the longest task of each Spark stage: "
+                    "the run's time with unlimited cores). The run must have been made with "
+                    "--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file:///DIR.")
+    prof.add_argument("run_dir", metavar="RUN_DIR", nargs="?", default=None,
+                      help="a run directory qarla run wrote (its run.json names its log)")
+    prof.add_argument("--log", default=None, metavar="PATH",
+                      help="the event log (a file, or a rolling log's folder), if not the "
+                           "one the run names; alone: its jobs grouped by qarla stage")
+    prof.add_argument("--json", dest="profile_json", action="store_true",
+                      help="print the figures as JSON")
+
     pkg = sub.add_parser(
         "package", help="write the package (and its environment) for Spark's executors",
         description="Write qarla_spark-<version>-<digest>.zip (the code, the bundled data and "
@@ -309,6 +324,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    import json
+
+    from qarla_spark.eventlog import EventLogError, format_profile, profile_run
+    if args.run_dir is None and args.log is None:
+        raise ConfigError("qarla profile needs a run directory or --log PATH")
+    try:
+        found = profile_run(args.run_dir, args.log)
+    except EventLogError as exc:
+        raise ConfigError(str(exc)) from None
+    print(json.dumps(found.to_dict(), indent=2) if args.profile_json else format_profile(found))
+    return 0
+
+
 def cmd_package(args: argparse.Namespace) -> int:
     from qarla_spark.packaging import build_env, build_zip
     if args.python_prefix and not args.env:
@@ -331,7 +360,7 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
             "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report,
-            "package": cmd_package}
+            "profile": cmd_profile, "package": cmd_package}
 #: the commands that read inputs or tables in this process: their pyarrow
 #: memory comes from the system's allocator (qarla_spark.memory)
 READS_TABLES = ("validate", "run", "similarities", "report")

@@ -26,10 +26,12 @@ import platform
 import sys
 import time
 from dataclasses import asdict, dataclass
+from contextlib import contextmanager
 from typing import Any, Dict, List, Optional, Sequence
 
 from qarla_spark import __version__
 from qarla_spark.config import RunConfig
+from qarla_spark.eventlog import STAGE_PROPERTY
 from qarla_spark.io import ValidationReport
 from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
@@ -104,8 +106,14 @@ class TableWriter:
         for name in tables:
             table(name)
         out = self.out
+        spark = getattr(out, "spark", None)
+        sc = spark.sparkContext if spark is not None else None
+        stage_name = sc.getLocalProperty(STAGE_PROPERTY) if sc is not None else None
 
         def write(d):
+            if sc is not None and stage_name is not None:
+                # the write's jobs count for the stage that asked for it
+                sc.setLocalProperty(STAGE_PROPERTY, stage_name)
             t0 = time.time()
             out.write(d, tables[d.name])
             timings[f"write_{d.name}_s"] = round(time.time() - t0, 3)
@@ -132,6 +140,23 @@ class TableWriter:
         self.pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
+@contextmanager
+def run_stage(spark, windows: List[Dict[str, Any]], progress: Progress, name: str,
+              timings: Optional[Dict[str, float]] = None, key: Optional[str] = None):
+    """:func:`~qarla_spark.progress.stage`, and: the Spark jobs started in the
+    block carry the stage's name (the local property
+    :data:`~qarla_spark.eventlog.STAGE_PROPERTY`, read by ``qarla profile``
+    from the event log), and its window goes to ``windows`` (``run.json``'s
+    ``stage_windows``)."""
+    sc = spark.sparkContext
+    sc.setLocalProperty(STAGE_PROPERTY, name)
+    window = {"stage": name, "start": round(time.time(), 3), "end": None}
+    windows.append(window)     # open until the block ends (the last stage writes
+    with stage(progress, name, timings, key):     # run.json before it does)
+        yield
+    window["end"] = round(time.time(), 3)
+
+
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
     """Write a stage's tables (:class:`TableWriter`) and wait for them."""
     from qarla_spark.spark.session import interrupted
@@ -151,6 +176,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
     from qarla_spark.stages.testbed import testbed_tables
 
     started = time.time()
+    windows: List[Dict[str, Any]] = []
     metrics = plan_metrics(config) if "similarities" in config.stages else ()
     out = RunDirectory(spark, config.out, config.overwrite, commit=config.commit)
     writer = TableWriter(out)
@@ -158,23 +184,32 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
     texts: List[str] = []
     try:
         announced = checked is not None
-        testbed, report = load(spark, config, checked)
+        written: List[str] = []
+
+        def write_checked(name, rows):
+            # the inputs read in the driver: their tables are written here
+            if not checked.report.n_errors:
+                out.write(table(name), rows)
+                written.append(name)
+
+        testbed, report = load(spark, config, checked,
+                               write_checked if checked is not None else None)
         report.raise_for_errors()
         timings = {"load_validate_s": round(time.time() - started, 3)}
         if not announced:
             progress.testbed(report.format())
 
-        with stage(progress, "testbed tables", timings, "write_testbed_s"):
-            writer.submit(testbed_tables(spark, testbed, report), {})
+        with run_stage(spark, windows, progress, "testbed tables", timings, "write_testbed_s"):
+            writer.submit(testbed_tables(spark, testbed, report, written), {})
 
         from qarla_spark.spark.cube import TopicCube
         sims = rows = None
         if config.similarities:
-            with stage(progress, "similarities", timings):
+            with run_stage(spark, windows, progress, "similarities", timings):
                 check_reused_table(spark, config.similarities)   # of a finished run only
                 sims, extra["similarities"] = sim_stage.reuse(spark, config.similarities, testbed)
         elif "similarities" in config.stages:
-            with stage(progress, "similarities", timings):
+            with run_stage(spark, windows, progress, "similarities", timings):
                 rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics,
                                                                        report.tasks)
                 if rows is None:    # user tables: the cube comes from the table written
@@ -189,32 +224,35 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             if rows is not None:    # the battery's own cube rows, kept by the write
                 cube = TopicCube.of_rows(rows, extra["similarities"]["metrics"])
             elif sims is not None:
-                with stage(progress, "cube", timings):
+                with run_stage(spark, windows, progress, "cube", timings):
                     cube = TopicCube.build(sims, testbed.summaries,
                                            extra["similarities"]["metrics"])
+        if cube is not None:
+            cube = cube.for_tasks(len(report.tasks)).with_judgments(testbed.judgments)
         qarla = hbr = stats = None
         if "qarla" in config.stages and cube is not None:
-            from qarla_spark.stages.qarla import run_qarla
-            with stage(progress, "qarla", timings):
+            from qarla_spark.stages.qarla import run_qarla, skipped_of
+            with run_stage(spark, windows, progress, "qarla", timings):
                 writer.check()
-                qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config)
+                qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config,
+                                  skipped_of(report.tasks))
                 extra["qarla"] = qarla.info(config)
                 writer.submit(qarla.tables, extra["qarla"]["timings"])
         if "hbr" in config.stages and cube is not None:
             from qarla_spark.stages.hbr import run_hbr
-            with stage(progress, "hbr", timings):
+            with run_stage(spark, windows, progress, "hbr", timings):
                 writer.check()
                 hbr = run_hbr(cube, testbed.judgments, config)
                 extra["hbr"] = {**hbr.info(), "timings": {}}
                 writer.submit(hbr.tables, extra["hbr"]["timings"])
         if "statistics" in config.stages and config.bootstrap and (qarla or hbr):
             from qarla_spark.stages.statistics import run_statistics
-            with stage(progress, "statistics", timings):
+            with run_stage(spark, windows, progress, "statistics", timings):
                 writer.check()
-                stats = run_statistics(qarla, hbr, testbed.judgments, config)
+                stats = run_statistics(qarla, hbr, testbed.judgments, config, report.tasks)
                 extra["statistics"] = {**stats.info(), "timings": {}}
                 writer.submit(stats.tables, extra["statistics"]["timings"])
-        with stage(progress, "writing", timings, "commit_s"):
+        with run_stage(spark, windows, progress, "writing", timings, "commit_s"):
             writer.wait()
             from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics
             if qarla is not None:
@@ -226,8 +264,10 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
             info = run_info(spark, config, command, report, started, timings)
             info.update(extra)
+            info["stage_windows"] = windows
             from qarla_spark.report import write_staged_report
-            final = out.commit(info, before_move=write_staged_report)
+            final = out.commit(info, before_move=lambda folder, info_: write_staged_report(
+                folder, info_, spark=spark))
     except BaseException as exc:
         from qarla_spark.spark.session import (after_jvm_end, cancel_after_interrupt,
                                                interrupted)
@@ -256,6 +296,10 @@ def run_info(spark, config: RunConfig, command, report: ValidationReport, starte
         "python_version": platform.python_version(),
         "master": sc.master,
         "default_parallelism": sc.defaultParallelism,
+        "spark_application_id": sc.applicationId,
+        "event_log_dir": (sc.getConf().get("spark.eventLog.dir", None)
+                          if sc.getConf().get("spark.eventLog.enabled", "false") == "true"
+                          else None),
         "signature": signature(config, spark.version),
         "seed": config.seed,
         "command": list(command) if command is not None else list(sys.argv),

@@ -54,6 +54,12 @@ class Table:
     def ddl(self) -> str:
         return ", ".join(f"{c.name} {c.type}" for c in self.columns)
 
+    def arrow_schema(self):
+        """The declared columns as a pyarrow schema (every column nullable, as
+        Spark writes them)."""
+        import pyarrow as pa
+        return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in self.columns])
+
     def check(self, schema) -> None:
         """Raise ``ValueError`` unless a Spark ``StructType`` has exactly the
         declared columns and types, in order."""
@@ -75,6 +81,26 @@ class Table:
                 parts.append(f"{', '.join(group)}: {c.type}{note}")
                 group = []
         return ", ".join(parts)
+
+
+_ARROW_TYPES = {"string": "string", "double": "float64", "int": "int32", "long": "int64",
+                "boolean": "bool_"}
+
+
+def arrow_type(ddl: str):
+    """A Spark DDL type (``string``, ``double``, ``int``, ``long``, ``boolean``,
+    ``array<...>``) as a pyarrow type."""
+    import pyarrow as pa
+    ddl = ddl.strip()
+    if ddl.startswith("array<") and ddl.endswith(">"):
+        return pa.list_(arrow_type(ddl[len("array<"):-1]))
+    if ddl.startswith("map<") and ddl.endswith(">"):
+        inner, depth = ddl[len("map<"):-1], 0
+        for i, ch in enumerate(inner):
+            depth += (ch == "<") - (ch == ">")
+            if ch == "," and depth == 0:
+                return pa.map_(arrow_type(inner[:i]), arrow_type(inner[i + 1:]))
+    return getattr(pa, _ARROW_TYPES[ddl])()
 
 
 def _cols(spec: str, **notes: str) -> Tuple[Column, ...]:

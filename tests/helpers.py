@@ -50,3 +50,12 @@ def two_task_records():
         rec["task"] = TWO_TASKS[1]
         rec.pop("human", None)
     return records + other
+
+
+def pandas_of(table):
+    """A stage's table as pandas: a Spark DataFrame, a pyarrow table (the
+    small tables the driver writes) or an ExecutorTable (the big ones the
+    executors write)."""
+    if hasattr(table, "fallback"):          # a table the executors write
+        table = table.fallback()
+    return table.to_pandas() if hasattr(table, "to_pandas") else table.toPandas()

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 
 import reference_qarla as ref
-from qarla_spark.stages.qarla_tables import correlations, human_test, plain_results
 from testbeds import evaluate, make_similarities
 
 pytestmark = pytest.mark.spark
@@ -29,13 +28,14 @@ def setup(spark):
                          "score": rng.integers(1, 6, len(peers)).astype(float)})
     s_df = spark.createDataFrame(sims)
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
-    res = evaluate(s_df, m_df, METRICS, [METRICS])
+    res = evaluate(s_df, m_df, METRICS, [METRICS], judgments=spark.createDataFrame(judg),
+                   baselines=("x1",))
     return sims, roles, summaries, judg, s_df, m_df, res
 
 
 def test_correlations_match_scipy(spark, setup):
     sims, roles, summaries, judg, s_df, m_df, res = setup
-    got = correlations(res.evaluation, spark.createDataFrame(judg)).toPandas()
+    got = res.correlations.toPandas()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = pd.DataFrame(ref.queen_table(sims, roles, METRICS))
@@ -59,8 +59,7 @@ def test_correlations_match_scipy(spark, setup):
 
 def test_human_summariser_test_by_loops(spark, setup):
     sims, roles, summaries, judg, s_df, m_df, res = setup
-    plain = plain_results(res.cube, ("x1",))
-    got = human_test(res.evaluation, plain).toPandas()
+    got = res.human_test.toPandas()
     lookup = ref.sim_from_frame(sims)
     topics = ref.topics_of(roles)
     for h in ["m0", "m1", "m2", "m3"]:
@@ -87,11 +86,8 @@ def test_king_pearson_matches_scipy(spark, setup):
     """KING-vs-Pearson rows (Fig. 5): Pearson between each set's system
     scores (mean QUEEN with all models, computed by the brute-force
     reference) and the systems' mean human scores, by scipy."""
-    from qarla_spark.stages.qarla_tables import king_pearson
     sims, roles, summaries, judg, s_df, m_df, res = setup
-    j_df = spark.createDataFrame(judg)
-    got = king_pearson(res.king, res.peer_scores, j_df, res.cube).toPandas() \
-        .set_index("metric_set")
+    got = res.king_pearson.toPandas().set_index("metric_set")
     assert sorted(got.index) == ["x1", "x1,x2", "x2"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

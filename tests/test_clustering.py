@@ -6,7 +6,6 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
-import pytest
 
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, popcount, representatives,
                                              slice_counts, subsets)
@@ -124,21 +123,34 @@ def test_representatives_and_best_set():
     assert representatives([frozenset({0, 1})], ["TVM.128", "TVM.1"], prefix) == ["TVM.1"]
 
 
-@pytest.mark.spark
-def test_sample_masks_pass_rates_on_executors(spark):
-    """Pass rates counted on the executors equal the brute-force count over
-    the peers' samples (reference QUEEN samples built with plain loops)."""
+def test_pass_rates_of_the_topics_bit_slices_equal_the_oracle():
+    """The clustering counts over the task's samples as the QARLA stage's
+    first round makes them — each topic's peer samples packed into bit
+    slices by the per-topic kernel, the slices of the partitions
+    concatenated, in any order — equal the brute-force count over the
+    peers' samples (reference QUEEN samples built with plain loops), and so
+    does the agglomeration."""
     import reference_qarla as ref
     from testbeds import make_similarities
-    from qarla_spark.spark.cube import TopicCube
-    from qarla_spark.stages.clustering import SampleMasks
+    from qarla_spark.measures.masks import set_words
+    from qarla_spark.stages.qarla import _combine_first, _first_kernel
 
     metrics = ["x1", "x2", "x3"]
     sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=3,
                                                metrics=metrics, seed=3)
-    s_df = spark.createDataFrame(sims)
-    m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
-    sm = SampleMasks(TopicCube.build(s_df, m_df, metrics), "t")
+    ctx = {"words": np.asarray([set_words([i], 3) for i in range(3)], dtype=np.int64),
+           "triples": "standard", "method": "auto", "metrics": metrics, "baselines": []}
+    records = []
+    for topic, part in sims.groupby("topic"):
+        names = sorted(summaries[summaries.topic == topic].summarizer)
+        at = {n: i for i, n in enumerate(names)}
+        values = np.full((len(names), len(names), 3), np.nan)
+        for r in part.itertuples():
+            values[at[r.summarizer_s], at[r.summarizer_r], metrics.index(r.metric)] = r.value
+        role = dict(zip(summaries.summarizer, summaries.role))
+        row = {"task": "t", "topic": topic, "names": names, "roles": [role[n] for n in names],
+               "n_metrics": 3, "values": values.tobytes()}
+        records += _first_kernel(row, ctx)
     lookup = ref.sim_from_frame(sims)
     masks = []
     for (task, topic), (models, peers) in ref.topics_of(roles).items():
@@ -147,22 +159,16 @@ def test_sample_masks_pass_rates_on_executors(spark):
                 masks.append(frozenset(i for i, x in enumerate(metrics)
                                        if lookup[(task, topic, e, m, x)]
                                        >= lookup[(task, topic, m1, m2, x)]))
-    sets = [frozenset([0]), frozenset([1, 2]), frozenset([0, 1, 2])]
-    assert sm.n_samples == len(masks) == 3 * 3 * 4 * 12
-    assert sm.pass_count(sets) == oracle(masks)(sets)
-    # singles and pairs
-    pairs = [frozenset([0]), frozenset([2]), frozenset([0, 1]), frozenset([1, 2])]
-    assert sm.pass_count(pairs) == oracle(masks)(pairs)
-    # a batch sharing a core (as during the agglomeration)
-    merged = [frozenset([0, 1]), frozenset([0, 1, 2])]
-    assert sm.pass_count(merged) == oracle(masks)(merged)
-    # the agglomeration in one task and with one job per merge: the clusters
-    # of the brute-force oracle
-    expected = agglomerate(3, 2, oracle(masks), metrics)
-    assert sm.agglomerate(2, metrics) == expected
-    assert sm.agglomerate(2, metrics, local_limit=0) == expected
-    assert sm.slice_bytes == 3 * 8 * 7   # 432 samples: 7 words per metric
-    sm.release()
+    assert len(masks) == 3 * 3 * 4 * 12
+    sets = [frozenset([0]), frozenset([1, 2]), frozenset([0, 1, 2]), frozenset([2]),
+            frozenset([0, 1])]
+    for order in (records, records[::-1]):      # partitions: one, or one per topic
+        combined = _combine_first(list(order))
+        block = np.concatenate([v["slices"] for _, k, v in combined if k == "bits"], axis=1)
+        assert sum(v["n"] for _, k, v in combined if k == "bits") == len(masks)
+        assert list(slice_counts(block, sets)) == oracle(masks)(sets)
+        assert agglomerate(3, 2, lambda ss: list(slice_counts(block, ss)), metrics) == \
+            agglomerate(3, 2, oracle(masks), metrics)
 
 
 def test_peer_sample_bits_are_the_peer_rows_of_the_sample_masks():

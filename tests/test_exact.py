@@ -88,59 +88,70 @@ def test_ranked_first_and_ranking_compare_exactly():
     assert [v[1] for k, v in rank_exact(ones).items() if k[1] == "model"] == [False, False]
 
 
-def crafted_evaluation(spark, rows):
-    """A stand-in for the stage's Evaluation: its kernel rows are given."""
-    from qarla_spark.measures.qarla_topic import COLUMNS, RESULT_SCHEMA
-    frame = spark.createDataFrame([tuple(r.get(c) for c in COLUMNS) for r in rows],
-                                  RESULT_SCHEMA)
-    return SimpleNamespace(rows=lambda kind: frame.filter(frame.kind == kind),
-                           cube=SimpleNamespace(spark=spark), sets=(MetricSet(["x"]),),
-                           labelled=lambda df: df.join(spark.createDataFrame(
-                               [(0, "x", 1)], "set_id int, metric_set string, n_metrics int"),
-                               "set_id"))
+def crafted_details(models, own, peer_queen, plain=None):
+    """The QARLA stage's per-topic ``detail`` records of one set "x" and one
+    peer "a" over three topics: ``own[m][i]`` is model m's QUEEN with itself
+    held out in topic i, ``peer_queen[i]`` the peer's with any model held
+    out (and with all models), all over 18 samples; ``plain``: per topic, a
+    baseline's (peer score, model score) per model."""
+    out = []
+    for i in range(3):
+        n_m = len(models)
+        detail = {
+            "topic": f"t{i}", "peers": ["a"], "models": list(models),
+            "full_num": np.array([[peer_queen[i]]]), "full_den": np.array([DEN]),
+            "jackknifed": True,
+            "jk_num": np.full((1, n_m, 1), peer_queen[i]), "jk_den": np.full((1, n_m), DEN),
+            "own_num": np.array([[own[m][i]] for m in models]),
+            "own_den": np.full(n_m, DEN), "jack": np.array([0]), "n_models": n_m,
+            "curve": None, "n_orders": 0, "judged": None, "king": True}
+        if plain is not None:
+            detail["plain"] = {"R-1.a": (np.array([[plain[m][i][0] for m in models]]),
+                                         np.array([plain[m][i][1] for m in models]))}
+        out.append(("detail", detail))
+    return out
 
 
-def queen_rows(name, role, values, holdout="h"):
-    return [dict(kind="queen", task="t", topic=f"t{i}", summarizer=name, role=role, set_id=0,
-                 holdout=holdout, num=k, den=DEN) for i, k in enumerate(values)]
+def detail_tables(items, plain_baselines=()):
+    """The detailed-set reduce's tables (rows as tuples) and what it tells
+    the driver of the best set (here "x")."""
+    from qarla_spark.spark.rounds import arrow_table
+    from qarla_spark.stages.qarla import _detail_reduce
+    ctx = {"labels": ["x"], "sizes": [1], "judged": False, "best": {"t": MetricSet(["x"])},
+           "plain_baselines": list(plain_baselines)}
+    out = {}
+    for _, kind, value in _detail_reduce("t", items, ctx):
+        if kind == "driver":
+            out[kind] = value
+        else:
+            out[kind] = [tuple(r.values()) for r in arrow_table([value], kind).to_pylist()]
+    return out
 
 
-@pytest.mark.spark
-def test_human_test_ties_reached_through_different_orders_are_ties(spark):
+def test_human_test_ties_reached_through_different_orders_are_ties():
     """Fix 1: a held-out model and a peer with exactly equal means (QUEEN,
     and a plain baseline whose per-topic scores are 0.1, 0.2, 0.3 in
     different orders) are a tie, not a win; one above by 1/18 per topic wins."""
-    from qarla_spark.stages.qarla_tables import PLAIN_SCHEMA, human_test
-    rows = queen_rows("h", "model", H_QUEEN) + queen_rows("a", "peer", A_QUEEN)
-    rows += queen_rows("g", "model", (2, 5, 18), holdout="g") + \
-        queen_rows("a", "peer", A_QUEEN, holdout="g")
-    plain = spark.createDataFrame(
-        [("score", "t", f"t{i}", "R-1.a", "h", who, role, v, None, None)
-         for who, role, values in (("h", "model", (0.1, 0.2, 0.3)),
-                                   ("a", "peer", (0.3, 0.2, 0.1)))
-         for i, v in enumerate(values)], PLAIN_SCHEMA)
+    own = {"h": H_QUEEN, "g": (2, 5, 18)}
+    plain = {"h": [(0.3, 0.1), (0.2, 0.2), (0.1, 0.3)],
+             "g": [(0.3, 0.0), (0.2, 0.0), (0.1, 0.0)]}
     assert float_mean_in_order([0.1, 0.2, 0.3]) > float_mean_in_order([0.3, 0.2, 0.1])
-    got = {(r.measure, r.held_out_model): r.ranked_first
-           for r in human_test(crafted_evaluation(spark, rows), plain).collect()}
-    assert got == {("QUEEN(x)", "h"): False, ("QUEEN(x)", "g"): True, ("R-1.a", "h"): False}
+    rows = detail_tables(crafted_details(["g", "h"], own, A_QUEEN, plain),
+                         ["R-1.a"])["human_test"]
+    got = {(r[1], r[2]): r[3] for r in rows}
+    assert got[("QUEEN(x)", "h")] is False and got[("QUEEN(x)", "g")] is True
+    assert got[("R-1.a", "h")] is False and got[("R-1.a", "g")] is False
 
 
 def test_systems_rank_exactly():
-    """Fix 2 on the systems/ table (its per-task reduce, ``task_tables``):
-    equal exact means are equal scores; a model tied with a peer is not
-    above every system."""
-    import pandas as pd
-
-    from qarla_spark.stages.qarla_tables import SUMMARY_SCHEMA, task_tables
-    rows = queen_rows("h", "model", H_QUEEN) + queen_rows("a", "peer", A_QUEEN)
-    frame = pd.DataFrame([dict(r, part="jk", count=1, n_peers=None, n_le=None, n_pairs=None)
-                          for r in rows]).drop(columns=["task", "holdout"])
-    columns = [c.split()[0] for c in SUMMARY_SCHEMA.split(", ")]
-    got = {r["summarizer"]: r for r in (dict(zip(columns, t)) for t in task_tables(("t",), frame))
-           if r["table"] == "system"}
-    assert got["h"]["value"] == got["a"]["value"] == 22 / 54
-    assert got["h"]["above"] is False and got["a"]["above"] is None
-    assert (got["a"]["position"], got["h"]["position"]) == (1, 2)      # tie: name order
+    """Fix 2 on the systems/ table (its per-task reduce): equal exact means
+    are equal scores; a model tied with a peer is not above every system."""
+    found = detail_tables(crafted_details(["h"], {"h": H_QUEEN}, A_QUEEN))
+    got = {r[1]: r for r in found["systems"]}
+    assert got["h"][4] == got["a"][4] == 22 / 54
+    ranked = {r.name: r for r in found["driver"]["ranking"]}
+    assert ranked["h"].above_peers is False and ranked["a"].above_peers is None
+    assert (ranked["a"].position, ranked["h"].position) == (1, 2)      # tie: name order
 
 
 # ---------------------------------------------------------------- metric sets
@@ -266,3 +277,31 @@ def test_mean_is_the_exact_rational_mean_of_its_terms(terms):
     assert exact.to_float(m.value()) == exact.to_float(total / n)
     reals = [Fraction(t[1]) for t in terms if t[0] == "real"] or [Fraction(1, 3)]
     assert exact.mean(reals) == sum(reals, Fraction(0)) / len(reals)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.lists(st.integers(-10 ** 6, 10 ** 6),
+                                                      min_size=3, max_size=3),
+                          st.sampled_from([1, 6, 11, 990, 2 ** 40 + 1, 10 ** 15 + 7])),
+                max_size=40))
+def test_ratio_sums_and_divide_are_exact_sums_rounded_once(rows):
+    """exact.ratio_sums: per group, Σ num/den exactly (as numerator and
+    denominator); exact.divide rounds correctly, big integers included —
+    the means the QARLA stage's per-task reduce takes many at a time."""
+    groups = [g for g, _, _ in rows]
+    num = np.asarray([n for _, n, _ in rows], dtype=np.int64).reshape(len(rows), 3)
+    den = [d for _, _, d in rows]
+    got_num, got_den = exact.ratio_sums(num, den, groups, 5)
+    for g in range(5):
+        mine = [(n, d) for (gg, n, d) in rows if gg == g]
+        for s in range(3):
+            want = sum((Fraction(n[s], d) for n, d in mine), Fraction(0))
+            assert Fraction(int(got_num[g, s]), int(got_den[g])) == want
+            if mine:
+                mean = want / len(mine)
+                got = exact.divide(np.asarray([got_num[g, s]], dtype=object),
+                                   np.asarray([int(got_den[g]) * len(mine)], dtype=object))[0]
+                assert got == exact.to_float(mean)
+    flat_num, flat_den = exact.ratio_sums(num[:, 0], den, groups, 5)
+    assert [Fraction(int(a), int(b)) for a, b in zip(flat_num, flat_den)] == \
+        [Fraction(int(a), int(b)) for a, b in zip(got_num[:, 0], got_den)]

@@ -14,6 +14,7 @@ import reference_hbr as rh
 import reference_qarla as ref
 from qarla_spark.measures.hbr import complement, pack, pair_masks, split_counts, topic_scores
 from testbeds import make_similarities, stage_config
+from helpers import pandas_of
 
 
 def hbr_exact(topics):
@@ -62,34 +63,72 @@ def test_split_counts_by_hand():
     assert counts.tolist() == [1, 2, 2, 3, 0] and counts.dtype == np.int64
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["t2", "t1", "a"]),
-                          st.lists(st.integers(-2**63, 2**63 - 1), min_size=2, max_size=2),
-                          st.lists(st.integers(-2**63, 2**63 - 1), min_size=2, max_size=2),
-                          st.integers(1, 10**6)), max_size=30, unique_by=lambda r: (
-                              r[0], tuple(r[1]), tuple(r[2]))))
-def test_mask_counts_are_the_rows_per_task_sorted_by_masks(rows):
-    """What the driver gets of the sample (two mask words per set): each
-    task's (G, L) rows and counts, sorted as Python sorts the rows, from
-    Arrow columns; any row order in, the same arrays out."""
-    import pyarrow as pa
+NAMES = ["a", "b", "B", "é", "ü-2", "中文", "", "x" * 40, "peer_01", "peer_10"]
 
-    from qarla_spark.stages.hbr import mask_counts
-    schema = pa.schema([("task", pa.string()), ("g", pa.list_(pa.int64())),
-                        ("l", pa.list_(pa.int64())), ("c", pa.int64())])
-    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
-    out = mask_counts(table)
-    assert list(out) == sorted({r[0] for r in rows})
-    for task, (g, l, c) in out.items():
-        mine = sorted((r[1], r[2], r[3]) for r in rows if r[0] == task)
-        assert g.dtype == l.dtype == c.dtype == np.int64 and g.shape == (len(mine), 2)
-        assert [(list(a), list(b), int(n)) for a, b, n in zip(g, l, c)] == \
-            [(list(a), list(b), n) for a, b, n in mine]
-    # in two chunks, the second half first: the same
-    again = mask_counts(pa.concat_tables([table.slice(len(rows) // 2),
-                                          table.slice(0, len(rows) // 2)]))
-    assert {t: [a.tolist() for a in v] for t, v in again.items()} == \
-        {t: [a.tolist() for a in v] for t, v in out.items()}
+
+@pytest.mark.spark
+def test_pair_keys_are_sparks_xxhash64(spark):
+    """The sampling key of a pair, computed per topic in Python, is Spark's
+    ``xxhash64(seed, task, topic, s, s2)`` (seeds as Spark types them: an
+    int, or a long beyond 32 bits)."""
+    from pyspark.sql import functions as F
+
+    from qarla_spark.measures.hbr import pair_keys, spark_xxhash64
+    pairs = [(s, s2) for s in NAMES for s2 in NAMES if s != s2]
+    for seed in (13, 0, -7, 2 ** 35):
+        for task, topic in (("summeval", "d1_a"), ("t é", "")):
+            df = spark.createDataFrame([(task, topic, s, s2) for s, s2 in pairs],
+                                       "task string, topic string, s string, s2 string")
+            want = [r[0] for r in df.select(F.xxhash64(F.lit(seed), "task", "topic", "s", "s2"))
+                    .collect()]
+            got = pair_keys(seed, task, topic, [p[0] for p in pairs], [p[1] for p in pairs])
+            assert got.tolist() == want
+            assert spark_xxhash64(seed, task, topic, *pairs[0]) == want[0]
+
+
+@pytest.mark.spark
+def test_ntile_is_sparks(spark):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from qarla_spark.measures.hbr import ntile
+    for n in (0, 1, 7, 99, 100, 101, 250, 1234):
+        for buckets in (100, 7):
+            df = spark.range(n).withColumn("b", F.ntile(buckets).over(Window.orderBy("id")))
+            assert [r.b for r in df.orderBy("id").collect()] == ntile(n, buckets).tolist()
+
+
+@pytest.mark.spark
+def test_the_sample_is_the_pairs_with_the_smallest_keys_as_spark_orders_them(spark):
+    """A task's sample is drawn per topic (each topic's pairs with the
+    smallest keys, at most the sample size) and then per task; it is the
+    sample Spark's window ``row_number() over (order by key, topic, s, s2)``
+    draws from all the task's pairs, whatever the sample size."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from qarla_spark.measures.hbr import pair_keys, smallest_pairs
+    rng = np.random.default_rng(4)
+    topics = ["t1", "t10", "t2", "é"]
+    pairs = [(t, s, s2) for t in topics for s in NAMES[:6] for s2 in NAMES[:6]
+             if s != s2 and rng.random() < 0.8]
+    df = spark.createDataFrame([("x", *p) for p in pairs],
+                               "task string, topic string, s string, s2 string")
+    key = F.xxhash64(F.lit(7), "task", "topic", "s", "s2")
+    for n in (1, 5, 40, len(pairs), len(pairs) + 3):
+        w = Window.partitionBy("task").orderBy(key, "topic", "s", "s2")
+        want = {(r.topic, r.s, r.s2) for r in df.withColumn("_r", F.row_number().over(w))
+                .filter(F.col("_r") <= n).collect()}
+        kept = []
+        for t in topics:
+            mine = [p for p in pairs if p[0] == t]
+            keys = pair_keys(7, "x", t, [p[1] for p in mine], [p[2] for p in mine])
+            order = smallest_pairs(keys, [t] * len(mine), [p[1] for p in mine],
+                                   [p[2] for p in mine], n)
+            kept += [(keys[k], *mine[k]) for k in order]
+        order = smallest_pairs([k[0] for k in kept], [k[1] for k in kept],
+                               [k[2] for k in kept], [k[3] for k in kept], n)
+        assert {kept[k][1:] for k in order} == want
 
 
 def test_topic_scores_mean_max_and_jackknifed_models():
@@ -183,12 +222,12 @@ def test_exact_hbr_and_heterogeneity_equal_the_reference(exact_case):
     x = rh.scores(lookup, roles, METRICS)
     pairs = rh.ordered_pairs(x)
     expected = rh.hbr(x, pairs)
-    got = res.tables["hbr"].toPandas()
+    got = pandas_of(res.tables["hbr"])
     assert len(got) == len(expected) == 15
     for r in got.itertuples():
         assert r.hbr == pytest.approx(expected[(r.task, r.topic, r.summarizer)], abs=1e-12)
         assert r.measure_set == "x1,x2,x3"
-    het = res.tables["heterogeneity"].toPandas()
+    het = pandas_of(res.tables["heterogeneity"])
     assert (het.exact.all() and (het.std_error == 0).all()
             and (het.n_pairs == len(pairs)).all())
     for r in het.itertuples():
@@ -203,7 +242,7 @@ def test_auc_of_measures_and_hbr_equal_the_reference(exact_case):
     x = rh.scores(lookup, roles, METRICS)
     h = rh.hbr(x, rh.ordered_pairs(x))
     jd = {(r.task, r.topic, r.summarizer, r.criterion): r.score for r in judg.itertuples()}
-    auc = res.tables["auc"].toPandas()
+    auc = pandas_of(res.tables["auc"])
     for crit in ("q", "r"):
         for measure in METRICS + ["HBR"]:
             values = h if measure == "HBR" else {k: v[METRICS.index(measure)]
@@ -215,24 +254,23 @@ def test_auc_of_measures_and_hbr_equal_the_reference(exact_case):
             for topic, (a, m) in per_topic.items():
                 assert mine.loc[topic, "auc"] == pytest.approx(a, abs=1e-12)
                 assert mine.loc[topic, "n_pairs"] == m
-    rob = res.tables["robustness"].toPandas()
+    rob = pandas_of(res.tables["robustness"])
     assert rob.worst10_rank.between(0, 1).all() and len(rob) == 2 * 4
-    curve = res.tables["hetero_curve"].toPandas()
+    curve = pandas_of(res.tables["hetero_curve"])
     assert set(curve.criterion) == {"q", "r"} and curve.p_quality_increase.between(0, 1).all()
 
 
-@pytest.mark.spark
-def test_auc_ties_count_one_half(spark):
-    from qarla_spark.stages.auc import auc_table, topic_auc
-    long = spark.createDataFrame(
-        [("t", "d", "a", "x", 0.5), ("t", "d", "b", "x", 0.5), ("t", "d", "c", "x", 0.1)],
-        "task string, topic string, summarizer string, measure string, x double")
-    judg = spark.createDataFrame(
-        [("t", "d", "a", "q", 3.0), ("t", "d", "b", "q", 2.0), ("t", "d", "c", "q", 1.0)],
-        "task string, topic string, summarizer string, criterion string, score double")
-    got = auc_table(topic_auc(long, judg)).filter("scope = 'all'").first()
+def test_auc_ties_count_one_half_and_nan_compares_as_in_spark():
+    from qarla_spark.measures.hbr import auc_counts
     # pairs with Q(s) > Q(s'): (a,b) tie -> 1/2, (a,c) -> 1, (b,c) -> 1
-    assert got.auc == pytest.approx(2.5 / 3) and got.n_pairs == 3
+    wins2, n = auc_counts([[0.5], [0.5], [0.1]], [[3.0], [2.0], [1.0]])
+    assert wins2.tolist() == [5] and n == 3 and wins2[0] / (2 * n) == pytest.approx(2.5 / 3)
+    # an unjudged summary is in no pair; a summary judged twice counts twice
+    wins2, n = auc_counts([[0.2], [0.9], [0.4]], [[1.0, 3.0], [], [2.0]])
+    assert n == 2 and wins2.tolist() == [2]      # (a:3 > c:2): 0.2 < 0.4; (c:2 > a:1): 0.4 > 0.2
+    # Spark compares NaN as greater than any number and equal to NaN
+    wins2, n = auc_counts([[np.nan, np.nan], [0.1, np.nan]], [[2.0], [1.0]])
+    assert wins2.tolist() == [2, 1] and n == 1
 
 
 @pytest.mark.spark
@@ -243,7 +281,7 @@ def test_sampled_heterogeneity_within_three_standard_errors(spark):
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
     cube = build_cube(s_df, m_df, METRICS)
     res = run_hbr(cube, None, hbr_measures=tuple(METRICS), hbr_pairs=150, seed=2)
-    het = res.tables["heterogeneity"].toPandas()
+    het = pandas_of(res.tables["heterogeneity"])
     x = rh.scores(ref.sim_from_frame(sims), roles, METRICS)
     pairs = rh.ordered_pairs(x)
     assert len(pairs) == 5 * 9 * 8 and (het.n_pairs == 150).all() and not het.exact.any()
@@ -263,7 +301,7 @@ def test_a_sample_as_large_as_the_task_is_exact(spark):
     m_df = spark.createDataFrame(summaries[["task", "topic", "summarizer", "role", "text"]])
     cube = build_cube(s_df, m_df, METRICS)
     res = run_hbr(cube, None, hbr_measures=tuple(METRICS), hbr_pairs=10_000)
-    het = res.tables["heterogeneity"].toPandas()
+    het = pandas_of(res.tables["heterogeneity"])
     assert het.exact.all() and (het.std_error == 0).all() and (het.n_pairs == 2 * 4 * 3).all()
     # the printed line says what was done (it said "10,000 sampled pairs")
     text = describe_hbr(res, 13)

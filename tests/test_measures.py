@@ -181,9 +181,8 @@ def test_topics_with_three_models_and_no_detailed_sets(spark):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_orange_of_plain_scores_equals_reference(case, spark):
-    from qarla_spark.stages.qarla_tables import orange_plain, plain_results
     sims, roles, summaries, res = case
-    got = orange_plain(plain_results(res.cube)).toPandas().set_index("metric_set")
+    got = res.orange_plain.toPandas().set_index("metric_set")
     for metric in METRICS:
         (o, n), = ref.orange_plain(sims, roles, metric).values()
         assert got.loc[metric, "orange"] == pytest.approx(o, abs=1e-12)
@@ -261,3 +260,32 @@ def test_hbr_measures_default_patterns_and_errors():
         hbr_measures(table, ["BLEU"])
     with pytest.raises(ConfigError, match="no HBR measure"):
         hbr_measures(["TVM.8", "AVLS"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queen_counts_are_the_same_whatever_the_path(seed):
+    """Sets of one metric (counted from the pass bits themselves), other
+    sets (from the packed masks), the one-pass zeta method and samples made
+    beforehand (the first round makes them once for QUEEN and the
+    clustering) give the same counts, distinct triples with 3 models (a
+    model without any sample) included."""
+    from qarla_spark.measures.masks import set_words, topic_samples
+    from qarla_spark.measures.queen import topic_counts
+    rng = np.random.default_rng(seed)
+    for _ in range(6):
+        n_m, n_p, k = int(rng.integers(3, 7)), int(rng.integers(0, 5)), int(rng.integers(1, 8))
+        roles = np.array(["model"] * n_m + ["peer"] * n_p)
+        rng.shuffle(roles)
+        values = rng.integers(0, 3, size=(len(roles), len(roles), k)).astype(float)
+        singles = np.asarray([set_words([i], k) for i in range(k)], dtype=np.int64)
+        mixed = np.asarray([set_words(list(rng.choice(k, size=int(rng.integers(1, k + 1)),
+                                                      replace=False)), k) for _ in range(6)],
+                           dtype=np.int64)
+        for triples in ("standard", "distinct"):
+            for sets in (singles, mixed):
+                found = [topic_counts(roles, values, sets, triples, "zeta"),
+                         topic_counts(roles, values, sets, triples, "direct"),
+                         topic_counts(roles, values, sets, triples, "direct",
+                                      topic_samples(roles, values, triples))]
+                for key in ("n_e", "pass_e", "n_eh", "pass_eh"):
+                    assert all(np.array_equal(found[0][key], f[key]) for f in found[1:]), key

@@ -52,26 +52,27 @@ def _recording(monkeypatch):
     writes and the report: ('run.json', status), ('table', name),
     ('report.html',)."""
     events = []
-    create, write_table = RunDirectory._create, RunDirectory.write_table
+    create, write = RunDirectory._create, RunDirectory.write
 
     def _create(self, name, text):
         create(self, name, text)
         events.append((name, json.loads(text)["status"]) if name == "run.json" else (name,))
 
-    def _write_table(self, name, df, *args, **kwargs):
-        write_table(self, name, df, *args, **kwargs)
-        events.append(("table", name))
+    def _write(self, declared, df, *args, **kwargs):
+        # every table, whoever writes it (Spark, the executors, the driver)
+        write(self, declared, df, *args, **kwargs)
+        events.append(("table", declared.name))
 
     import qarla_spark.report as report
     staged_report = report.write_staged_report
 
-    def _write_staged_report(folder, info=None):
-        staged_report(folder, info)
+    def _write_staged_report(folder, info=None, spark=None):
+        staged_report(folder, info, spark)
         events.append(("report.html",))
 
     monkeypatch.setattr(report, "write_staged_report", _write_staged_report)
     monkeypatch.setattr(RunDirectory, "_create", _create)
-    monkeypatch.setattr(RunDirectory, "write_table", _write_table)
+    monkeypatch.setattr(RunDirectory, "write", _write)
     return events
 
 
@@ -323,3 +324,47 @@ def test_the_similarity_table_has_no_statistics_where_they_never_skip_anything(t
                 stats = columns[name].statistics
                 assert stats is None or not stats.has_min_max, (path, name)
             assert columns["topic"].statistics.has_min_max
+
+
+@pytest.mark.spark
+def test_tables_written_by_the_driver_or_the_executors_read_as_sparks(spark, tmp_path):
+    """Issue 26: a table the driver writes (pyarrow, no Spark job) and one
+    the executors write (an ExecutorTable: each Spark task its file) have
+    Spark's layout — partition folders named and escaped as Spark names
+    them — and read back as the same rows as Spark's own write."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from qarla_spark import tables
+    from qarla_spark.io.compare import compare_table
+    from qarla_spark.spark.output import ExecutorTable
+
+    declared = tables.table("summaries")              # partitioned by task
+    rows = pd.DataFrame({"task": ["a/b", "x=y", "é ü", "a/b", "plain"],
+                         "topic": ["t1", "t2", "t3", "t4", "t5"],
+                         "summarizer": ["s"] * 5, "role": ["peer", "model"] * 2 + ["peer"],
+                         "text": ["one", "two", "three", None, "five"]})
+    df = spark.createDataFrame(rows, declared.ddl).repartition(3)
+    dirs = {}
+    for how in ("spark", "driver", "executors"):
+        out = RunDirectory(spark, str(tmp_path / how))
+        if how == "spark":
+            out.write(declared, df)
+        elif how == "driver":
+            out.write(declared, pa.Table.from_pandas(rows, preserve_index=False))
+        else:
+            out.write(declared, ExecutorTable(
+                df, lambda pdf: [pa.Table.from_pandas(pdf, preserve_index=False)],
+                lambda: df))
+        dirs[how] = out.staging
+        assert out.tables["summaries"]["columns"] == [f"{c.name}: {c.spark_type}"
+                                                       for c in declared.columns]
+    folders = {how: sorted(p for p in os.listdir(os.path.join(d, "summaries"))
+                           if not p.startswith(("_", "."))) for how, d in dirs.items()}
+    assert folders["driver"] == folders["executors"] == folders["spark"]
+    assert "task=a%2Fb" in folders["spark"] and "task=x%3Dy" in folders["spark"]
+    for how in ("driver", "executors"):
+        assert compare_table(os.path.join(dirs["spark"], "summaries"),
+                             os.path.join(dirs[how], "summaries")) == []
+        back = spark.read.parquet(os.path.join(dirs[how], "summaries"))
+        assert sorted(back.columns) == sorted(declared.column_names) and back.count() == 5

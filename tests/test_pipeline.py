@@ -15,6 +15,7 @@ from qarla_spark import pipeline
 from qarla_spark.config import RunConfig
 from qarla_spark.errors import ConfigError, InputError
 from qarla_spark.spark.output import RunDirectory, read_run_json
+from helpers import pandas_of
 
 pytestmark = pytest.mark.spark
 
@@ -240,7 +241,7 @@ def test_bundled_testbed_run(spark, tmp_path):
     mine["task"] = mine["task"].astype(str)
     x = rh.scores(ref.sim_from_frame(mine), roles, measures)
     expected = rh.hbr_matrix(x)
-    got = exact.tables["hbr"].toPandas()
+    got = pandas_of(exact.tables["hbr"])
     assert len(got) == len(expected) == 1600
     for r in got.itertuples():
         assert r.hbr == pytest.approx(expected[("summeval", r.topic, r.summarizer)], abs=1e-12)
@@ -248,14 +249,14 @@ def test_bundled_testbed_run(spark, tmp_path):
     joined = got.set_index(["topic", "summarizer"]).join(sampled, rsuffix="_s")
     assert ((joined.hbr_s - joined.hbr).abs() <= 3 * joined.std_error_s).all()
     het_s = spark.read.parquet(str(out / "heterogeneity")).toPandas().set_index("measure_set")
-    het_e = exact.tables["heterogeneity"].toPandas().set_index("measure_set")
+    het_e = pandas_of(exact.tables["heterogeneity"]).set_index("measure_set")
     assert len(het_s) == len(het_e) > 10_000
     z = (het_s.h - het_e.h.reindex(het_s.index)).abs() / het_s.std_error.clip(lower=1e-12)
     assert (z <= 3).all()
     # AUC of HBR and of two measures, pooled and per topic, against plain loops
     jd = {(r.task, r.topic, r.summarizer, r.criterion): r.score
           for r in judg.toPandas().itertuples()}
-    auc = exact.tables["auc"].toPandas()
+    auc = pandas_of(exact.tables["auc"])
     for criterion in ("relevance", "consistency"):
         for measure in ("HBR", "R-1.a", "Rpre-2.c"):
             values = ({k: v for k, v in expected.items()} if measure == "HBR" else

@@ -1,6 +1,7 @@
 """SPEC §4-5's required properties as hypothesis property tests on the
-per-topic kernel the Spark stage runs (:func:`qarla_spark.measures.qarla_topic.topic_rows`
-and the JACK condition it applies, :func:`qarla_spark.measures.jack.covering_pairs`):
+per-topic counts the Spark stage's kernels take (:func:`qarla_spark.measures.queen.queen_counts`
+and :func:`~qarla_spark.measures.queen.king_cases`) and the JACK condition they apply,
+:func:`qarla_spark.measures.jack.covering_pairs`:
 random topics (4-6 models, 1-8 peers, 1-3 metrics, values on a coarse grid
 so that ties are frequent). ``tests/test_invariances.py`` shows the same
 properties end to end on Spark with fixed generated testbeds; the random
@@ -18,7 +19,7 @@ from fractions import Fraction
 
 from qarla_spark.measures.jack import covering_pairs
 from qarla_spark.measures.masks import set_words
-from qarla_spark.measures.qarla_topic import topic_rows
+from qarla_spark.measures.queen import king_cases, queen_counts
 
 GRID = [0.0, 0.25, 0.5, 0.75, 1.0]
 
@@ -44,23 +45,29 @@ def results(roles, values, sets, names=None):
     {(summarizer, holdout, set): queen} and the JACK-covered models
     {(set, model)} of one topic for the metric sets ``sets`` (all detailed)."""
     names = names_of(roles) if names is None else names
-    words = [set_words(s, values.shape[2]) for s in sets]
-    out = topic_rows("t", "x", names, roles, values, words, range(len(sets)))
-    cases = out[out.kind == "case"]
-    king = {int(r.set_id): (int(r.num), int(r.den)) for r in cases.itertuples()}
-    rows = out[out.kind == "queen"]
-    queen = {(r.summarizer, r.holdout if isinstance(r.holdout, str) else None, int(r.set_id)):
-             Fraction(int(r.num), int(r.den)) for r in rows.itertuples()}
-    peers = np.flatnonzero(roles == "peer")
-    models = np.flatnonzero(roles == "model")
+    words = np.asarray([set_words(s, values.shape[2]) for s in sets], dtype=np.int64)
+    q = queen_counts(roles, values, words)
+    peers, models = q.peers, q.models
+    cases = king_cases(q)
+    king = {} if cases is None else {s: (int(cases[0][s]), len(models))
+                                     for s in range(len(sets))}
+    queen = {}
+    for s in range(len(sets)):
+        for k, a in enumerate(peers):
+            queen[(names[a], None, s)] = Fraction(int(q.full_num[k, s]), int(q.full_den[k]))
+            if q.jackknifed:
+                for j, h in enumerate(models):
+                    queen[(names[a], names[h], s)] = Fraction(int(q.jk_num[k, j, s]),
+                                                              int(q.jk_den[k, j]))
+        if q.jackknifed:
+            for j, h in enumerate(models):
+                queen[(names[h], names[h], s)] = Fraction(int(q.own_num[j, s]),
+                                                          int(q.own_den[j]))
     covered = set()
     for s_id, chosen in enumerate(sets):
         positive = np.array([queen[(names[a], None, s_id)] > 0 for a in peers], dtype=bool)
         good = covering_pairs(values, peers, models, positive, list(chosen))
         covered |= {(s_id, names[models[m]]) for m in np.flatnonzero(good.any(axis=(0, 1)))}
-        jack = out[(out.kind == "jack") & (out.set_id == s_id)]
-        assert jack.num.tolist() == [len([c for c in covered if c[0] == s_id])]
-        assert jack.den.tolist() == [len(models)]
     return king, queen, covered
 
 

@@ -14,6 +14,7 @@ from qarla_spark.spark.cube import TopicCube
 from qarla_spark.stages.qarla import run_qarla
 from qarla_spark.summary import describe_qarla
 from testbeds import make_similarities, stage_config
+from helpers import pandas_of
 
 pytestmark = pytest.mark.spark
 
@@ -43,8 +44,8 @@ def ref_king(sims, roles, names, task):
 
 def test_clusters_representatives_and_best_set(two_tasks):
     sims, roles, result = two_tasks
-    clusters = result.tables["clusters"].toPandas()
-    king = result.tables["king"].toPandas()
+    clusters = pandas_of(result.tables["clusters"])
+    king = pandas_of(result.tables["king"])
     assert [t.task for t in result.tasks] == ["a", "b"]
     for summary in result.tasks:
         task = summary.task
@@ -69,7 +70,7 @@ def test_clusters_representatives_and_best_set(two_tasks):
 
 def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
     sims, roles, result = two_tasks
-    jack = result.tables["jack"].toPandas()
+    jack = pandas_of(result.tables["jack"])
     for summary in result.tasks:
         names = set(jack[jack.task == summary.task].metric_set)
         assert {summary.best_set.label, "x1,x3", *summary.representatives} <= names
@@ -78,7 +79,7 @@ def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
             expected = ref.jack(sims, roles, list(summary.best_set))[summary.task]
         assert summary.jack == pytest.approx(expected, abs=1e-12)
         assert "best metric set" in describe_qarla(summary)
-    curve = result.tables["jack_curve"].toPandas()
+    curve = pandas_of(result.tables["jack_curve"])
     assert set(curve.n_peers[curve.task == "b"]) == {2, 3}
 
 
@@ -99,10 +100,10 @@ def test_topics_with_too_few_models_are_skipped_with_a_warning(spark):
     (summary,) = result.tasks
     assert summary.skipped["with fewer than 3 models (no QUEEN, KING, JACK)"] == (1, ["t0"])
     assert "skipped: 1 topic(s) with fewer than 3 models" in describe_qarla(summary)
-    king = result.tables["king"].toPandas().set_index("metric_set")
+    king = pandas_of(result.tables["king"]).set_index("metric_set")
     assert king.loc["x1", "n_cases"] == 8        # t2 and t3, 4 held-out models each
     assert king.loc["x1", "king"] == pytest.approx(ref_king(sims, roles, ["x1"], "t"), abs=1e-12)
-    queen = result.tables["queen"].toPandas()
+    queen = pandas_of(result.tables["queen"])
     assert "t0" not in set(queen.topic) and "t1" in set(queen.topic)   # QUEEN where |M| = 3
 
 

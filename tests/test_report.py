@@ -157,6 +157,34 @@ def test_qarla_report_rebuilds_it_without_spark(report_run, tmp_path):
     assert target.read_text(encoding="utf-8") == written(report_run)
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_report_too_big_for_a_page_is_an_overview_and_a_page_per_task(report_run, tmp_path,
+                                                                        monkeypatch, spark):
+    """Issue 26: when the tasks' sections weigh more than one page may
+    (5 MB), report.html is the overview, linking to report/<task>.html, one
+    page per task holding that task's section (drawn on the executors, as
+    the run draws them: the same bytes as drawn here)."""
+    import qarla_spark.report as report
+    copy = edited_copy(report_run, tmp_path)
+    one_page = build_report(report_run)
+    monkeypatch.setattr(report, "SINGLE_PAGE_BYTES", 1000)
+    target = write_report(copy, spark=spark)
+    page = open(target, encoding="utf-8").read()
+    assert 'class="task"' not in page and 'id="overview"' in page
+    assert '<a href="report/news.html#task-news">news</a>' in page
+    assert '<a href="report/chat-two.html#task-chat-two">chat two</a>' in page
+    pages = sorted(os.listdir(os.path.join(copy, "report")))
+    assert pages == ["chat-two.html", "news.html"]
+    for name, ident in (("news.html", "task-news"), ("chat-two.html", "task-chat-two")):
+        text = open(os.path.join(copy, "report", name), encoding="utf-8").read()
+        assert text.count('class="task"') == 1 and f'id="{ident}"' in text
+        section = text.split(f'<section id="{ident}"', 1)[1].split("</main>", 1)[0]
+        assert f'<section id="{ident}"{section}' in one_page     # the same section
+        assert '<a href="../report.html">' in text
+    assert not [f for f in os.listdir(copy) if f.startswith(".report-parts")]
+
+
 def test_qarla_report_without_a_run_says_one_line(tmp_path, capsys):
     from qarla_spark.cli import main
     assert main(["report", str(tmp_path / "nothing")]) == 2
@@ -251,12 +279,13 @@ def test_the_report_is_written_piece_by_piece_and_never_left_half_written(tmp_pa
     target.unlink()
     import qarla_spark.report as report
 
-    def broken(view):
+    def broken(view, k):
         raise RuntimeError("interrupted while drawing")
-    monkeypatch.setattr(report, "task_section", broken)
+    monkeypatch.setattr(report, "task_part", broken)
     with pytest.raises(RuntimeError):
         write_report(run_dir, str(target), info=info)
-    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("r.html")]
+    assert not [p.name for p in tmp_path.iterdir()
+                if p.name.startswith(("r.html", ".report-parts"))]
 
 
 def test_partition_columns_are_read_as_strings(tmp_path):

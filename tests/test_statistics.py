@@ -343,3 +343,36 @@ def test_the_family_adjustment_controls_the_familywise_error():
         raw_hits += (p < 0.05).any()
     assert adjusted_hits / n_seeds <= 0.08, adjusted_hits / n_seeds
     assert raw_hits / n_seeds >= 0.15, raw_hits / n_seeds
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 5), st.integers(0, 2 ** 31), st.booleans())
+def test_every_systems_means_at_once_equal_one_system_at_a_time(n_topics, n_systems, seed,
+                                                                 big_dens):
+    """grouped_ratio_means / grouped_real_means (every system of a
+    correlation's group at once) give the bits of weighted_ratio_means /
+    weighted_real_means over each system's own topics."""
+    rng = np.random.default_rng(seed)
+    rows = [(t, s) for t in range(n_topics) for s in range(n_systems) if rng.random() < 0.7]
+    if not rows:
+        return
+    t_idx, s_idx = [r[0] for r in rows], [r[1] for r in rows]
+    dens = rng.choice([6, 990, 2 ** 40 + 3] if big_dens else [6, 18, 990], len(rows))
+    nums = [int(rng.integers(0, d + 1)) for d in dens]
+    values = rng.normal(size=len(rows)) * 10.0 ** rng.integers(-3, 4, len(rows))
+    weights = rng.poisson(1.0, size=(30, n_topics)).astype(np.int64)
+    got_r = rs.grouped_ratio_means(nums, dens, (t_idx, s_idx), n_systems, weights)
+    got_v = rs.grouped_real_means(values, (t_idx, s_idx), n_systems, weights)
+    for s in range(n_systems):
+        mine = [i for i, r in enumerate(rows) if r[1] == s]
+        if not mine:
+            assert np.isnan(got_r[:, s]).all() and np.isnan(got_v[:, s]).all()
+            continue
+        cols = [t_idx[i] for i in mine]
+        want_r = rs.weighted_ratio_means(np.asarray([nums[i] for i in mine])[:, None],
+                                         np.asarray([dens[i] for i in mine]),
+                                         weights[:, cols])[:, 0]
+        want_v = rs.weighted_real_means(np.asarray([values[i] for i in mine])[:, None],
+                                        weights[:, cols])[:, 0]
+        assert got_r[:, s].view(np.int64).tolist() == want_r.view(np.int64).tolist()
+        assert got_v[:, s].view(np.int64).tolist() == want_v.view(np.int64).tolist()

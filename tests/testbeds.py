@@ -155,28 +155,30 @@ def spark_frames(spark, sims, summaries):
 
 
 def evaluate(s_df, m_df, metrics, sets=(), singles=True, detailed=None, triples="standard",
-             seed=13, n_orders=20, method="auto"):
+             seed=13, n_orders=20, method="auto", judgments=None, baselines=("R-1.a", "R-2.a")):
     """The QARLA tables of some metric sets (lists of names) over a testbed,
-    as the stage builds them: a topic cube, the seeded orders of the JACK
-    curve, one :class:`~qarla_spark.stages.qarla_tables.Evaluation`.
-    ``detailed``: the sets with QUEEN/JACK rows (default: all of them)."""
+    as the stage builds them (:func:`~qarla_spark.stages.qarla.evaluate_sets`
+    over a topic cube). ``detailed``: the sets with QUEEN/JACK rows
+    (default: all of them); ``orange`` holds ORANGE(QUEEN), ``orange_plain``
+    ORANGE of the plain scores."""
     from types import SimpleNamespace
 
-    from qarla_spark.measures.metric_sets import MetricSet
-    from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
-    from qarla_spark.spark.cube import TopicCube
-    from qarla_spark.stages.qarla import task_orders
-    from qarla_spark.stages.qarla_tables import Evaluation
+    from pyspark.sql import functions as F
 
-    cube = TopicCube.build(s_df, m_df, metrics).restrict(MIN_MODELS_QUEEN)
+    from qarla_spark.measures.metric_sets import MetricSet
+    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.qarla import evaluate_sets
+
+    cube = TopicCube.build(s_df, m_df, metrics)
     chosen = ([MetricSet([m]) for m in metrics] if singles else []) + \
         [MetricSet(s) for s in sets]
-    detailed = chosen if detailed is None else [MetricSet(d) for d in detailed]
-    orders = task_orders(cube, n_orders, seed) if detailed else {}
-    ev = Evaluation(cube, chosen, detailed, triples, method, orders)
-    return SimpleNamespace(evaluation=ev, cube=cube, queen=ev.queen(), king=ev.king(),
-                           orange=ev.orange(), systems=ev.systems(), jack=ev.jack(),
-                           jack_curve=ev.jack_curve(), peer_scores=ev.peer_scores())
+    detailed = None if detailed is None else [MetricSet(d) for d in detailed]
+    ev = evaluate_sets(cube, chosen, detailed, judgments, triples, method, None, n_orders,
+                       seed, baselines)
+    out = dict(ev.tables)
+    out["orange_plain"] = out["orange"].filter(F.col("score") == "plain")
+    out["orange"] = out["orange"].filter(F.col("score") == "QUEEN")
+    return SimpleNamespace(evaluation=ev, cube=ev.cube, **out)
 
 
 def stage_config(**options):

@@ -58,14 +58,19 @@ class CheckedInput:
     #: bytes read
     size: int
 
-    def testbed(self, spark) -> Testbed:
+    def testbed(self, spark, write=None) -> Testbed:
         """The canonical tables on Spark (equal to :func:`load_testbed`'s).
         The tables move to Spark: this object lets go of them (a run's
         driver would otherwise hold every summary until it ends), so it
-        gives the testbed once."""
+        gives the testbed once. ``write(name, table)``, if given, gets the
+        run's tables ``summaries``, ``judgments``, ``sources`` and
+        ``problems`` as Arrow first (the driver writes them: no Spark job)."""
         if self.tables is None:
             raise RuntimeError("the checked rows were already handed to Spark")
         from qarla_spark.memory import release_freed_memory
+        if write is not None:
+            for name in ("summaries", "judgments", "sources", "problems"):
+                write(name, getattr(self.tables, name))
         tables, self.tables = self.tables, None
         testbed = testbed_from_tables(spark, tables)
         del tables

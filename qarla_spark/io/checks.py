@@ -52,10 +52,16 @@ STATS_FIELDS = ("n_topics", "models_min", "models_median", "models_max",
                 "n_model_summarizers", "n_peer_systems", "n_summaries", "n_model_summaries",
                 "n_peer_summaries", "n_topics_with_sources", "criteria", "criterion_counts")
 
+#: the topics the QARLA stage leaves out, per reason (``queen``: fewer than 3
+#: models; ``king``: 3 models or no peer): how many, and the first
+#: :data:`SKIPPED_SHOWN` of them by name
+SKIPPED_FIELDS = ("n_skipped_queen", "skipped_queen", "n_skipped_king", "skipped_king")
+SKIPPED_SHOWN = 10
+
 #: the rows :func:`check_task` returns: ``kind`` is stats or problem
 TASK_FIELDS = ("kind", "task") + STATS_FIELDS[:-2] + (
     "criteria", "criterion_counts", "severity", "file", "line", "unit", "field", "message",
-    "problem_kind", "detail", "subject")
+    "problem_kind", "detail", "subject") + SKIPPED_FIELDS
 
 
 def _first(value):
@@ -249,8 +255,25 @@ def check_task(profiles: Iterable[Record]) -> List[Record]:
             n_peer_summaries=sum(n_peers),
             n_topics_with_sources=sum(bool(p["has_sources"]) for p in topics),
             criteria=sorted(counts), criterion_counts=[counts[c] for c in sorted(counts)])
+        for reason, names in skipped_topics(topics).items():
+            stats[f"n_skipped_{reason}"] = len(names)
+            stats[f"skipped_{reason}"] = names[:SKIPPED_SHOWN]
         rows.append(stats)
     return rows
+
+
+def skipped_topics(profiles: Sequence[Record]) -> Dict[str, List[str]]:
+    """Per reason (``queen``: fewer than 3 models, no QUEEN; ``king``: 3
+    models or no peer, no KING), the names of the topics (with summaries)
+    the QARLA stage leaves out, sorted."""
+    out: Dict[str, List[str]] = {}
+    for p in profiles:
+        n_models, n_peers = int(p["n_models"]), int(p["n_peers"])
+        if n_models < MIN_MODELS_QUEEN:
+            out.setdefault("queen", []).append(p["topic"])
+        elif n_models < MIN_MODELS_KING or n_peers < 1:
+            out.setdefault("king", []).append(p["topic"])
+    return {reason: sorted(names) for reason, names in out.items()}
 
 
 # ---------------------------------------------------------------------------

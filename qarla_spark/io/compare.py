@@ -13,9 +13,17 @@ import numpy as np
 
 def read_sorted(path: str):
     """A Parquet table as a pandas frame in a canonical row order (sorted by
-    its non-float columns, then its float columns, as text)."""
+    its non-float columns, then its float columns, as text). A map column's
+    entries are put in key order: a Parquet map has no order (Spark writes
+    one from a Java hash map's, the driver in key order)."""
     import pandas as pd
-    frame = pd.read_parquet(path)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    table = pq.read_table(path)
+    frame = table.to_pandas()
+    for field in table.schema:
+        if pa.types.is_map(field.type):
+            frame[field.name] = [None if v is None else sorted(v) for v in frame[field.name]]
     for c in frame.columns:
         if isinstance(frame[c].dtype, pd.CategoricalDtype):   # partition columns
             frame[c] = frame[c].astype(str)

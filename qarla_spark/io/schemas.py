@@ -102,7 +102,9 @@ def _checked_schema(fields) -> StructType:
                  models=ArrayType(StringType(), True), peers=ArrayType(StringType(), True),
                  criteria=ArrayType(StringType(), True),
                  criterion_counts=ArrayType(LongType(), True),
-                 models_median=DoubleType())
+                 models_median=DoubleType(),
+                 skipped_queen=ArrayType(StringType(), True),
+                 skipped_king=ArrayType(StringType(), True))
     return StructType([StructField(name, types.get(name, LongType()), True) for name in fields])
 
 

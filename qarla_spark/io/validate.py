@@ -174,6 +174,10 @@ class TaskStats:
     n_peer_summaries: int
     n_topics_with_sources: int
     judgments: Dict[str, int] = field(default_factory=dict)
+    #: the topics the QARLA stage leaves out, per reason (``queen``: fewer
+    #: than 3 models; ``king``: 3 models or no peer): (how many, the first
+    #: names in name order)
+    skipped: Dict[str, Tuple[int, List[str]]] = field(default_factory=dict)
 
     def describe(self) -> str:
         median = (int(self.models_median) if float(self.models_median).is_integer()
@@ -277,7 +281,7 @@ def build_testbed(raw) -> Testbed:
     topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
                            .applyInPandas(checks.topic_frame, checked_topic_schema()))
     tasks = cache.persist(topics.filter(kind == "profile")
-                          .select("task", *checks.PROFILE_FIELDS).groupBy("task")
+                          .select("task", "topic", *checks.PROFILE_FIELDS).groupBy("task")
                           .applyInPandas(checks.task_frame, checked_task_schema()))
 
     def problems_of(frame):
@@ -306,8 +310,20 @@ def stats_from_rows(rows: Iterable) -> List[TaskStats]:
             task=r["task"], **{f: (float(r[f]) if f == "models_median" else int(r[f]))
                                for f in checks.STATS_FIELDS[:-2]},
             judgments={c: int(n) for c, n in zip(r["criteria"] or (),
-                                                 r["criterion_counts"] or ())}))
+                                                 r["criterion_counts"] or ())},
+            skipped={reason: (int(r[f"n_skipped_{reason}"]), list(r[f"skipped_{reason}"]))
+                     for reason in ("queen", "king")
+                     if _present(r, f"n_skipped_{reason}")}))
     return stats
+
+
+def _present(row, key: str) -> bool:
+    """A row's count is there (not null, not NaN)."""
+    try:
+        value = row[key]
+    except (KeyError, ValueError):
+        return False
+    return value is not None and value == value
 
 
 def task_stats(testbed: Testbed) -> List[TaskStats]:

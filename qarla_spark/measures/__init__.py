@@ -9,15 +9,19 @@ topic contributes, and the exact arithmetic that combines topics.
 - :mod:`~qarla_spark.measures.queen`: QUEEN of many sets as integer counts,
   KING's cases;
 - :mod:`~qarla_spark.measures.jack`: JACK's covering pairs and growth curve;
-- :mod:`~qarla_spark.measures.qarla_topic`: every count of one topic the
-  QARLA stage aggregates;
+- :mod:`~qarla_spark.measures.qarla_task`: what the QARLA stage computes
+  once per task from its topics' counts (KING, ORANGE, system scores,
+  correlations, the human-summariser test);
 - :mod:`~qarla_spark.measures.king`: KING from its cases, Wilson's interval;
 - :mod:`~qarla_spark.measures.plain`: plain scores (ORANGE's baseline);
 - :mod:`~qarla_spark.measures.clustering`: the agglomerative clustering,
   representatives, subsets;
 - :mod:`~qarla_spark.measures.agreement`: correlations, exact rankings, the
   human-summariser test;
-- :mod:`~qarla_spark.measures.hbr`: HBR's scores, masks and split counts.
+- :mod:`~qarla_spark.measures.hbr`: HBR's scores, masks, split counts, the
+  sample's keys (Spark's xxhash64), AUC counts;
+- :mod:`~qarla_spark.measures.resampling`: bootstrap weights, intervals and
+  sign-flip tests.
 
 The stages (:mod:`qarla_spark.stages`) run these over the topic cube with
 Spark.

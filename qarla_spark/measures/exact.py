@@ -116,3 +116,77 @@ class Mean:
         for den, s in self._by_den.items():
             num += s * (common // den)
         return Fraction(num, common * self.n)
+
+
+# ---------------------------------------------------------------------------
+# many exact means at once (numpy): sums of ratios per group
+# ---------------------------------------------------------------------------
+
+def ratio_sums(num, den, groups, n_groups: int):
+    """Σ of num[r] / den[r] over the rows r of each group, exactly, as
+    unreduced (numerators, denominators): ``num`` (N × S) or (N,) integers,
+    ``den`` (N,) positive integers, ``groups`` (N,) in [0, n_groups). The
+    numerators are (n_groups × S) — int64 when they fit, else Python
+    integers (dtype object) —, the denominators (n_groups,) Python integers
+    (the lcm of the group's denominators; 1 for a group without rows)."""
+    import numpy as np
+    num = np.asarray(num, dtype=np.int64)
+    flat = num.ndim == 1
+    num = num.reshape(-1, 1) if flat else num
+    den = np.asarray(den, dtype=np.int64)
+    groups = np.asarray(groups, dtype=np.int64)
+    n_cols = num.shape[1]
+    out_den = [1] * n_groups
+    if not len(num):
+        out = np.zeros((n_groups, n_cols), dtype=np.int64)
+        return (out[:, 0] if flat else out), np.asarray(out_den, dtype=object)
+    udens, dcode = np.unique(den, return_inverse=True)
+    cell = groups * len(udens) + dcode.ravel()
+    ucell, inv = np.unique(cell, return_inverse=True)
+    order = np.argsort(inv.ravel(), kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inv.ravel()[order]) != 0])
+    sums = np.add.reduceat(num[order], starts, axis=0)               # cells × S
+    g_of = ucell // len(udens)
+    d_of = udens[ucell % len(udens)]
+    big = False
+    parts = []
+    for g in np.unique(g_of):
+        at = np.flatnonzero(g_of == g)
+        dens = [int(d) for d in d_of[at]]
+        lcm = 1
+        for d in dens:
+            lcm = lcm * d // math.gcd(lcm, d)
+        out_den[int(g)] = lcm
+        factors = [lcm // d for d in dens]
+        top = max(factors) * int(np.abs(sums[at]).max(initial=0)) * len(at)
+        if top < 2 ** 62:
+            value = sum(sums[i] * f for i, f in zip(at, factors))
+        else:
+            big = True
+            value = sum(sums[i].astype(object) * f for i, f in zip(at, factors))
+        parts.append((int(g), value))
+    out = np.zeros((n_groups, n_cols), dtype=object if big else np.int64)
+    for g, value in parts:
+        out[g] = value
+    return (out[:, 0] if flat else out), np.asarray(out_den, dtype=object)
+
+
+def divide(nums, dens):
+    """nums / dens, correctly rounded (``dens`` per row of ``nums``, or per
+    element): float64 division when both sides are integers below 2^53
+    (exact, so the quotient is correctly rounded), else Python's integer
+    true division."""
+    import numpy as np
+    nums = np.asarray(nums)
+    dens = np.asarray(dens, dtype=object)
+    if nums.ndim == 2 and dens.ndim == 1:
+        dens = dens[:, None]
+    nums, dens = np.broadcast_arrays(nums, dens)
+    if nums.size == 0:
+        return np.zeros(nums.shape, dtype=np.float64)
+    top_n = max(abs(int(x)) for x in (nums.max(), nums.min()))
+    top_d = int(dens.max())
+    if top_n < 2 ** 53 and top_d < 2 ** 53:
+        return nums.astype(np.float64) / dens.astype(np.float64)
+    flat = [int(a) / int(b) for a, b in zip(nums.ravel(), dens.ravel())]
+    return np.asarray(flat, dtype=np.float64).reshape(nums.shape)

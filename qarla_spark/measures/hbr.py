@@ -26,6 +26,7 @@ topic, the seeded sample, H of every needed set, HBR as an exact mean).
 
 from __future__ import annotations
 
+import struct
 from typing import List, Sequence
 
 import numpy as np
@@ -92,6 +93,105 @@ def split_counts(sets, g, l, weights) -> np.ndarray:
             hit_l |= (block[:, w][:, None] & l[:, w][None, :]) != 0
         out[lo:lo + 512] = np.rint((hit_g & hit_l) @ weights).astype(np.int64)
     return out
+
+
+#: the seed Spark's ``xxhash64`` starts from
+SPARK_HASH_SEED = 42
+
+
+def spark_xxhash64(*parts, seed: int = SPARK_HASH_SEED) -> int:
+    """Spark SQL's ``xxhash64(parts...)``, as a signed 64-bit integer: each
+    part hashed with the previous hash as seed (xxHash64); an integer as
+    Spark hashes an int literal (4 bytes) or, beyond 32 bits, a long (8
+    bytes), a string as its UTF-8 bytes. (Tested equal to Spark's.)"""
+    import xxhash
+    h = seed & 0xFFFFFFFFFFFFFFFF
+    for p in parts:
+        if isinstance(p, str):
+            data = p.encode("utf-8")
+        elif -2 ** 31 <= int(p) < 2 ** 31:
+            data = struct.pack("<i", int(p))
+        else:
+            data = struct.pack("<q", int(p))
+        h = xxhash.xxh64_intdigest(data, seed=h)
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+def pair_keys(seed: int, task: str, topic: str, first: Sequence[str],
+              second: Sequence[str]) -> np.ndarray:
+    """The sampling key of each ordered pair (first[i], second[i]) of a
+    topic: ``xxhash64(seed, task, topic, s, s2)`` (int64), the key HBR's
+    sample is drawn by (the pairs of a task with the smallest keys)."""
+    import xxhash
+    base = spark_xxhash64(seed, task, topic) & 0xFFFFFFFFFFFFFFFF
+    out = np.empty(len(first), dtype=np.int64)
+    memo = {}
+    for i, (a, b) in enumerate(zip(first, second)):
+        h = memo.get(a)
+        if h is None:
+            h = memo[a] = xxhash.xxh64_intdigest(a.encode("utf-8"), seed=base)
+        h = xxhash.xxh64_intdigest(b.encode("utf-8"), seed=h)
+        out[i] = h - (1 << 64) if h >= 1 << 63 else h
+    return out
+
+
+def smallest_pairs(keys, topics, first, second, n: int) -> np.ndarray:
+    """The positions of the ``n`` pairs with the smallest (key, topic,
+    first, second) — the order HBR's sample is drawn in (the same as Spark's
+    ``orderBy`` of those columns: signed keys, strings by code point) — in
+    that order."""
+    return np.lexsort((np.asarray(second, dtype=object), np.asarray(first, dtype=object),
+                       np.asarray(topics, dtype=object),
+                       np.asarray(keys, dtype=np.int64)))[:int(n)]
+
+
+def spark_greater(a, b) -> np.ndarray:
+    """``a > b`` as Spark SQL compares doubles: NaN is greater than every
+    other value (and equal to NaN)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    na, nb = np.isnan(a), np.isnan(b)
+    return np.where(na | nb, na & ~nb, a > b)
+
+
+def spark_equal(a, b) -> np.ndarray:
+    """``a = b`` as Spark SQL compares doubles (NaN equals NaN)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    na, nb = np.isnan(a), np.isnan(b)
+    return np.where(na | nb, na & nb, a == b)
+
+
+def ntile(n: int, buckets: int) -> np.ndarray:
+    """Spark's ``ntile(buckets)`` over ``n`` ordered rows: the 1-based bucket
+    of each row — the first ``n % buckets`` buckets hold one row more than
+    the others (fewer rows than buckets: one row per bucket)."""
+    q, r = divmod(int(n), int(buckets))
+    sizes = [q + 1] * r + [q] * (buckets - r)
+    return np.repeat(np.arange(1, buckets + 1), sizes)[:n].astype(np.int32)
+
+
+def auc_counts(values, judged) -> tuple:
+    """(wins2 per measure, pairs) of one topic and criterion (SPEC §9): over
+    the ordered pairs (s, s') of scored summaries, each human score q of s
+    and q' of s' with q > q' (a summary judged twice counts twice),
+    wins2 = 2·#[x(s) > x(s')] + #[x(s) = x(s')], compared as Spark compares
+    doubles. ``values`` (summaries × measures), ``judged[i]``: summary i's
+    human scores (empty: not judged)."""
+    first, second = [], []
+    for a, qa in enumerate(judged):
+        for b, qb in enumerate(judged):
+            if a == b:
+                continue
+            for q1 in qa:
+                for q2 in qb:
+                    if q1 > q2:
+                        first.append(a)
+                        second.append(b)
+    values = np.asarray(values, dtype=np.float64)
+    if not first:
+        return np.zeros(values.shape[1], dtype=np.int64), 0
+    x1, x2 = values[first], values[second]
+    wins2 = (2 * spark_greater(x1, x2) + spark_equal(x1, x2)).sum(axis=0)
+    return wins2.astype(np.int64), len(first)
 
 
 def hbr_measures(metrics: Sequence[str], chosen=None) -> List[str]:

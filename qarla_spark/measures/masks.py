@@ -91,6 +91,14 @@ def topic_sample_masks(roles: Sequence[str], values: np.ndarray, triples: str = 
     return e, m, m1, m2, pack(passes)
 
 
+def topic_samples(roles: Sequence[str], values: np.ndarray, triples: str = "standard"):
+    """The QUEEN samples of one topic with their pass bits unpacked:
+    ``(e, m, m1, m2, passes)``, ``passes`` (samples × metrics) boolean — what
+    :func:`topic_sample_masks` packs and :func:`peer_sample_bits` keeps the
+    peers' rows of, computed once for both."""
+    return _samples(roles, values, triples, np.arange(values.shape[0]))
+
+
 def peer_sample_bits(roles: Sequence[str], values: np.ndarray,
                      triples: str = "standard") -> np.ndarray:
     """The pass bits of the peers' samples of one topic, (samples × metrics)

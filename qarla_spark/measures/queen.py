@@ -24,7 +24,23 @@ from typing import Optional
 import numpy as np
 
 from qarla_spark.measures import thresholds
-from qarla_spark.measures.masks import WORD_BITS, set_indices, topic_sample_masks
+from qarla_spark.measures.masks import WORD_BITS, n_words, pack, set_indices, topic_samples
+from qarla_spark.measures.masks import set_words as set_words_of
+
+
+def _set_indices(words: np.ndarray):
+    """:func:`~qarla_spark.measures.masks.set_indices`, remembered for the
+    last families (every topic of a round asks for the same sets)."""
+    key = (words.shape, words.tobytes())
+    found = _INDICES.get(key)
+    if found is None:
+        if len(_INDICES) > 8:
+            _INDICES.clear()
+        found = _INDICES[key] = set_indices(words)
+    return found
+
+
+_INDICES: dict = {}
 
 #: the one-pass ("zeta") method handles families of sets whose metrics number
 #: at most this (2^12 mask counts per summary and held-out model).
@@ -45,7 +61,8 @@ def superset_sums(hist):
     return out
 
 
-def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto"):
+def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto",
+                 samples=None):
     """Integer counts behind QUEEN for one topic and every metric set.
 
     Returns ``peers``, ``models`` (summary indices) and
@@ -65,12 +82,24 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     peers = np.flatnonzero(roles == "peer")
     models = np.flatnonzero(roles == "model")
     n = len(roles)
-    e, m, m1, m2, words = topic_sample_masks(roles, values, triples)
+    words = None
     n_sets = len(set_words)
     set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
-        else np.zeros((0, words.shape[1]), dtype=np.int64)
-    indices = set_indices(set_words)
+        else np.zeros((0, n_words(values.shape[2])), dtype=np.int64)
+    indices = _set_indices(set_words)
     used = sorted({i for idx in indices for i in idx})
+    if samples is None and used and len(used) < values.shape[2]:
+        # the sets' metrics only: the samples' tests of the other metrics
+        # would count for nothing (the first round's singles use them all)
+        pos = {i: j for j, i in enumerate(used)}
+        indices = [[pos[i] for i in idx] for idx in indices]
+        set_words = np.asarray([set_words_of(idx, len(used)) for idx in indices],
+                               dtype=np.int64).reshape(n_sets, -1)
+        values = values[:, :, used]
+        used = list(range(len(used)))
+    if samples is None:
+        samples = topic_samples(roles, values, triples)
+    e, m, m1, m2, passes = samples
     if method == "auto":
         method = "zeta" if len(used) <= ZETA_MAX_BITS and n_sets > 2 * len(used) else "direct"
     if method not in ("direct", "zeta"):
@@ -80,6 +109,7 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     n_eh = np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)[peers] \
         if len(models) else np.zeros((len(peers), 0), dtype=np.int64)
     if method == "zeta":
+        words = pack(passes)
         if len(used) > ZETA_MAX_BITS:
             raise ValueError(f"the zeta method handles at most {ZETA_MAX_BITS} metrics, "
                              f"these sets use {len(used)}")
@@ -104,14 +134,22 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     bounds = np.searchsorted(e[order], np.arange(n + 1))
     contains_m = np.stack(contains, axis=1) if len(models) else np.zeros((len(e), 0), bool)
     peer_pos = {int(a): k for k, a in enumerate(peers)}
+    singles = all(len(idx) == 1 for idx in indices)
     for lo_set in range(0, n_sets, 256):   # memory ~ samples × 256 whatever n_sets
         block = set_words[lo_set:lo_set + 256]
-        ok = np.ones((len(e), len(block)), dtype=bool)
-        for w in range(block.shape[1]):
-            x = block[:, w][None, :]
-            ok &= (words[:, w][:, None] & x) == x
+        if singles:       # a set of one metric: its samples' pass bits themselves
+            ok = passes[:, [idx[0] for idx in indices[lo_set:lo_set + 256]]]
+        else:
+            if words is None:
+                words = pack(passes)
+            ok = np.ones((len(e), len(block)), dtype=bool)
+            for w in range(block.shape[1]):
+                x = block[:, w][None, :]
+                ok &= (words[:, w][:, None] & x) == x
         ok = ok[order]
-        sums = np.add.reduceat(ok.astype(np.int64), bounds[:-1], axis=0) if len(e) \
+        if len(e) and bounds[-2] >= len(e):    # the last summaries have no sample
+            ok = np.vstack([ok, np.zeros((1, ok.shape[1]), dtype=bool)])
+        sums = np.add.reduceat(ok, bounds[:-1], axis=0, dtype=np.int64) if len(e) \
             else np.zeros((n, len(block)), dtype=np.int64)
         sums[bounds[:-1] == bounds[1:]] = 0          # summaries without samples
         pass_e[:, lo_set:lo_set + 256] = sums
@@ -149,14 +187,14 @@ class QueenCounts:
 
 
 def queen_counts(roles, values, set_words, triples: str = "standard",
-                 method: str = "auto") -> Optional[QueenCounts]:
+                 method: str = "auto", samples=None) -> Optional[QueenCounts]:
     """:class:`QueenCounts` of one topic (None when it has fewer than
     :data:`~thresholds.MIN_MODELS_QUEEN` models)."""
     roles = np.asarray(roles)
     models = np.flatnonzero(roles == "model")
     if not thresholds.queen_defined(len(models)):
         return None
-    c = topic_counts(roles, values, set_words, triples, method)
+    c = topic_counts(roles, values, set_words, triples, method, samples)
     peers = c["peers"]
     out = dict(peers=peers, models=models, full_num=c["pass_e"][peers],
                full_den=c["n_e"][peers])

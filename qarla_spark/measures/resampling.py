@@ -207,6 +207,98 @@ def weighted_real_means(values, weights) -> np.ndarray:
     return _divide(sums, counts * (1 << -base))
 
 
+def _real_sums(values, weights):
+    """(sums, base): the exact Σ_t w_bt·values[t, s] of finite doubles as
+    Python integers, sums · 2^base (the integers cut in 28-bit pieces and
+    summed by exact int64 matrix products, as :func:`weighted_real_means`)."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.int64)
+    mant, expo = np.frexp(values)
+    ints = (mant * 2.0 ** 53).astype(np.int64)
+    expo = expo.astype(np.int64) - 53
+    nonzero = ints != 0
+    base = int(expo[nonzero].min()) if nonzero.any() else 0
+    shift = np.where(nonzero, expo - base, 0)
+    negative = ints < 0
+    magnitude = np.abs(ints)
+    sums = np.zeros((weights.shape[0], values.shape[1]), dtype=object)
+    top = int(shift.max(initial=0)) + 53
+    mask = (1 << _CHUNK) - 1
+    for level in range(0, top, _CHUNK):
+        lo = level - shift
+        piece = np.where(lo >= 0, magnitude >> np.clip(lo, 0, 63),
+                         magnitude << np.clip(-lo, 0, 63)) & mask
+        piece = np.where(lo <= 53, piece, 0)
+        if not piece.any():
+            continue
+        part = weights @ np.where(negative, -piece, piece)
+        sums = sums + part.astype(object) * (1 << level)
+    return sums, base
+
+
+def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
+    """(B × n_columns): for each replicate b and column s, the exact weighted
+    mean Σ w_b,t(r)·num_r/den_r / Σ w_b,t(r) over the rows r of column s
+    (``columns[r]``), each row at a topic ``topics`` position — rows given
+    as (topic position, column): :func:`weighted_ratio_means` of every
+    column at once, the same numbers (exact, rounded once). ``nums``,
+    ``dens`` per row; ``weights`` (B × T). Rows (topic, column) must be
+    distinct."""
+    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
+    nums = np.asarray(nums, dtype=np.int64)
+    dens = np.asarray(dens, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    n_topics = weights.shape[1]
+    lcms = np.ones(n_columns, dtype=object)
+    for s in range(n_columns):
+        lcm = 1
+        for d in np.unique(dens[cols == s]):
+            lcm = lcm * int(d) // math.gcd(lcm, int(d))
+        lcms[s] = lcm
+    scaled = nums.astype(object) * (lcms[cols] // dens.astype(object))
+    matrix = np.zeros((n_topics, n_columns), dtype=object)
+    count = np.zeros((n_topics, n_columns), dtype=np.int64)
+    matrix[topics, cols] = scaled
+    count[topics, cols] = 1
+    big = max((abs(int(v)) for v in scaled), default=0) * int(weights.max(initial=0)) * n_topics
+    sums = (weights @ matrix.astype(np.int64)) if big < 2 ** 62 else \
+        (weights.astype(object) @ matrix)
+    counts = (weights @ count).astype(object) * lcms[None, :]
+    out = _divide(sums, counts)
+    # where weighted_ratio_means divides in doubles (its bound on the column's
+    # sums below 2^53), so do we: the same quotients, and a 0/0 the same NaN
+    for s in range(n_columns):
+        mine = cols == s
+        w = weights[:, topics[mine]]
+        lcm = int(lcms[s])
+        bound = int(np.abs(nums[mine]).max(initial=0)) * lcm * int(w.max(initial=0)) * \
+            int(mine.sum())
+        if bound < 2 ** 53 and lcm * int(w.sum(axis=1).max(initial=0)) * lcm < 2 ** 53:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, s] = np.asarray(sums[:, s], dtype=np.float64) / \
+                    np.asarray(counts[:, s], dtype=np.float64)
+    return out
+
+
+def grouped_real_means(values, columns, n_columns: int, weights):
+    """(B × n_columns): :func:`weighted_real_means` of each column's rows at
+    once (the exact weighted mean of doubles, rounded once), rows given as
+    (topic position, column), distinct."""
+    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
+    weights = np.asarray(weights, dtype=np.int64)
+    matrix = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
+    count = np.zeros((weights.shape[1], n_columns), dtype=np.int64)
+    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
+    count[topics, cols] = 1
+    if not np.isfinite(matrix).all():
+        raise ValueError("grouped_real_means needs finite values")
+    sums, base = _real_sums(matrix, weights)
+    counts = (weights @ count).astype(object)
+    if base >= 0:
+        return _divide(sums * (1 << base), counts)
+    return _divide(sums, counts * (1 << -base))
+
+
 # ---------------------------------------------------------------------------
 # intervals and tests
 # ---------------------------------------------------------------------------

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from qarla_spark.report import html as h
 from qarla_spark.report.data import ReportError, Run, load_run, local_path
-from qarla_spark.report.sections import (FAMILY_HBR_BEST, TaskView, auc_rows, best_pearson,
+from qarla_spark.report.sections import (FAMILY_HBR_BEST, SECTIONS, TASK_TAIL, TaskView,
+                                         auc_rows, best_pearson, task_head, task_part,
                                          jack_intervals, king_intervals, king_of,
                                          problems_block, task_section)
 
@@ -91,7 +92,10 @@ def hbr_minus_best(view: TaskView) -> Dict[str, h.Cell]:
     return out
 
 
-def overview_row(view: TaskView, criteria: List[str]) -> List[Any]:
+def overview_values(view: TaskView) -> Dict[str, Any]:
+    """A task's overview row, before the run's criteria are known: its cells
+    and, per criterion, its Pearson and HBR − best cells (picklable: a
+    task's row may be drawn on an executor)."""
     jack = view.rows("jack")
     jack_value = low = high = None
     if jack is not None and view.best_set is not None:
@@ -109,22 +113,51 @@ def overview_row(view: TaskView, criteria: List[str]) -> List[Any]:
         if value is None:
             return None
         return h.Cell(h.esc(h.interval(value, lo, hi, digits)), repr(float(value)), "n")
-    return [link, ci_cell(jack_value, low, high), h.Cell(h.esc(view.best_set or "")),
-            ci_cell(king, k_low, k_high),
-            *[ci_cell(*pearson[c], 2) if c in pearson else None for c in criteria],
-            *[diffs.get(c) for c in criteria]]
+    auc = auc_rows(view)
+    criteria = set(pearson) | (set(auc["criterion"]) if auc is not None else set())
+    return {"cells": [link, ci_cell(jack_value, low, high), h.Cell(h.esc(view.best_set or "")),
+                      ci_cell(king, k_low, k_high)],
+            "pearson": {c: ci_cell(*pearson[c], 2) for c in pearson}, "diffs": diffs,
+            "criteria": sorted(criteria)}
+
+
+def overview_row(view: TaskView, criteria: List[str]) -> List[Any]:
+    return overview_cells(overview_values(view), criteria)
+
+
+def overview_cells(values: Dict[str, Any], criteria: List[str]) -> List[Any]:
+    """A task's overview row from :func:`overview_values`."""
+    return [*values["cells"], *[values["pearson"].get(c) for c in criteria],
+            *[values["diffs"].get(c) for c in criteria]]
 
 
 def overview(views: List[TaskView]) -> str:
     if not views:
         return h.section("overview", "Overview", h.note("This run has no task."), 2)
-    criteria = _criteria(views)
+    values = []
+    for v in views:
+        values.append(overview_values(v))
+        v.run.forget(v.task)
+    return overview_of(values)
+
+
+def overview_of(values: List[Dict[str, Any]], link_to=None) -> str:
+    """The overview section from the tasks' :func:`overview_values`, in
+    order (``link_to(i)``: where task i's link points, default its section
+    on this page)."""
+    if not values:
+        return h.section("overview", "Overview", h.note("This run has no task."), 2)
+    criteria = sorted({c for v in values for c in v["criteria"]})
     headers = ["task", "JACK", "best set", "KING", *[f"Pearson {c}" for c in criteria],
                *[f"HBR − best {c}" for c in criteria]]
     rows = []
-    for v in views:
-        rows.append(overview_row(v, criteria))
-        v.run.forget(v.task)
+    for i, v in enumerate(values):
+        row = overview_cells(v, criteria)
+        if link_to is not None:
+            link = row[0]
+            row[0] = h.Cell(link.shown.replace('href="#', f'href="{h.esc(link_to(i))}#', 1),
+                            link.sort, link.cls)
+        rows.append(row)
     tab = h.table(headers, rows, table_id="overview-table")
     text = ("<p>One row per task: JACK (how reliable the testbed is), the best metric set "
             "and its KING (how well it recognises human references), with 95% intervals; "
@@ -134,10 +167,18 @@ def overview(views: List[TaskView]) -> str:
     return h.section("overview", "Overview", text + tab, 2)
 
 
+#: the most the sections of a run's tasks may weigh on one page: beyond it
+#: (many tasks), report.html is the overview and each task has a page of its
+#: own, report/<task>.html
+SINGLE_PAGE_BYTES = 5 * 2 ** 20
+#: the folder of the tasks' pages, beside report.html
+PAGES_DIR = "report"
+
+
 def report_pieces(run_dir: str, info: Optional[Dict[str, Any]] = None,
                   shown_path: Optional[str] = None) -> Iterator[str]:
-    """The HTML of the report of the run in ``run_dir``, in pieces: the
-    page's start, the overview, the input problems, each task's section,
+    """The HTML of a one-page report of the run in ``run_dir``, in pieces:
+    the page's start, the overview, the input problems, each task's section,
     the page's end. A task's rows are read for its overview row and its
     section, and dropped after each (``info`` replaces its ``run.json``
     when given; ``shown_path``: the directory the header names). A run
@@ -159,36 +200,155 @@ def _pieces(run: Run, shown_path: Optional[str]) -> Iterator[str]:
 
 def build_report(run_dir: str, info: Optional[Dict[str, Any]] = None,
                  shown_path: Optional[str] = None) -> str:
-    """The HTML of the report (:func:`report_pieces` joined)."""
+    """The HTML of a one-page report (:func:`report_pieces` joined)."""
     return "".join(report_pieces(run_dir, info, shown_path))
 
 
+def draw_parts(run_dir: str, info: Optional[Dict[str, Any]],
+               units: List[Tuple[int, str, str, int]], parts: str
+               ) -> List[Tuple[int, int, Optional[Dict[str, Any]], int]]:
+    """Draw parts of a run's tasks' sections (``units``: (task position,
+    name, section id, part: -1 for the task's overview row and the head of
+    its section, else an index of :data:`~qarla_spark.report.sections.
+    SECTIONS`)), each into ``parts/<position>-<part>.html``; returns
+    (position, part, the task's :func:`overview_values` for part -1, the
+    bytes written). Pure of Spark: run in the driver, or on executors that
+    see ``run_dir``."""
+    run = load_run(run_dir, info)
+    out = []
+    for i, task, ident, k in units:
+        view = TaskView(run, task, ident)
+        values = overview_values(view) if k < 0 else None
+        text = (task_head(view) if k < 0 else task_part(view, k)).encode("utf-8")
+        with open(os.path.join(parts, f"{i}-{k}.html"), "wb") as handle:
+            handle.write(text)
+        out.append((i, k, values, len(text)))
+    return out
+
+
 def write_report(run_dir: str, out_file: Optional[str] = None,
-                 info: Optional[Dict[str, Any]] = None, shown_path: Optional[str] = None) -> str:
-    """Write the report (default ``RUN_DIR/report.html``) piece by piece
-    into a temporary file renamed when complete; returns its path."""
-    pieces = report_pieces(run_dir, info, shown_path)
+                 info: Optional[Dict[str, Any]] = None, shown_path: Optional[str] = None,
+                 spark=None) -> str:
+    """Write the report of a run (default ``RUN_DIR/report.html``) and
+    return its path: one page while the tasks' sections weigh at most
+    :data:`SINGLE_PAGE_BYTES`, else an overview page linking to one page per
+    task (``report/<task>.html``). The tasks are drawn in parallel on
+    ``spark``'s executors when they see the run's folder (a local master),
+    else here one after the other; the pages are written into temporary
+    files renamed when complete."""
+    import shutil
+    import tempfile
+    run = load_run(run_dir, info)
+    views = task_views(run)
     target = out_file or os.path.join(local_path(run_dir) or run_dir, REPORT_FILE)
-    tmp = f"{target}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
+    folder = os.path.dirname(os.path.abspath(target))
+    parts = tempfile.mkdtemp(prefix=".report-parts-", dir=folder)
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for piece in pieces:
-                handle.write(piece)
-        os.replace(tmp, target)
+        units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
+                 for k in range(-1, len(SECTIONS))]
+        if spark is not None and _executors_see_files(spark) and units:
+            drawn = _draw_on_spark(spark, run.path, run.info, units, parts)
+        else:
+            drawn = draw_parts(run.path, run.info, units, parts)
+        drawn.sort(key=lambda t: (t[0], t[1]))
+        values = [v for _, k, v, _ in drawn if k < 0]
+        title = f"qarla_spark report: {', '.join(v.task for v in views)}"
+        top = header(run, shown_path)
+        one_page = sum(size for _, _, _, size in drawn) <= SINGLE_PAGE_BYTES
+
+        def body(out, i):
+            for k in range(-1, len(SECTIONS)):
+                with open(os.path.join(parts, f"{i}-{k}.html"), "rb") as handle:
+                    shutil.copyfileobj(handle, out)
+            out.write(TASK_TAIL.encode("utf-8"))
+
+        if one_page:
+            _write_page(target, [h.page_start(title, top), overview_of(values),
+                                 problems_block(run)],
+                        [lambda out: [body(out, i) for i in range(len(views))]])
+        else:
+            pages = os.path.join(folder, PAGES_DIR)
+            os.makedirs(pages, exist_ok=True)
+            names = _page_names([v.task for v in views])
+            for i, name, view in zip(range(len(views)), names, views):
+                _write_page(os.path.join(pages, name),
+                            [h.page_start(f"qarla_spark report: {view.task}", top),
+                             f'<p><a href="../{h.esc(os.path.basename(target))}">'
+                             "← overview of every task</a></p>"],
+                            [lambda out, i=i: body(out, i)])
+            _write_page(target, [h.page_start(title, top),
+                                 overview_of(values, lambda i: f"{PAGES_DIR}/{names[i]}"),
+                                 problems_block(run)], [])
+    finally:
+        shutil.rmtree(parts, ignore_errors=True)
+    return target
+
+
+def _page_names(tasks: List[str]) -> List[str]:
+    """A file name per task (its slug; distinct)."""
+    used, out = set(), []
+    for task in tasks:
+        name = h.slug(task)
+        while name in used:
+            name += "-"
+        used.add(name)
+        out.append(f"{name}.html")
+    return out
+
+
+def _write_page(path: str, head: List[str], bodies) -> None:
+    """A page: ``head`` pieces, then what each of ``bodies`` writes, then the
+    page's end — into a temporary file renamed when complete."""
+    tmp = f"{path}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
+    try:
+        with open(tmp, "wb") as out:
+            for piece in head:
+                out.write(piece.encode("utf-8"))
+            for write in bodies:
+                write(out)
+            out.write(h.page_end().encode("utf-8"))
+        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    return target
 
 
-def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None) -> None:
+def _executors_see_files(spark) -> bool:
+    """Spark's executors share this machine's file system (a local master)."""
+    return str(spark.sparkContext.master).startswith("local")
+
+
+def _draw_on_spark(spark, run_dir: str, info, units, parts):
+    """:func:`draw_parts` on the executors, the parts spread over the
+    partitions one Spark job has (their figures drawn in parallel)."""
+    import pandas as pd
+
+    from qarla_spark.spark import rounds as rd
+    from qarla_spark.spark.partitioning import topic_partitions
+    n = max(1, min(len(units), topic_partitions(spark)))
+    frame = spark.createDataFrame(pd.DataFrame({
+        "key": [f"{i}-{k}" for i, _, _, k in units], "kind": "part",
+        "data": [rd.dumps(u) for u in units]}), rd.ENVELOPE)
+    context = rd.broadcast(spark, {"run_dir": run_dir, "info": info, "parts": parts})
+
+    def draw(key, items, ctx):
+        done = draw_parts(ctx["run_dir"], ctx["info"], [v for _, v in items], ctx["parts"])
+        return [(key, "drawn", d) for d in done]
+
+    return [value for _, _, value in rd.collect(rd.reduce_by_key(frame, draw, n, context),
+                                                ["drawn"])]
+
+
+def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None,
+                        spark=None) -> None:
     """``report.html`` into a run's folder before the run is complete
     (:meth:`RunDirectory.commit`): the staging folder, after its run.json
     and before the rename, or the run's folder before its run.json (a run
     committed in place); ``info``: what run.json says (default: read
-    there). Runs on other file systems (hdfs://...) get none; a failure is
-    a warning, not a lost run (``qarla report`` rebuilds it)."""
+    there); ``spark``: its executors draw the tasks. Runs on other file
+    systems (hdfs://...) get none; a failure is a warning, not a lost run
+    (``qarla report`` rebuilds it)."""
     import re
     import warnings
     path = local_path(staging)
@@ -196,7 +356,7 @@ def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None) -> 
         return
     shown = re.sub(r"\.incomplete-[^/]*$", "", path)
     try:
-        write_report(path, shown_path=shown, info=info)
+        write_report(path, shown_path=shown, info=info, spark=spark)
     except Exception as exc:  # noqa: BLE001
         from qarla_spark.stages.qarla import QarlaWarning
         warnings.warn(f"report.html was not written ({type(exc).__name__}: {exc}); rebuild it "

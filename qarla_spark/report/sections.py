@@ -585,10 +585,25 @@ def guarded(func: Callable[[TaskView], str], view: TaskView) -> str:
         return note(f"This section could not be drawn: {type(exc).__name__}: {exc}")
 
 
-def task_section(view: TaskView) -> str:
-    parts = [section(view.sub(key), title, guarded(func, view))
-             for key, _, title, func in SECTIONS]
+def task_head(view: TaskView) -> str:
+    """A task's section up to its parts: its title and their links."""
     nav = " ".join(f'<a href="#{view.sub(key)}">{esc(link)}</a>'
                    for key, link, _, _ in SECTIONS)
     return (f'<section id="{esc(view.ident)}" class="task"><h2>Task {esc(view.task)}</h2>'
-            f'<nav class="toc">{nav}</nav>{"".join(parts)}</section>')
+            f'<nav class="toc">{nav}</nav>')
+
+
+def task_part(view: TaskView, k: int) -> str:
+    """Part ``k`` of :data:`SECTIONS` of a task's section (drawn alone: the
+    parts of a run's tasks may be drawn in parallel)."""
+    key, _, title, func = SECTIONS[k]
+    return section(view.sub(key), title, guarded(func, view))
+
+
+#: the end of a task's section
+TASK_TAIL = "</section>"
+
+
+def task_section(view: TaskView) -> str:
+    return (task_head(view) + "".join(task_part(view, k) for k in range(len(SECTIONS)))
+            + TASK_TAIL)

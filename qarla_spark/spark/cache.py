@@ -43,6 +43,16 @@ def persist(frame: T) -> T:
     return kept
 
 
+def keep(obj: T) -> T:
+    """Record ``obj`` (anything with ``unpersist(blocking)``: a broadcast
+    variable, a DataFrame already persisted) in the innermost active
+    :func:`scope`, which releases it on exit. Returns ``obj``."""
+    scopes = _scopes()
+    if scopes:
+        scopes[-1].append(obj)
+    return obj
+
+
 @contextlib.contextmanager
 def scope() -> Iterator[list]:
     """Unpersist, on exit, every frame :func:`persist` recorded inside the

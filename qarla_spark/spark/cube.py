@@ -15,15 +15,15 @@ them. A similarity table given as such (an earlier run's, or the battery's
 joined with user metric tables) is turned into the cube by
 :meth:`TopicCube.build`, co-grouping it with the summaries by topic (one
 shuffle, of numbers only: 64-bit hashes stand for the topic and the
-summaries, a collision is reported, never merged). Either way the cube is
-read with :meth:`TopicCube.map_topics` (``mapInPandas`` keeping the cube's
-partitioning: no further shuffle).
+summaries, a collision is reported, never merged). Either way the stages read
+it with :func:`qarla_spark.spark.rounds.over_topics` (``mapInPandas`` keeping
+the cube's partitioning: no further shuffle).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from qarla_spark.measures import thresholds
 from qarla_spark.measures.masks import set_words
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.spark import cache
-from qarla_spark.spark.grouped import empty_frame, schema_columns
+from qarla_spark.spark.grouped import empty_frame
 
 CUBE_SCHEMA = ("task string, topic string, names array<string>, roles array<string>, "
                "n_models int, n_metrics int, values binary, problem string")
@@ -47,6 +47,8 @@ class Topic:
     names: np.ndarray      # summarizers, sorted
     roles: np.ndarray      # "model" | "peer", aligned with names
     values: np.ndarray     # (n, n, n_metrics) float64, NaN on the diagonal
+    #: the topic's human judgments (:func:`judged_arrays`), or None
+    judged: Optional[dict] = None
 
     @property
     def models(self) -> np.ndarray:
@@ -65,6 +67,11 @@ class TopicCube:
     frame: object                 # the persisted DataFrame (CUBE_SCHEMA)
     metrics: Tuple[str, ...]
     min_models: int
+    #: the frame has a ``judged`` column (:meth:`with_judgments`)
+    judged: bool = False
+    #: how many tasks the cube's topics belong to, when known (the per-task
+    #: reduces take one partition per task, at most the topic partitions)
+    n_tasks: Optional[int] = None
 
     @classmethod
     def build(cls, similarities, summaries, metrics: Sequence[str],
@@ -138,7 +145,36 @@ class TopicCube:
         if min_models <= self.min_models:
             return self
         return TopicCube(self.frame.filter(F.col("n_models") >= min_models), self.metrics,
-                         min_models)
+                         min_models, self.judged, self.n_tasks)
+
+    def with_judgments(self, judgments) -> "TopicCube":
+        """The cube with each topic's human judgments beside its similarities
+        (column ``judged``: the topic's judgment rows, or null), so that the
+        per-topic kernels read both from one row. The judgments are
+        aggregated per topic in the cube's partitioning and joined to it
+        without moving the cube; the result is persisted. ``judgments`` None: the cube."""
+        from pyspark.sql import functions as F
+
+        from qarla_spark.spark.partitioning import by_topic
+        if judgments is None or self.judged:
+            return self
+        n = self.frame.rdd.getNumPartitions()
+        per_topic = (by_topic(judgments.select("task", "topic", "summarizer", "criterion",
+                                               "score"), n)
+                     .groupBy("task", "topic")
+                     .agg(F.collect_list(F.struct("summarizer", "criterion", "score"))
+                          .alias("judged")))
+        # a shuffled hash join: both sides are partitioned by (task, topic) in
+        # the cube's partitions, so nothing moves (a broadcast join would be a
+        # Spark job of its own)
+        frame = cache.persist(self.frame.join(per_topic.hint("shuffle_hash"),
+                                              ["task", "topic"], "left"))
+        return TopicCube(frame, self.metrics, self.min_models, True, self.n_tasks)
+
+    def for_tasks(self, n_tasks: int) -> "TopicCube":
+        """The cube, knowing that its topics belong to ``n_tasks`` tasks."""
+        from dataclasses import replace
+        return replace(self, n_tasks=int(n_tasks))
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the first incomplete topics (an
@@ -152,52 +188,33 @@ class TopicCube:
 
     # -- reading it ---------------------------------------------------------
 
-    def members(self):
-        """(task, topic, name, role) of every summary of the cube's topics."""
-        from pyspark.sql import functions as F
-        return (self.frame.select("task", "topic",
-                                  F.explode(F.arrays_zip("names", "roles")).alias("nr"))
-                .select("task", "topic", F.col("nr.names").alias("name"),
-                        F.col("nr.roles").alias("role")))
-
-    def topics(self):
-        """(task, topic, n_models) of the cube's topics."""
-        return self.frame.select("task", "topic", "n_models")
-
-    def map_topics(self, func: Callable[[Topic], object], schema: str,
-                   combine: Optional[Callable] = None):
-        """``func(topic) -> pandas.DataFrame | None`` for every :class:`Topic`
-        of the cube, on the executors, keeping the cube's partitioning (no
-        shuffle). Returns the rows with ``schema`` (DDL). ``combine(frame)
-        -> frame``, if given, reduces the rows of each batch of topics (a
-        partial aggregation) before they leave the executor."""
-        from qarla_spark.measures.frames import stack
-
-        columns = [c for c, _ in schema_columns(schema)]
-
-        def run(batches):
-            for pdf in batches:
-                parts = []
-                for row in pdf.to_dict("records"):
-                    out = func(topic_of(row))
-                    if out is not None and len(out):
-                        parts.append(out[columns])
-                if parts:
-                    out = stack(parts, columns)
-                    yield combine(out)[columns] if combine is not None else out
-                else:
-                    yield empty_frame(schema)
-
-        return self.frame.mapInPandas(run, schema)
-
 
 def topic_of(row) -> Topic:
     """The :class:`Topic` of one cube row (a mapping)."""
     names = np.asarray(row["names"], dtype=object)
     n = len(names)
     values = np.frombuffer(row["values"], dtype=np.float64).reshape(n, n, int(row["n_metrics"]))
+    judged = row.get("judged") if hasattr(row, "get") else None
     return Topic(row["task"], row["topic"], names, np.asarray(row["roles"], dtype=object),
-                 values)
+                 values, judged_arrays(judged))
+
+
+def judged_arrays(rows) -> Optional[dict]:
+    """A topic's judgment rows (structs of summarizer, criterion, score, in
+    any order) as arrays sorted by (criterion, summarizer, score):
+    ``{"summarizer", "criterion", "score"}``; None without judgments."""
+    if rows is None:
+        return None
+    rows = list(rows)
+    if not rows:
+        return None
+    def field(r, name):
+        return r[name] if not hasattr(r, "asDict") else r.asDict()[name]
+    triples = sorted((str(field(r, "criterion")), str(field(r, "summarizer")),
+                      float(field(r, "score"))) for r in rows)
+    return {"criterion": np.asarray([t[0] for t in triples], dtype=object),
+            "summarizer": np.asarray([t[1] for t in triples], dtype=object),
+            "score": np.asarray([t[2] for t in triples], dtype=np.float64)}
 
 
 def topic_models(summaries, min_models: int = thresholds.MIN_MODELS_QUEEN):

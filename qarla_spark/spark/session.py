@@ -55,6 +55,11 @@ LIBRARY_DEFAULTS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning":
                     "spark.sql.maxConcurrentOutputFileWriters": "16"}
 
 
+#: Spark's setting of the partitions of a shuffle (set from the cores unless
+#: given)
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
 def _conf_dir():
     return resources.files("qarla_spark.conf")
 
@@ -281,6 +286,11 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         return SparkSession.builder.config(conf=spark_conf).getOrCreate()
 
     spark = _start_off_main(start)
+    if SHUFFLE_PARTITIONS not in settings and SHUFFLE_PARTITIONS not in external:
+        # the plan follows the cores: as many shuffle partitions as per-topic
+        # partitions (two per core), not a number fixed for one machine
+        from qarla_spark.spark.partitioning import topic_partitions
+        spark.conf.set(SHUFFLE_PARTITIONS, str(topic_partitions(spark)))
     if not effective_master.startswith("local"):
         # executors may not have qarla_spark installed: ship it (not when
         # spark-submit --py-files already does)

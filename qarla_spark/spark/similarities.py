@@ -126,6 +126,44 @@ def cube_to_wide(cube_rows, metrics: Sequence[str]):
     return cube_rows.mapInPandas(run, schema)
 
 
+def long_arrow(metrics: Sequence[str]):
+    """A function of a batch of cube rows (pandas) to the long similarity
+    table's rows as pyarrow tables, one per topic (names and metrics as
+    dictionary arrays: no Python object per row): what the executors write
+    (:class:`~qarla_spark.spark.output.ExecutorTable`)."""
+    metrics = list(metrics)
+
+    def to_arrow(pdf):
+        import numpy as np
+        import pyarrow as pa
+
+        from qarla_spark.metrics.battery import ordered_pairs
+        from qarla_spark.spark.cube import topic_of
+        k = len(metrics)
+        metric_dict = pa.array(metrics, type=pa.string())
+        out = []
+        for row in pdf.to_dict("records"):
+            topic = topic_of(row)
+            n = len(topic.names)
+            s, r = ordered_pairs(n)
+            names = pa.array(list(topic.names), type=pa.string())
+            rows = len(s) * k
+
+            def dictionary(codes, values):
+                return pa.DictionaryArray.from_arrays(pa.array(codes, type=pa.int32()), values)
+            out.append(pa.table({
+                "task": pa.array(np.full(rows, topic.task, dtype=object), type=pa.string()),
+                "topic": pa.array(np.full(rows, topic.topic, dtype=object), type=pa.string()),
+                "summarizer_s": dictionary(np.repeat(s, k).astype(np.int32), names),
+                "summarizer_r": dictionary(np.repeat(r, k).astype(np.int32), names),
+                "metric": dictionary(np.tile(np.arange(k, dtype=np.int32), len(s)),
+                                     metric_dict),
+                "value": pa.array(topic.values[s, r].reshape(-1), type=pa.float64())}))
+        return out
+
+    return to_arrow
+
+
 def to_long(wide, metrics: Sequence[str]):
     """(pair keys, m0..mk) -> (pair keys, metric, value), in the JVM."""
     from pyspark.sql import functions as F

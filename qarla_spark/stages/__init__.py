@@ -1,8 +1,8 @@
 """The stages of a run, in order: :mod:`~qarla_spark.stages.testbed`,
-:mod:`~qarla_spark.stages.similarities`, :mod:`~qarla_spark.stages.qarla`
-(with :mod:`~qarla_spark.stages.qarla_tables` and
-:mod:`~qarla_spark.stages.clustering`) and :mod:`~qarla_spark.stages.hbr`
-(with :mod:`~qarla_spark.stages.auc`).
+:mod:`~qarla_spark.stages.similarities`, :mod:`~qarla_spark.stages.qarla`,
+:mod:`~qarla_spark.stages.hbr` and :mod:`~qarla_spark.stages.statistics`;
+each a few rounds (:mod:`qarla_spark.spark.rounds`) of per-topic kernels and
+per-task reduces over every task at once.
 
 Each returns its tables by their declared names
 (:mod:`qarla_spark.tables`) and a named result the run prints

@@ -1,39 +1,44 @@
-"""The HBR stage (SPEC §8-9) over a topic cube, every task at once.
+"""The HBR stage (SPEC §8-9) over a topic cube, every task at once, in two
+rounds (:mod:`qarla_spark.spark.rounds`):
 
-One per-topic kernel gives each summary's scores and each ordered pair's G
-and L masks (no shuffle); the sample is, per task, the n pairs with the
-smallest seeded hash (a Spark window); the sample's (G, L) masks, counted
-per distinct pair of masks, are small (at most n rows per task) and go to
-the executors with the kernel that counts, for each distinct needed set S,
-the sampled pairs it splits — H(S) = that count / n, kept as integers; HBR
-and its system scores are exact means of those ratios
-(:func:`~qarla_spark.spark.grouped.exact_mean`), the AUC tables ratios of
-integer sums (:mod:`~qarla_spark.stages.auc`). The text the run prints is
-in :mod:`qarla_spark.summary`.
+1. per topic, each scored summary's measures and each ordered pair's G and
+   L masks and sampling key (Spark's ``xxhash64(seed, task, topic, s,
+   s2)``), the topic's pairs with the smallest keys; per task, the sample —
+   the ``n`` pairs with the smallest keys, (key, topic, s, s2) ascending, a
+   uniform sample without replacement, the same for the same seed whatever
+   the partitioning — counted per distinct (G, L);
+2. per topic (the task's sample at hand, a broadcast variable), H of the
+   set each pair needs, X ∖ L, as integer counts (pairs split / n), HBR of
+   each summary as an exact mean, the AUC counts of every measure and of
+   HBR; per task, the heterogeneity table, system scores, the pooled AUC
+   tables, robustness, the heterogeneity curve and the agreement of HBR
+   with each criterion.
+
+Every value is exact or a ratio of integer sums, so the tables do not
+depend on the partitioning. The text the run prints is in
+:mod:`qarla_spark.summary`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from qarla_spark.measures import agreement, exact
-from qarla_spark.measures.hbr import (complement, hbr_measures, pair_masks, split_counts,
-                                      topic_scores)
+from qarla_spark.measures.hbr import (auc_counts, complement, hbr_measures, ntile, pair_keys,
+                                      pair_masks, smallest_pairs, split_counts, topic_scores)
+from qarla_spark.measures.masks import set_indices
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.spark import cache
-from qarla_spark.spark.cube import Topic, TopicCube
-from qarla_spark.spark.grouped import exact_mean, per_group
-from qarla_spark.stages.auc import (HBR, auc_table, hetero_curve_table, long_scores,
-                                    robustness_table, topic_auc)
+from qarla_spark.spark import rounds as rd
+from qarla_spark.spark.cube import TopicCube, topic_of
 
-SCORE_SCHEMA = "task string, topic string, summarizer string, role string, x array<double>"
-PAIR_SCHEMA = ("task string, topic string, s string, s2 string, g array<long>, l array<long>, "
-               "need array<long>")
-HETERO_SCHEMA = ("task string, need array<long>, measure_set string, h double, "
-                 "std_error double, n_pairs long, exact boolean, n_split long")
+#: the measure name of HBR in the AUC tables
+HBR = "HBR"
+
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,12 @@ class HbrResult:
     samples: Dict[str, Sample]
     auc: Dict[str, Dict[str, AucSummary]] = field(default_factory=dict)
     settings: Dict[str, Any] = field(default_factory=dict)
-    #: what the statistics stage resamples: per-topic AUC counts, the pairs
-    #: with their H, the summaries' scores
-    per_topic_auc: Any = None
-    pairs: Any = None
-    hetero: Any = None
-    scores: Any = None
+    #: the per-topic records of the second round (kept on the executors):
+    #: ``auc_topic`` (every measure's AUC counts per topic and criterion) and
+    #: ``hbr_x`` (each summary's HBR as a ratio), read by the statistics stage
+    records: Any = None
+    #: how many tasks the cube's topics belong to (when known)
+    n_tasks: Optional[int] = None
 
     @property
     def measure_set(self) -> MetricSet:
@@ -87,212 +92,328 @@ class HbrResult:
                         for t, cs in sorted(self.auc.items())}}
 
 
-def summary_scores(cube: TopicCube, measures: Sequence[str], aggregate: str = "mean",
-                   models: bool = False):
-    """(task, topic, summarizer, role, x) — x[j] = measures[j](summarizer)."""
-    import pandas as pd
-    idx = list(cube.indices(measures))
+# ---------------------------------------------------------------------------
+# per topic
+# ---------------------------------------------------------------------------
 
-    def kernel(topic: Topic):
-        who, x = topic_scores(topic.roles, topic.values, idx, aggregate, models)
-        if not len(who):
-            return None
-        return pd.DataFrame({"task": topic.task, "topic": topic.topic,
-                             "summarizer": topic.names[who], "role": topic.roles[who],
-                             "x": list(x)})
-
-    return cube.map_topics(kernel, SCORE_SCHEMA)
+def _scored(row, ctx):
+    """(topic, who, x, pairs) of a cube row: the scored summaries, their
+    measures and, with two or more, the ordered pairs (i, j, G, L)."""
+    topic = topic_of(row)
+    who, x = topic_scores(topic.roles, topic.values, ctx["idx"], ctx["aggregate"],
+                          ctx["models"])
+    pairs = pair_masks(x) if len(who) >= 2 else None
+    return topic, who, x, pairs
 
 
-def summary_pairs(cube: TopicCube, measures: Sequence[str], aggregate: str = "mean",
-                  models: bool = False):
-    """(task, topic, s, s2, g, l, need) for every ordered pair of scored
-    summaries: G and L masks and the set HBR needs, X ∖ L."""
-    import pandas as pd
-    idx = list(cube.indices(measures))
-    k = len(idx)
-
-    def kernel(topic: Topic):
-        who, x = topic_scores(topic.roles, topic.values, idx, aggregate, models)
-        if len(who) < 2:
-            return None
-        i, j, g, l = pair_masks(x)
-        names = topic.names
-        return pd.DataFrame({"task": topic.task, "topic": topic.topic, "s": names[who[i]],
-                             "s2": names[who[j]], "g": list(g), "l": list(l),
-                             "need": list(complement(l, k))})
-
-    return cube.map_topics(kernel, PAIR_SCHEMA)
+def _sample_kernel(row, ctx):
+    topic, who, x, pairs = _scored(row, ctx)
+    if pairs is None:
+        return []
+    i, j, g, l = pairs
+    names = topic.names[who]
+    task = topic.task
+    if ctx["exact"]:
+        gl = np.concatenate([g, l], axis=1)
+        distinct, counts = np.unique(gl, axis=0, return_counts=True)
+        return [(task, "pairs", {"total": len(i), "gl": distinct, "c": counts.astype(np.int64)})]
+    keys = pair_keys(ctx["seed"], task, topic.topic, names[i], names[j])
+    order = smallest_pairs(keys, np.full(len(keys), topic.topic, dtype=object), names[i],
+                           names[j], ctx["n_pairs"])
+    return [(task, "pairs", {"total": len(i), "topic": topic.topic, "key": keys[order],
+                             "s": names[i][order], "s2": names[j][order],
+                             "g": g[order], "l": l[order]})]
 
 
-def sample_pairs(pairs, n_pairs: int, seed: int, exact_mode: bool = False):
-    """The pairs H is estimated on: all (``exact_mode``) or, per task, the
-    ``n_pairs`` with the smallest seeded 64-bit hash of (task, topic, s, s2)
-    — a uniform sample without replacement, the same for the same seed
-    whatever the partitioning."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    if exact_mode:
-        return pairs
-    key = F.xxhash64(F.lit(int(seed)), "task", "topic", "s", "s2")
-    w = Window.partitionBy("task").orderBy(key, "topic", "s", "s2")
-    return pairs.withColumn("_r", F.row_number().over(w)).filter(F.col("_r") <= n_pairs) \
-        .drop("_r")
+def _sample_reduce(task, items, ctx):
+    parts = [v for k, v in items if k == "pairs"]
+    total = int(sum(v["total"] for v in parts))
+    if not parts:
+        return []
+    words = parts[0]["g"].shape[1] if not ctx["exact"] else parts[0]["gl"].shape[1] // 2
+    if ctx["exact"]:
+        gl = np.concatenate([v["gl"] for v in parts])
+        c = np.concatenate([v["c"] for v in parts])
+        distinct, inverse = np.unique(gl, axis=0, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=c, minlength=len(distinct)).astype(np.int64)
+    else:
+        keys = np.concatenate([v["key"] for v in parts])
+        topics = np.concatenate([np.full(len(v["key"]), v["topic"], dtype=object)
+                                 for v in parts])
+        s = np.concatenate([v["s"] for v in parts])
+        s2 = np.concatenate([v["s2"] for v in parts])
+        order = smallest_pairs(keys, topics, s, s2, ctx["n_pairs"])
+        gl = np.concatenate([np.concatenate([v["g"] for v in parts]),
+                             np.concatenate([v["l"] for v in parts])], axis=1)[order]
+        distinct, counts = np.unique(gl, axis=0, return_counts=True)
+        counts = counts.astype(np.int64)
+    n = int(counts.sum())
+    sample = {"g": distinct[:, :words], "l": distinct[:, words:], "c": counts, "n": n,
+              "total": total, "exact": bool(ctx["exact"] or n >= total)}
+    return [(task, "sample", sample)]
 
 
-def mask_counts(table) -> Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per task, in task order: the distinct (G, L) mask rows of its
-    sample and how many sampled pairs have each, as int64 arrays (g and l
-    of shape (rows, words), sorted by g then l), from an Arrow table
-    (task, g, l, c). Made from Arrow's columns, not from a Python row per
-    pair of masks: they reach the driver, at most the sample size per
-    task."""
-    import pyarrow.compute as pc
-    if table.num_rows == 0:
-        return {}
-    table = table.combine_chunks()
-
-    def words(column):
-        flat = np.asarray(pc.list_flatten(column), dtype=np.int64)
-        return flat.reshape(table.num_rows, -1)
-    g, l = words(table["g"]), words(table["l"])
-    c = np.asarray(table["c"], dtype=np.int64)
-    tasks = pc.dictionary_encode(table["task"]).chunk(0)
-    codes = np.asarray(tasks.indices, dtype=np.int64)
-    names = tasks.dictionary.to_pylist()
-    out: Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for name in sorted(names):
-        rows = np.flatnonzero(codes == names.index(name))
-        # by g, then l (lexsort: the last key first)
-        rows = rows[np.lexsort([*l[rows].T[::-1], *g[rows].T[::-1]])]
-        out[name] = (g[rows], l[rows], c[rows])
-    return out
-
-
-def heterogeneity(pairs, sample, measures: Sequence[str], exact_mode: bool):
-    """(rows, samples): the heterogeneity rows (HETERO_SCHEMA) of every
-    distinct set HBR needs — h = n_split / n_pairs — and, per task, the
-    :class:`Sample` H rests on. The sample's masks, counted per distinct
-    (G, L), reach the driver (at most the sample size per task) and are
-    shipped with the counting kernel."""
-    import pandas as pd
-    from pyspark.sql import functions as F
-
-    from qarla_spark.measures.masks import set_indices
-    from qarla_spark.spark.grouped import empty_frame
-    from qarla_spark.spark.partitioning import topic_partitions
-
-    spark = pairs.sparkSession
-    counted = sample.groupBy("task", "g", "l").agg(F.count(F.lit(1)).alias("c"))
-    per_task = mask_counts(counted.toArrow())
-    totals = {r["task"]: int(r["n"]) for r in
-              pairs.groupBy("task").agg(F.count(F.lit(1)).alias("n")).collect()}
-    samples: Dict[str, Sample] = {}
-    for task, (_, _, c) in per_task.items():
-        n = int(c.sum())
-        # a sample that holds every pair of its task is exact (no sampling error)
-        samples[task] = Sample(n, totals[task], exact_mode or n >= totals[task])
-    names = tuple(measures)
+def _measure_label(need_words, names: Sequence[str]) -> List[str]:
     k = len(names)
-    complete = {t: s.exact for t, s in samples.items()}
-
-    def run(batches):
-        for pdf in batches:
-            parts = []
-            for task, part in pdf.groupby("task", sort=False):
-                g, l, c = per_task[task]
-                need = np.stack(part["need"].to_numpy()).astype(np.int64)
-                n = int(c.sum())
-                n_split = split_counts(need, g, l, c)
-                h = n_split / n
-                se = np.zeros_like(h) if complete[task] else np.sqrt(h * (1 - h) / n)
-                parts.append(pd.DataFrame({
-                    "task": task, "need": list(need),
-                    "measure_set": [MetricSet.from_indices([i for i in idx if i < k], names).label
-                                    for idx in set_indices(need)],
-                    "h": h, "std_error": se, "n_pairs": n, "exact": complete[task],
-                    "n_split": n_split}))
-            yield pd.concat(parts, ignore_index=True) if parts else empty_frame(HETERO_SCHEMA)
-
-    if not per_task:
-        return spark.createDataFrame([], HETERO_SCHEMA), samples
-    needed = (pairs.select("task", "need").distinct()
-              .repartition(topic_partitions(spark), "task", "need"))
-    return (needed.filter(F.col("task").isin(list(per_task))).mapInPandas(run, HETERO_SCHEMA),
-            samples)
+    return [MetricSet.from_indices([i for i in idx if i < k], names).label
+            for idx in set_indices(need_words)]
 
 
-def hbr_table(pairs, hetero, measure_set: MetricSet):
-    """The ``hbr/`` table: task, topic, summarizer, measure_set, hbr (the
-    exact mean of H over the summary's pairs), std_error — the mean of the
-    standard errors of the H it averages (a bound on HBR's sampling error,
-    reached if their errors were perfectly correlated; 0 when exact)."""
-    schema = "task string, topic string, summarizer string, hbr double, std_error double"
-    joined = pairs.join(hetero.select("task", "need", "n_split", "n_pairs", "std_error"),
-                        ["task", "need"]).select("task", "topic", "s", "n_split", "n_pairs",
-                                                 "std_error")
+def _hbr_kernel(row, ctx):
+    task = row["task"]
+    sample = ctx["samples"].get(task)
+    topic, who, x, pairs = _scored(row, ctx)
+    if pairs is None or sample is None:
+        return []
+    names, roles = topic.names[who], topic.roles[who]
+    i, j, g, l = pairs
+    k = len(ctx["measures"])
+    n = sample["n"]
+    need = complement(l, k)
+    distinct, inverse = np.unique(need, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    n_split_u = split_counts(distinct, sample["g"], sample["l"], sample["c"])
+    h_u = n_split_u / n
+    se_u = np.zeros_like(h_u) if sample["exact"] else np.sqrt(h_u * (1 - h_u) / n)
+    n_split = n_split_u[inverse]
+    label = ctx["label"]
+    # HBR of each summary: the exact mean of H over its pairs
+    counts = np.bincount(i, minlength=len(who))
+    sums = np.bincount(i, weights=n_split.astype(np.float64), minlength=len(who))
+    hbr_rows, x_rows = [], []
+    for a in range(len(who)):
+        if not counts[a]:
+            continue
+        mine = i == a
+        num, den = int(round(sums[a])), n * int(counts[a])
+        hbr = exact.to_float(exact.ratio(num, den))
+        se = exact.to_float(exact.mean(exact.real(v) for v in se_u[inverse[mine]]))
+        hbr_rows.append((task, topic.topic, names[a], label, hbr, se))
+        x_rows.append((names[a], roles[a], num, den))
+    import pandas as pd
+    hbr_frame = pd.DataFrame.from_records(hbr_rows, columns=["task", "topic", "summarizer",
+                                                             "measure_set", "hbr", "std_error"])
+    out = [(task, "hbr", hbr_frame),
+           (task, "hbr_x", {"topic": topic.topic, "rows": x_rows}),
+           (task, "needs", {"need": distinct, "n_split": n_split_u})]
+    judged = topic.judged
+    if judged is not None:
+        by_name = {r[2]: r[4] for r in hbr_rows}
+        hbr_value = np.asarray([by_name.get(s, np.nan) for s in names], dtype=np.float64)
+        values = np.column_stack([x, hbr_value])                   # who × (k + 1)
+        at = {s: a for a, s in enumerate(names)}
+        pair_at = {(int(p), int(q)): t for t, (p, q) in enumerate(zip(i, j))}
+        auc, curve = [], []
+        for criterion in sorted(set(judged["criterion"])):
+            sel = judged["criterion"] == criterion
+            q_of: Dict[str, list] = {}
+            for s, q in zip(judged["summarizer"][sel], judged["score"][sel]):
+                if s in at:
+                    q_of.setdefault(s, []).append(float(q))
+            scored = sorted(q_of)
+            wins2, n_auc = auc_counts(values[[at[s] for s in scored]], [q_of[s] for s in scored])
+            if n_auc:
+                auc.append((criterion, wins2, n_auc))
+            # heterogeneity curve: every ordered pair of judged scored summaries
+            rows = []
+            for s in scored:
+                for s2 in scored:
+                    t = pair_at.get((at[s], at[s2])) if s != s2 else None
+                    if t is None:
+                        continue
+                    for q1 in q_of[s]:
+                        for q2 in q_of[s2]:
+                            rows.append((int(n_split[t]), s, s2, q1 >= q2))
+            if rows:
+                curve.append((criterion, rows))
+        out.append((task, "auc_topic", {"topic": topic.topic, "auc": auc}))
+        if curve:
+            out.append((task, "curve", {"topic": topic.topic, "pairs": curve}))
+    from qarla_spark.stages.statistics import with_statistics
+    return with_statistics(out, ctx)
 
-    def rows(key, frame):
-        hbr = exact.mean(exact.ratio(a, b) for a, b in zip(frame["n_split"], frame["n_pairs"]))
-        se = exact.mean(exact.real(v) for v in frame["std_error"])
-        return [(*key, exact.to_float(hbr), exact.to_float(se))]
 
-    from pyspark.sql import functions as F
-    return (per_group(joined, ["task", "topic", "s"], rows, schema)
-            .select("task", "topic", "summarizer", F.lit(measure_set.label).alias("measure_set"),
-                    "hbr", "std_error"))
+# ---------------------------------------------------------------------------
+# per task
+# ---------------------------------------------------------------------------
 
-
-def hbr_systems(pairs, hetero, scores, measure_set: MetricSet):
-    """The ``hbr_systems/`` table: a summarizer's mean HBR over its topics
-    (exact: H averaged over a summary's pairs, then over topics)."""
-    from pyspark.sql import functions as F
-    roles = scores.select("task", "topic", F.col("summarizer").alias("s"), "role")
-    joined = (pairs.join(hetero.select("task", "need", "n_split", "n_pairs"), ["task", "need"])
-              .join(roles, ["task", "topic", "s"]).withColumnRenamed("s", "summarizer"))
-    return (exact_mean(joined, ["task", "summarizer", "role"], "hbr", num="n_split",
-                       den="n_pairs", within=["topic"])
-            .select("task", "summarizer", "role", F.lit(measure_set.label).alias("measure_set"),
-                    "hbr"))
-
-
-def hbr_correlations(systems, judgments, measure_set: MetricSet):
-    """``hbr_correlations/``: system level Pearson, Spearman, Kendall of HBR
-    system scores with each system's mean human score."""
-    from pyspark.sql import functions as F
-    human = exact_mean(judgments, ["task", "summarizer", "criterion"], "y", value="score")
-    joined = systems.join(human, ["task", "summarizer"])
-    schema = ("task string, criterion string, pearson double, spearman double, "
-              "kendall double")
-
-    def rows(key, frame):
-        return [(*key, *agreement.correlations(list(frame["summarizer"]), frame["hbr"],
-                                               frame["y"]))]
-
-    return (per_group(joined, ["task", "criterion"], rows, schema)
-            .select("task", F.lit(measure_set.label).alias("measure_set"), "criterion",
-                    F.lit("system").alias("level"), "pearson", "spearman", "kendall"))
-
-
-def _auc_summaries(auc) -> Dict[str, Dict[str, AucSummary]]:
-    from pyspark.sql import functions as F
-    by: Dict[tuple, Dict[str, float]] = {}
-    for r in (auc.filter(F.col("scope") == "all")
-              .select("task", "criterion", "measure", "auc").collect()):
-        by.setdefault((r["task"], r["criterion"]), {})[r["measure"]] = r["auc"]
-    out: Dict[str, Dict[str, AucSummary]] = {}
-    for (task, criterion), values in sorted(by.items()):
-        singles = {m: v for m, v in values.items() if m != HBR}
+def _hbr_reduce(task, items, ctx):
+    sample = ctx["samples"][task]
+    n, label, measures = sample["n"], ctx["label"], list(ctx["measures"])
+    out = []
+    # heterogeneity/: every distinct set the task's pairs need
+    needs = {}
+    for k, v in items:
+        if k == "needs":
+            for need, n_split in zip(v["need"], v["n_split"]):
+                needs.setdefault(tuple(int(w) for w in need), int(n_split))
+    if needs:
+        keys = sorted(needs)
+        need_arr = np.asarray(keys, dtype=np.int64).reshape(len(keys), -1)
+        n_split = np.asarray([needs[k_] for k_ in keys], dtype=np.int64)
+        h = n_split / n
+        se = np.zeros_like(h) if sample["exact"] else np.sqrt(h * (1 - h) / n)
+        import pandas as pd
+        out.append((task, "heterogeneity", pd.DataFrame({
+            "task": task, "need": [list(map(int, w)) for w in need_arr],
+            "measure_set": _measure_label(need_arr, measures), "h": h, "std_error": se,
+            "n_pairs": np.full(len(keys), n, dtype=np.int64),
+            "exact": np.full(len(keys), sample["exact"], dtype=bool), "n_split": n_split})))
+    # hbr_systems/: exact mean over topics of each summary's HBR
+    means: Dict[Tuple[str, str], exact.Mean] = {}
+    for k, v in items:
+        if k == "hbr_x":
+            for name, role, num, den in v["rows"]:
+                means.setdefault((name, role), exact.Mean()).add_fraction(exact.ratio(num, den))
+    systems = [(task, name, role, label, exact.to_float(m.value()))
+               for (name, role), m in sorted(means.items())]
+    out.append(rd.table_record(task, "hbr_systems", systems))
+    if not ctx["judged"]:
+        return out
+    # auc/: per topic, pooled, and pooled over (in)consistent topics
+    per_topic = []      # (criterion, topic, measure, wins2, n_pairs)
+    names = measures + [HBR]
+    for k, v in items:
+        if k == "auc_topic":
+            for criterion, wins2, n_pairs in v["auc"]:
+                for m, w in zip(names, wins2):
+                    per_topic.append((criterion, v["topic"], m, int(w), int(n_pairs)))
+    auc_rows, robust_rows = _auc_rows(task, per_topic)
+    out += [rd.table_record(task, "auc", auc_rows),
+            rd.table_record(task, "robustness", robust_rows)]
+    # hetero_curve/
+    by_criterion: Dict[str, list] = {}
+    for k, v in items:
+        if k == "curve":
+            for criterion, rows in v["pairs"]:
+                by_criterion.setdefault(criterion, []).extend(
+                    (ns, v["topic"], s, s2, up) for ns, s, s2, up in rows)
+    curve_rows = []
+    for criterion in sorted(by_criterion):
+        rows = sorted(by_criterion[criterion], key=lambda r: (r[0], r[1], r[2], r[3]))
+        bins = ntile(len(rows), ctx["bins"])
+        for b in np.unique(bins):
+            chosen = [r for r, bb in zip(rows, bins) if bb == b]
+            mean_h = exact.to_float(exact.Mean().add_ratio(
+                sum(r[0] for r in chosen), n, len(chosen)).value())
+            ups = sum(1 for r in chosen if r[4])
+            curve_rows.append((task, criterion, int(b), mean_h, ups / len(chosen)))
+    out.append(rd.table_record(task, "hetero_curve", curve_rows))
+    # hbr_correlations/: HBR system scores against each criterion's mean score
+    human: Dict[Tuple[str, str], exact.Mean] = {}
+    for k, v in items:
+        if k == "judgments":
+            for name, criterion, score in zip(v["summarizer"], v["criterion"], v["score"]):
+                human.setdefault((criterion, name), exact.Mean()).add_real(float(score))
+    corr = []
+    for criterion in sorted({c for c, _ in human}):
+        who = [(name, value) for _, name, _, _, value in systems if (criterion, name) in human]
+        if not who:
+            continue
+        ys = [exact.to_float(human[(criterion, name)].value()) for name, _ in who]
+        corr.append((task, label, criterion, "system", *agreement.correlations(
+            [name for name, _ in who], [value for _, value in who], ys)))
+    out.append(rd.table_record(task, "hbr_correlations", corr))
+    # what the run prints
+    summaries = {}
+    for criterion in sorted({r[1] for r in auc_rows}):
+        values = {r[2]: r[4] for r in auc_rows if r[1] == criterion and r[3] == "all"}
+        singles = {m: value for m, value in values.items() if m != HBR}
         if not singles or HBR not in values:
             continue
         ranked = sorted(singles, key=lambda m: (-singles[m], m))
         best = ranked[0]
         worst = min(singles, key=lambda m: (singles[m], m))
         median = ranked[len(ranked) // 2]
-        out.setdefault(task, {})[criterion] = AucSummary(
-            values[HBR], (best, singles[best]), (worst, singles[worst]),
-            (median, singles[median]))
+        summaries[criterion] = AucSummary(values[HBR], (best, singles[best]),
+                                          (worst, singles[worst]), (median, singles[median]))
+    out.append((task, "driver", {"auc": summaries}))
     return out
+
+
+def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
+    """(``auc/`` rows, ``robustness/`` rows) of one task from its per-topic
+    AUC counts (criterion, topic, measure, wins2, n_pairs): AUC = wins2 /
+    (2·pairs), pooled as ratios of integer sums."""
+    rows = []
+    pooled: Dict[tuple, list] = {}
+    margin: Dict[tuple, int] = {}
+    for criterion, topic, m, w, p in per_topic:
+        rows.append((task, criterion, m, topic, w / (2 * p), p))
+        acc = pooled.setdefault((criterion, m, "all"), [0, 0])
+        acc[0] += w
+        acc[1] += p
+        if m != HBR:
+            key = (criterion, topic)
+            margin[key] = min(margin.get(key, w - p), w - p)
+    for criterion, topic, m, w, p in per_topic:
+        key = (criterion, topic)
+        if key not in margin:
+            continue
+        kind = "consistent" if margin[key] > 0 else "inconsistent"
+        acc = pooled.setdefault((criterion, m, kind), [0, 0])
+        acc[0] += w
+        acc[1] += p
+    rows += [(task, criterion, m, scope, w / (2 * p), p)
+             for (criterion, m, scope), (w, p) in sorted(pooled.items())]
+    # robustness: per (criterion, topic) the measures ranked by AUC (average
+    # ranks), scaled to [0, 1]; per measure the exact mean over its worst
+    # ceil(10%) topics (ties between topics by topic id)
+    by_topic: Dict[tuple, list] = {}
+    for criterion, topic, m, w, p in per_topic:
+        by_topic.setdefault((criterion, topic), []).append((m, w / (2 * p)))
+    scaled: Dict[tuple, list] = {}
+    for (criterion, topic), entries in by_topic.items():
+        n = len(entries)
+        aucs = [a for _, a in entries]
+        for m, a in entries:
+            rank = 1 + sum(1 for b in aucs if b < a)
+            twice_r = 2 * rank + sum(1 for b in aucs if b == a) - 1
+            num, den = (twice_r - 2, 2 * (n - 1)) if n > 1 else (1, 1)
+            scaled.setdefault((criterion, m), []).append((num / den, topic, num, den))
+    robust = []
+    for (criterion, m), entries in sorted(scaled.items()):
+        k = math.ceil(len(entries) * share)
+        worst = sorted(entries, key=lambda e: (e[0], e[1]))[:k]
+        mean = exact.Mean()
+        for _, _, num, den in worst:
+            mean.add_ratio(num, den)
+        robust.append((task, criterion, m, exact.to_float(mean.value())))
+    return rows, robust
+
+
+def _judgment_records(pdf, group):
+    """The judgments of a batch as one record per task (arrays), keyed by
+    the task (or the task's statistics ``group``)."""
+    out = []
+    for task, part in pdf.groupby("task", sort=True):
+        out.append((task if group is None else rd.key_of(task, group),
+                    "judgments" if group is None else "s_judg", {
+            "summarizer": part["summarizer"].to_numpy(dtype=object),
+            "criterion": part["criterion"].to_numpy(dtype=object),
+            "score": part["score"].to_numpy(dtype=np.float64),
+            "topic": part["topic"].to_numpy(dtype=object)}))
+    return out
+
+
+def judgment_records(judgments, group=None):
+    """The run's judgments as records per task (lazy; a narrow map), keyed
+    by the task or, with ``group``, by the task's statistics group."""
+    def records(pdf, _):
+        return _judgment_records(pdf, group)
+    return rd.over_rows(judgments.select("task", "topic", "summarizer", "criterion", "score"),
+                        records)
+
+
+# ---------------------------------------------------------------------------
+# the stage
+# ---------------------------------------------------------------------------
+
+def _with_statistics(config) -> bool:
+    """The run computes statistics (its kernels then also key the records
+    the statistics stage reads)."""
+    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
+        config, "stages", ("statistics",))
 
 
 def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
@@ -301,29 +422,50 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     system-level agreement of HBR with each criterion. ``config`` gives
     ``hbr_measures``, ``hbr_pairs``, ``hbr_exact``, ``seed``,
     ``hbr_aggregate`` and ``hbr_models``."""
+    from qarla_spark.spark.partitioning import topic_partitions
     measures = tuple(hbr_measures(cube.metrics, list(config.hbr_measures) or None))
     named = MetricSet(measures)
-    aggregate, models = config.hbr_aggregate, config.hbr_models
-    scores = cache.persist(summary_scores(cube, measures, aggregate, models))
-    pairs = cache.persist(summary_pairs(cube, measures, aggregate, models))
-    sample = sample_pairs(pairs, config.hbr_pairs, config.seed, config.hbr_exact)
-    hetero, samples = heterogeneity(pairs, sample, measures, config.hbr_exact)
-    hetero = cache.persist(hetero)
-    hbr = cache.persist(hbr_table(pairs, hetero, named))
-    systems = cache.persist(hbr_systems(pairs, hetero, scores, named))
-    tables = {"hbr": hbr, "heterogeneity": hetero, "hbr_systems": systems}
-    settings = {"pairs": None if config.hbr_exact else config.hbr_pairs,
-                "exact": config.hbr_exact, "seed": config.seed, "aggregate": aggregate,
-                "models": models}
-    result = HbrResult(tables, measures, samples, settings=settings, pairs=pairs,
-                       hetero=hetero, scores=scores)
+    spark = cube.spark
     if judgments is not None:
-        long = long_scores(scores, measures, hbr)
-        per_topic = cache.persist(topic_auc(long, judgments))
-        auc = cache.persist(auc_table(per_topic))
-        tables.update({"auc": auc, "robustness": robustness_table(per_topic),
-                       "hetero_curve": hetero_curve_table(pairs, hetero, judgments),
-                       "hbr_correlations": hbr_correlations(systems, judgments, named)})
-        result.auc = _auc_summaries(auc)
-        result.per_topic_auc = per_topic
+        cube = cube.with_judgments(judgments)
+    n_reduce = topic_partitions(spark)
+    if cube.n_tasks:
+        n_reduce = max(1, min(cube.n_tasks, n_reduce))
+    base = {"idx": list(cube.indices(measures)), "aggregate": config.hbr_aggregate,
+            "models": config.hbr_models, "exact": bool(config.hbr_exact),
+            "n_pairs": int(config.hbr_pairs), "seed": int(config.seed)}
+    ctx1 = rd.broadcast(spark, base)
+    map1 = rd.over_topics(cube.frame, _sample_kernel, ctx1)
+    red1 = rd.reduce_by_key(map1, _sample_reduce, n_reduce, ctx1)
+    samples_found = {key: value for key, _, value in rd.collect(red1, ["sample"])}
+    samples = {task: Sample(v["n"], v["total"], v["exact"]) for task, v in samples_found.items()}
+
+    ctx2 = rd.broadcast(spark, {**base, "samples": samples_found, "measures": measures,
+                                "label": named.label, "judged": judgments is not None,
+                                "bins": 100, "statistics": _with_statistics(config)})
+    map2 = cache.persist(rd.over_topics(cube.frame, _hbr_kernel, ctx2))
+    inputs = rd.of_kinds(map2, ["needs", "hbr_x", "auc_topic", "curve"])
+    if judgments is not None:
+        inputs = inputs.unionByName(judgment_records(judgments))
+    red2 = cache.persist(rd.reduce_by_key(inputs, _hbr_reduce, n_reduce, ctx2))
+    # the tables of a few rows per task are written by the driver; HBR of
+    # each summary, the heterogeneity of each set and the AUC per topic by
+    # Spark
+    small = ["hbr_systems"] + (["robustness", "hetero_curve", "hbr_correlations"]
+                               if judgments is not None else [])
+    collected, others = rd.collect_tables(red2, small, ["driver"])
+    found = {key: value for key, _, value in others}
+
+    tables = {"hbr": rd.records_table(map2, "hbr"),
+              "heterogeneity": rd.records_table(red2, "heterogeneity"),
+              **collected}
+    if judgments is not None:
+        tables["auc"] = rd.records_table(red2, "auc")
+    settings = {"pairs": None if config.hbr_exact else config.hbr_pairs,
+                "exact": config.hbr_exact, "seed": config.seed,
+                "aggregate": config.hbr_aggregate, "models": config.hbr_models}
+    result = HbrResult(tables, measures, samples, settings=settings, records=map2,
+                       n_tasks=cube.n_tasks)
+    if judgments is not None:
+        result.auc = {task: v["auc"] for task, v in sorted(found.items()) if v["auc"]}
     return result

@@ -1,17 +1,24 @@
-"""The QARLA stage (SPEC §3-7), every task at once, over a topic cube.
+"""The QARLA stage (SPEC §3-7), every task at once, over a topic cube, in
+three rounds (:mod:`qarla_spark.spark.rounds`: each a per-topic kernel over
+every topic and a reduce per task, one Spark job):
 
-1. KING and ORANGE of every single metric and every requested set;
-2. per task, agglomerative clustering of the metrics into k clusters, the
-   best-KING representative of each cluster, KING of every non-empty subset
-   of the representatives, and the best set;
-3. QUEEN, system scores, JACK and its growth curve of the best set, the
-   representatives and the requested sets; their agreement with human
-   judgments, the human-summariser test, KING vs Pearson.
+1. KING and ORANGE of every single metric and every requested set, each
+   task's metric clustering (the peers' QUEEN samples as bit slices, the
+   agglomeration in the task's reduce), its representatives and the subsets
+   of them;
+2. KING of each task's subsets (its own: every topic evaluates its task's
+   2^k − 1 sets), the best set, KING vs Pearson;
+3. QUEEN, system scores, JACK and its growth curve of the detailed sets
+   (the best sets, the representatives, the requested sets), their
+   agreement with human judgments, the human-summariser test.
 
-The Spark plans are in :mod:`~qarla_spark.stages.qarla_tables`, the text
-the run prints in :mod:`qarla_spark.summary`. This module decides what to
-evaluate; the driver receives only small per-task results (KING of each
-evaluated set, clusters, the best set's ranking, ...), all collected here.
+The kernels and per-task reductions are pure functions
+(:mod:`~qarla_spark.measures.queen`, :mod:`~qarla_spark.measures.qarla_task`);
+the driver receives a few values per task (KING of the sets it chooses
+from, the clusters, the best set's ranking) and sends the next round its
+choices as broadcast variables. The per-topic counts stay on the executors
+for the statistics stage (:attr:`QarlaResult.records`). The text the run
+prints is in :mod:`qarla_spark.summary`.
 """
 
 from __future__ import annotations
@@ -19,18 +26,25 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from qarla_spark.io.validate import SHOWN_NAMES, first_names
-from qarla_spark.measures import thresholds
-from qarla_spark.measures.clustering import representatives, subsets
-from qarla_spark.measures.jack import peer_orders
+from qarla_spark.measures import agreement, exact, thresholds
+from qarla_spark.measures import qarla_task as qt
+from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
+                                             slice_counts, subsets)
+from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover, peer_orders
+from qarla_spark.measures.masks import TRIPLES, set_words, topic_samples
 from qarla_spark.measures.metric_sets import MetricSet, best_of
+from qarla_spark.measures.plain import topic_plain
+from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
-from qarla_spark.spark.cube import TopicCube
-from qarla_spark.spark.grouped import local_frame
-from qarla_spark.stages.clustering import SampleMasks
-from qarla_spark.stages import qarla_tables as qt
+from qarla_spark.spark import rounds as rd
+from qarla_spark.spark.cube import TopicCube, topic_of
+from qarla_spark.stages.statistics import with_statistics
+from qarla_spark.tables import table as declared_table
 
 #: plain-score baselines of the human-summariser test (when in the table)
 PLAIN_BASELINES = ("R-1.a", "R-2.a")
@@ -45,6 +59,12 @@ SKIP_REASONS = {
     "king": f"with {thresholds.MIN_MODELS_QUEEN} models or no peer (QUEEN and JACK only; "
             "no KING, ORANGE, held-out scores)",
 }
+
+
+
+def queen_measure(metric_set: MetricSet) -> str:
+    """The ``human_test/`` name of QUEEN of a set: ``QUEEN(<label>)``."""
+    return f"QUEEN({metric_set.label})"
 
 
 @dataclass(frozen=True)
@@ -112,9 +132,18 @@ class QarlaResult:
     tasks: List[TaskQarla]
     requested: Tuple[MetricSet, ...]
     timings: Dict[str, float] = field(default_factory=dict)   # seconds per phase
-    #: the evaluations (singles and requested sets; subsets; detailed sets)
-    evaluations: Tuple[Any, ...] = ()
     plans: Dict[str, TaskPlan] = field(default_factory=dict)
+    #: the per-topic records of the three rounds (kept on the executors):
+    #: ``case`` (KING's cases of the first family and of each task's
+    #: subsets) and ``detail`` (the detailed sets' counts), read by the
+    #: statistics stage
+    records: Any = None
+    #: the sets of the first family (singles and requested), in order
+    first: Tuple[MetricSet, ...] = ()
+    #: the detailed sets, in order
+    detailed: Tuple[MetricSet, ...] = ()
+    #: how many tasks the cube's topics belong to (when known)
+    n_tasks: Optional[int] = None
 
     def info(self, config) -> Dict[str, Any]:
         return {"clusters": config.clusters, "triples": config.triples,
@@ -146,22 +175,676 @@ def skipped_topics(summaries, shown: int = 10) -> Dict[str, Dict[str, tuple]]:
     return out
 
 
-def task_orders(cube: TopicCube, n_orders: int, seed: int) -> Dict[str, List[List[str]]]:
-    """Per task, seeded random orders of its peer systems (those of the
-    cube's topics; one row per (task, system) reaches the driver)."""
-    from pyspark.sql import functions as F
-    per_task: Dict[str, List[str]] = {}
-    for row in (cube.members().filter(F.col("role") == "peer")
-                .select("task", "name").distinct().collect()):
-        per_task.setdefault(row["task"], []).append(row["name"])
-    return {task: peer_orders(names, n_orders, seed) for task, names in per_task.items()}
+# ---------------------------------------------------------------------------
+# the sets of a round
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Family:
+    """Metric sets evaluated together: their labels, sizes and mask words
+    over the cube's metrics."""
+
+    sets: Tuple[MetricSet, ...]
+    words: np.ndarray
+
+    @classmethod
+    def of(cls, sets: Sequence[MetricSet], metrics: Sequence[str]) -> "Family":
+        from qarla_spark.measures.masks import n_words
+        sets = tuple(dict.fromkeys(sets))
+        rows = [set_words(s.indices(metrics), len(metrics)) for s in sets]
+        words = (np.asarray(rows, dtype=np.int64).reshape(len(rows), -1) if rows
+                 else np.zeros((0, n_words(len(metrics))), dtype=np.int64))
+        return cls(sets, words)
+
+    @property
+    def labels(self) -> List[str]:
+        return [s.label for s in self.sets]
+
+    @property
+    def sizes(self) -> List[int]:
+        return [s.size for s in self.sets]
 
 
-def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
+def _n_reduce(cube: TopicCube) -> int:
+    """Partitions of a per-task reduce: one per task (when the cube knows
+    how many), at most the topic partitions."""
+    from qarla_spark.spark.partitioning import topic_partitions
+    n = topic_partitions(cube.spark)
+    return max(1, min(cube.n_tasks, n)) if cube.n_tasks else n
+
+
+# ---------------------------------------------------------------------------
+# round 1: singles and requested sets, clustering
+# ---------------------------------------------------------------------------
+
+def _first_kernel(row, ctx):
+    topic = topic_of(row)
+    roles = topic.roles
+    if not thresholds.queen_defined(int((roles == "model").sum())):
+        return []
+    samples = topic_samples(roles, topic.values, ctx["triples"])
+    q = queen_counts(roles, topic.values, ctx["words"], ctx["triples"], ctx["method"], samples)
+    task, names = topic.task, topic.names
+    out = [(task, "topic", {"topic": topic.topic, "peers": list(names[q.peers]),
+                            "judged": topic.judged}),
+           (task, "sys", {"peer": list(names[q.peers]), "num": q.full_num,
+                          "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
+    cases = king_cases(q)
+    if cases is not None:
+        win, n_le = cases
+        out.append((task, "case", {"topic": topic.topic, "family": 0, "win": win,
+                                   "n_le": n_le, "den": len(q.models),
+                                   "n_pairs": len(q.models) * len(q.peers)}))
+    if len(q.peers) and ctx.get("clustering", True):
+        bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
+        if len(bits):
+            out.append((task, "bits", {"slices": bit_slices(bits), "n": len(bits)}))
+    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    if plain is not None:
+        out.append((task, "plain", {"n_le": plain["n_le"], "n_pairs": plain["n_peers"]}))
+    return with_statistics(out, ctx)
+
+
+def _combine_first(records):
+    """Per partition: the peers' sums, bit slices and plain counts of each
+    task merged into one record (integer sums, concatenated slices)."""
+    out, sums, bits, plains = [], {}, {}, {}
+    for key, kind, value in records:
+        if kind == "sys":
+            n_sets = np.asarray(value["num"]).shape[1] if len(value["peer"]) else None
+            if n_sets is None:
+                continue
+            sums.setdefault(key, qt.PeerSums(n_sets)).add(
+                value["peer"], value["num"], value["den"], value["count"])
+        elif kind == "bits":
+            bits.setdefault(key, []).append(value)
+        elif kind == "plain":
+            if key in plains:
+                plains[key] = {"n_le": plains[key]["n_le"] + value["n_le"],
+                               "n_pairs": plains[key]["n_pairs"] + value["n_pairs"]}
+            else:
+                plains[key] = dict(value)
+        else:
+            out.append((key, kind, value))
+    out += [(key, "sys", s.to_value()) for key, s in sums.items()]
+    for key, parts in bits.items():
+        out.append((key, "bits", {"slices": np.concatenate([p["slices"] for p in parts], axis=1),
+                                  "n": sum(p["n"] for p in parts)}))
+    out += [(key, "plain", value) for key, value in plains.items()]
+    return out
+
+
+PEER_SCORE_SCHEMA = "task string, metric_set string, summarizer string, queen double"
+
+
+def _family_reduce(task, items, ctx):
+    """The tables of one family of sets for one task (:func:`evaluate_sets`):
+    KING, ORANGE (QUEEN and plain), each peer's system score per set and,
+    with judgments, KING vs Pearson."""
+    labels, sizes = ctx["labels"], ctx["sizes"]
+    cases = [v for k, v in items if k == "case"]
+    kings, orange, _ = qt.king_orange(task, cases, labels, sizes)
+    plains = [v for k, v in items if k == "plain"]
+    orange += qt.orange_plain(task, ctx["metrics"], plains) if plains else []
+    parts = [v for k, v in items if k == "sys"]
+    scores: Dict[str, Dict[str, float]] = {}
+    if parts:
+        means = qt.PeerSums.of_values(len(labels), parts).means()
+        for s, label in enumerate(labels):
+            scores[label] = {peer: float(m[s]) for peer, m in means.items()}
+    peer_rows = [(task, label, peer, value) for label in labels
+                 for peer, value in sorted(scores.get(label, {}).items())]
+    out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
+           (task, "peer_scores", peer_rows),
+           (task, "peers", sorted({p for k, v in items if k == "topic" for p in v["peers"]}))]
+    if ctx["judged"]:
+        human = qt.human_means(v["judged"] for k, v in items if k == "topic")
+        out.append(rd.table_record(task, "king_pearson", qt.king_pearson_rows(
+            task, {row[1]: (row[2], row[3]) for row in kings}, scores, human)))
+    return out
+
+
+def _first_reduce(task, items, ctx):
+    family_labels, sizes = ctx["labels"], ctx["sizes"]
+    metrics = ctx["metrics"]
+    cases = [v for k, v in items if k == "case"]
+    kings, orange, values = qt.king_orange(task, cases, family_labels, sizes)
+    plains = [v for k, v in items if k == "plain"]
+    orange += qt.orange_plain(task, metrics, plains) if plains else []
+    peers = sorted({p for k, v in items if k == "topic" for p in v["peers"]})
+    out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
+           (task, "peers", peers)]
+    if not values:        # no topic enters KING: no clustering, no best set
+        return out
+    by_set = {MetricSet(ctx["sets"][s]): v for s, v in values.items()}
+    slices = [v["slices"] for k, v in items if k == "bits"]
+    n_metrics = len(metrics)
+    if slices:
+        block = np.concatenate(slices, axis=1)
+
+        def count(sets):
+            return list(slice_counts(block, [frozenset(s) for s in sets]))
+    else:
+        def count(sets):
+            return [0] * len(sets)
+    clusters = agglomerate(n_metrics, ctx["k"], count, metrics)
+    reps = representatives(clusters, metrics, by_set)
+    rows = []
+    for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
+        for i in sorted(cluster):
+            name = metrics[i]
+            rows.append((task, name, c_id, name == rep, by_set.get(MetricSet([name]))))
+    out += [rd.table_record(task, "clusters", rows),
+            (task, "driver", {"kings": {s.label: v for s, v in by_set.items()}, "reps": reps,
+                              "clusters": [sorted(metrics[i] for i in c) for c in clusters]})]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# round 2: each task's subsets of its representatives
+# ---------------------------------------------------------------------------
+
+def _subsets_kernel(row, ctx):
+    task = row["task"]
+    plan = ctx["tasks"].get(task)
+    if plan is None:
+        return []
+    topic = topic_of(row)
+    roles = topic.roles
+    if not thresholds.queen_defined(int((roles == "model").sum())):
+        return []
+    q = queen_counts(roles, topic.values, plan["words"], ctx["triples"], ctx["method"])
+    out = [(task, "sys2", {"peer": list(topic.names[q.peers]), "num": q.full_num,
+                           "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
+    cases = king_cases(q)
+    if cases is not None:
+        win, n_le = cases
+        out.append((task, "case", {"topic": topic.topic, "family": 1, "win": win,
+                                   "n_le": n_le, "den": len(q.models),
+                                   "n_pairs": len(q.models) * len(q.peers)}))
+    return with_statistics(out, ctx)
+
+
+def _combine_subsets(records):
+    out, sums = [], {}
+    for key, kind, value in records:
+        if kind == "sys2" and len(value["peer"]):
+            sums.setdefault(key, qt.PeerSums(np.asarray(value["num"]).shape[1])).add(
+                value["peer"], value["num"], value["den"], value["count"])
+        elif kind != "sys2":
+            out.append((key, kind, value))
+    return out + [(key, "sys2", s.to_value()) for key, s in sums.items()]
+
+
+def _subsets_reduce(task, items, ctx):
+    plan = ctx["tasks"].get(task)
+    if plan is None:            # a task without KING: no subsets
+        return []
+    first_labels, first_sizes = ctx["first_labels"], ctx["first_sizes"]
+    cases1 = [v for k, v in items if k == "case" and v["family"] == 0]
+    cases2 = [v for k, v in items if k == "case" and v["family"] == 1]
+    king1, _, values1 = qt.king_orange(task, cases1, first_labels, first_sizes)
+    king2, orange2, values2 = qt.king_orange(task, cases2, plan["labels"], plan["sizes"])
+    again = set(first_labels)
+    keep = [i for i, label in enumerate(plan["labels"]) if label not in again]
+    out = [rd.table_record(task, "king", [king2[i] for i in keep] if king2 else []),
+           rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else [])]
+    if ctx["judged"]:
+        human = qt.human_means(v["judged"] for k, v in items if k == "topic")
+        scores: Dict[str, Dict[str, float]] = {}
+        for kind, labels, n_sets, rows in (("sys", first_labels, len(first_labels), None),
+                                           ("sys2", plan["labels"], len(plan["labels"]), keep)):
+            parts = [v for k, v in items if k == kind]
+            if not parts:
+                continue
+            means = qt.PeerSums.of_values(n_sets, parts).means()
+            for s in (range(n_sets) if rows is None else rows):
+                scores[labels[s]] = {peer: float(m[s]) for peer, m in means.items()}
+        kings = {row[1]: (row[2], row[3]) for row in king1}
+        kings.update({row[1]: (row[2], row[3]) for i, row in enumerate(king2) if i in keep})
+        out.append(rd.table_record(task, "king_pearson",
+                                   qt.king_pearson_rows(task, kings, scores, human)))
+    best = best_of({MetricSet(plan["sets"][s]): v for s, v in values2.items()})
+    out.append((task, "driver", {"best": best, "best_king": values2[plan["labels"].index(
+        best.label)]}))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# round 3: the detailed sets
+# ---------------------------------------------------------------------------
+
+def _detail_kernel(row, ctx):
+    topic = topic_of(row)
+    roles = topic.roles
+    if not thresholds.queen_defined(int((roles == "model").sum())):
+        return []
+    words, labels = ctx["words"], ctx["labels"]
+    q = queen_counts(roles, topic.values, words, ctx["triples"], ctx["method"])
+    task, names = topic.task, topic.names
+    peers, models = q.peers, q.models
+    d = len(labels)
+    label_arr = np.asarray(labels, dtype=object)
+    # queen/ rows: every peer with all models, and (≥ 4 models) each peer and
+    # each held-out model h with h held out
+    parts = [{"summarizer": np.repeat(names[peers], d), "role": "peer",
+              "metric_set": np.tile(label_arr, len(peers)), "holdout": None,
+              "queen": (q.full_num / q.full_den[:, None]).ravel()}]
+    if q.jackknifed:
+        parts.append({"summarizer": np.repeat(names[models], d), "role": "model",
+                      "metric_set": np.tile(label_arr, len(models)),
+                      "holdout": np.repeat(names[models], d),
+                      "queen": (q.own_num / q.own_den[:, None]).ravel()})
+        parts.append({"summarizer": np.repeat(names[peers], len(models) * d), "role": "peer",
+                      "metric_set": np.tile(label_arr, len(peers) * len(models)),
+                      "holdout": np.tile(np.repeat(names[models], d), len(peers)),
+                      "queen": (q.jk_num / q.jk_den[:, :, None]).ravel()})
+    import pandas as pd
+    queen_rows = pd.concat([pd.DataFrame({"task": task, "topic": topic.topic, **p})
+                            for p in parts if len(p["summarizer"])], ignore_index=True) \
+        if any(len(p["summarizer"]) for p in parts) else None
+    # JACK and its curve
+    orders = ctx["orders"].get(task, ())
+    rank_of = [{name: i + 1 for i, name in enumerate(order)} for order in orders]
+    ranks = np.array([[r[x] for x in names[peers]] for r in rank_of],
+                     dtype=np.int64).reshape(len(orders), len(peers))
+    n_systems = len(orders[0]) if len(orders) else 0
+    jack, curve = [], []
+    for s_id, idx in enumerate(ctx["indices"]):
+        good = covering_pairs(topic.values, peers, models, q.full_num[:, s_id] > 0, idx)
+        covered = good.any(axis=(0, 1)) if len(peers) else np.zeros(len(models), bool)
+        jack.append(int(covered.sum()))
+        if n_systems >= 2:
+            curve.append(curve_counts(first_cover(good, ranks), n_systems))
+    detail = {"topic": topic.topic, "peers": list(names[peers]), "models": list(names[models]),
+              "full_num": q.full_num, "full_den": q.full_den, "jackknifed": q.jackknifed,
+              "jk_num": q.jk_num, "jk_den": q.jk_den, "own_num": q.own_num,
+              "own_den": q.own_den, "jack": np.asarray(jack, dtype=np.int64),
+              "n_models": len(models),
+              "curve": np.stack(curve) if curve else None,
+              "n_orders": len(orders), "judged": topic.judged,
+              "king": thresholds.king_defined(len(models), len(peers))}
+    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    if plain is not None:
+        detail["plain"] = {ctx["metrics"][i]: (peer_s, model_s)
+                           for i, (peer_s, model_s) in plain["scores"].items()}
+    out = [(task, "detail", detail)]
+    if queen_rows is not None:
+        out.append((task, "queen", queen_rows))
+    return with_statistics(out, ctx)
+
+
+def _means(rows_num, rows_den, groups, n_groups):
+    """(numerators (G × D), denominators (G,)) of the exact means per group
+    (:func:`~qarla_spark.measures.exact.ratio_sums` over the count)."""
+    num, den = exact.ratio_sums(rows_num, rows_den, groups, n_groups)
+    counts = np.bincount(np.asarray(groups, dtype=np.int64), minlength=n_groups)
+    return num, den * counts.astype(object)
+
+
+def _detail_reduce(task, items, ctx):
+    """The tables of the detailed sets of one task (systems, JACK and its
+    curve, correlations, the human-summariser test) from its topics'
+    ``detail`` records, exactly, every set at once."""
+    from fractions import Fraction
+
+    labels = ctx["labels"]
+    n_sets = len(labels)
+    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
+    jk = [v for v in details if v["jackknifed"]]
+    peers = sorted({p for v in details for p in v["peers"]})
+    models = sorted({m for v in jk for m in v["models"]})
+    p_at = {p: i for i, p in enumerate(peers)}
+    m_at = {m: i for i, m in enumerate(models)}
+    zero = np.zeros((0, n_sets), dtype=np.int64)
+
+    def stack(parts, width=n_sets):
+        return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+    # full QUEEN of each peer (all models), mean over its topics
+    full_num, full_den = _means(stack([v["full_num"] for v in details]),
+                                np.concatenate([v["full_den"] for v in details])
+                                if details else np.zeros(0, np.int64),
+                                [p_at[p] for v in details for p in v["peers"]], len(peers))
+    full_values = exact.divide(full_num, full_den) if peers else zero
+    # jackknifed QUEEN: a peer's mean over held-out models per topic, then
+    # over topics; a model's own QUEEN with itself held out, over topics
+    rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
+    for v in jk:
+        n_a, n_m = len(v["peers"]), len(v["models"])
+        base = len(topic_of_group)
+        rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
+        dens.append(v["jk_den"].reshape(-1))
+        groups.append(np.repeat(np.arange(base, base + n_a), n_m))
+        topic_of_group += [n_m] * n_a
+        peer_of_group += [p_at[p] for p in v["peers"]]
+    per_topic_num, per_topic_den = exact.ratio_sums(
+        stack(rows), np.concatenate(dens) if dens else np.zeros(0, np.int64),
+        np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
+    per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
+    jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group, len(peers))
+    jk_peers = sorted(set(peer_of_group))
+    own_rows = stack([v["own_num"] for v in jk])
+    own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
+    own_groups = [m_at[m] for v in jk for m in v["models"]]
+    own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
+    # systems/
+    systems = []
+    for s in range(n_sets):
+        scores = {}
+        for i in jk_peers:
+            scores[(peers[i], "peer")] = Fraction(int(jk_peer_num[i, s]), int(jk_peer_den[i]))
+        for i, m in enumerate(models):
+            scores[(m, "model")] = Fraction(int(own_num[i, s]), int(own_den[i]))
+        ranked = agreement.rank_exact(scores)
+        for (name, role), value in scores.items():
+            full = float(full_values[p_at[name], s]) if role == "peer" and name in p_at \
+                else None
+            position, above = ranked[(name, role)]
+            systems.append((task, name, role, labels[s], exact.to_float(value), full,
+                            position, above))
+        for name in peers:
+            if (name, "peer") not in scores:
+                systems.append((task, name, "peer", labels[s], None,
+                                float(full_values[p_at[name], s]), None, None))
+    # jack/ and jack_curve/
+    jack_rows, curve_rows = [], []
+    if details:
+        j_num, j_den = _means(stack([v["jack"][None, :] for v in details]),
+                              [v["n_models"] for v in details], [0] * len(details), 1)
+        for s, value in enumerate(exact.divide(j_num, j_den)[0]):
+            jack_rows.append((task, labels[s], float(value)))
+        with_curve = [v for v in details if v["curve"] is not None]
+        if with_curve:
+            n_k = with_curve[0]["curve"].shape[1]
+            c_num, c_den = _means(stack([v["curve"].reshape(1, -1) for v in with_curve],
+                                        n_sets * n_k),
+                                  [v["n_orders"] * v["n_models"] for v in with_curve],
+                                  [0] * len(with_curve), 1)
+            values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
+            for s in range(n_sets):
+                for j in range(n_k):
+                    curve_rows.append((task, labels[s], j + 2, float(values[s, j])))
+    # correlations/
+    corr_rows = []
+    if ctx["judged"]:
+        points: Dict[str, list] = {}
+        for v in details:
+            j = v["judged"]
+            if j is None:
+                continue
+            at = {name: a for a, name in enumerate(v["peers"])}
+            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
+                a = at.get(name)
+                if a is not None:
+                    points.setdefault(criterion, []).append(
+                        (v["topic"], name, v["full_num"][a], int(v["full_den"][a]),
+                         float(score)))
+        for criterion in sorted(points):
+            corr_rows += _correlation_rows(task, labels, criterion, points[criterion])
+    # human_test/
+    human_rows = []
+    for h, model in enumerate(models):
+        rows, dens, groups = [], [], []
+        for v in jk:
+            if model not in v["models"]:
+                continue
+            hh = v["models"].index(model)
+            rows.append(v["jk_num"][:, hh, :])
+            dens.append(v["jk_den"][:, hh])
+            groups += [p_at[p] for p in v["peers"]]
+        if not groups:
+            continue
+        num, den = _means(stack(rows), np.concatenate(dens), groups, len(peers))
+        present = sorted(set(groups))
+        own_n, own_d = own_num[h], int(own_den[h])
+        for s in range(n_sets):
+            first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
+            human_rows.append((task, f"QUEEN({labels[s]})", model, bool(first)))
+    for metric in ctx["plain_baselines"]:
+        by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
+        for v in details:
+            plain = v.get("plain")
+            if plain is None or metric not in plain:
+                continue
+            peer_s, model_s = plain[metric]
+            for hh, model in enumerate(v["models"]):
+                scores = by_holdout.setdefault(model, {})
+                scores.setdefault((model, "model"), exact.Mean()).add_real(float(model_s[hh]))
+                for a, name in enumerate(v["peers"]):
+                    scores.setdefault((name, "peer"), exact.Mean()).add_real(
+                        float(peer_s[a, hh]))
+        for holdout in sorted(by_holdout):
+            row = qt.human_first(task, metric, holdout, by_holdout[holdout])
+            if row is not None:
+                human_rows.append(row)
+    out = [rd.table_record(task, "systems", systems), rd.table_record(task, "jack", jack_rows),
+           rd.table_record(task, "jack_curve", curve_rows),
+           rd.table_record(task, "correlations", corr_rows),
+           rd.table_record(task, "human_test", human_rows)]
+    # what the run prints of the best set
+    best = ctx["best"].get(task)
+    if best is not None:
+        label = best.label
+        ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
+                          if r[3] == label and r[4] is not None), key=lambda r: r.position)
+        agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
+                      if r[1] == label and r[3] == "system"}
+        wanted = {queen_measure(best)} | set(ctx["plain_baselines"])
+        firsts: Dict[str, tuple] = {}
+        for r in human_rows:
+            if r[1] in wanted:
+                first, n = firsts.get(r[1], (0, 0))
+                firsts[r[1]] = (first + int(bool(r[3])), n + 1)
+        jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
+        out.append((task, "driver", {"ranking": ranking, "agreement": agreement_,
+                                     "human_first": firsts, "jack": jack_value}))
+    return out
+
+
+def _correlation_rows(task, labels, criterion, points):
+    """``correlations/`` rows of every detailed set for one (task,
+    criterion) (:func:`~qarla_spark.measures.qarla_task.correlation_rows`,
+    every set at once) from the judged peers' points (topic, summarizer,
+    QUEEN numerators of every set, denominator, human score)."""
+    n_sets = len(labels)
+    names = sorted({p[1] for p in points})
+    at = {n: i for i, n in enumerate(names)}
+    num, den = _means(np.stack([p[2] for p in points]), [p[3] for p in points],
+                      [at[p[1]] for p in points], len(names))
+    xs = exact.divide(num, den)                                   # names × sets
+    ys_mean: Dict[str, exact.Mean] = {}
+    for p in points:
+        ys_mean.setdefault(p[1], exact.Mean()).add_real(p[4])
+    ys = np.asarray([exact.to_float(ys_mean[n].value()) for n in names], dtype=np.float64)
+    system = agreement.correlation_rows(names, xs.T, np.broadcast_to(ys, (n_sets, len(names))))
+    out = [(task, labels[s], criterion, "system", *map(float, system[s]))
+           for s in range(n_sets)]
+    by_topic: Dict[str, list] = {}
+    for p in points:
+        by_topic.setdefault(p[0], []).append(p)
+    sums = [[exact.Mean() for _ in range(3)] for _ in range(n_sets)]
+    for topic in sorted(by_topic):
+        pts = by_topic[topic]
+        who = [p[1] for p in pts]
+        x = np.stack([np.asarray(p[2], dtype=np.int64) for p in pts], axis=1) \
+            / np.asarray([p[3] for p in pts], dtype=np.int64)[None, :]
+        y = np.broadcast_to(np.asarray([p[4] for p in pts], dtype=np.float64), x.shape)
+        r = agreement.correlation_rows(who, x, y, min_n=agreement.MIN_POINTS)
+        for s in np.flatnonzero(np.isfinite(r[:, 0])):
+            for i in range(3):
+                sums[s][i].add_real(float(r[s, i]))
+    for s in range(n_sets):
+        if sums[s][0].n:
+            out.append((task, labels[s], criterion, "summary",
+                        *(exact.to_float(m.value()) for m in sums[s])))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# any family of sets (library use, tests)
+# ---------------------------------------------------------------------------
+
+@dataclass
+class SetEvaluation:
+    """The QARLA tables of chosen metric sets over a cube
+    (:func:`evaluate_sets`): ``king``, ``orange`` (QUEEN and plain scores),
+    ``peer_scores`` (task, metric_set, summarizer, queen: a peer's mean
+    QUEEN with all models), and with judgments ``king_pearson``; of the
+    detailed sets ``queen``, ``systems``, ``jack``, ``jack_curve``,
+    ``human_test`` and with judgments ``correlations`` (lazy DataFrames)."""
+
+    cube: TopicCube
+    sets: Tuple[MetricSet, ...]
+    detailed: Tuple[MetricSet, ...]
+    tables: Dict[str, Any]
+
+    def __getattr__(self, name):
+        tables = self.__dict__.get("tables") or {}
+        if name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+
+def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
+                  detailed: Optional[Sequence[MetricSet]] = None, judgments=None,
+                  triples: str = "standard", method: str = "auto",
+                  orders: Optional[Dict[str, List[List[str]]]] = None, n_orders: int = 20,
+                  seed: int = 13, baselines: Sequence[str] = PLAIN_BASELINES) -> SetEvaluation:
+    """KING, ORANGE, system scores (and KING vs Pearson) of ``sets``, and
+    QUEEN, systems, JACK and its curve, correlations and the human test of
+    ``detailed`` (default: all of them), over every task of ``cube`` (its
+    topics with at least 3 models), as the QARLA stage computes them: two
+    rounds. ``orders``: the seeded orders of each task's systems for the
+    JACK curve (default: ``n_orders`` of them from ``seed``);
+    ``baselines``: plain metrics of the human-summariser test."""
+    from qarla_spark.errors import ConfigError
+    if triples not in TRIPLES:
+        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    spark = cube.spark
+    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
+    if judgments is not None:
+        cube = cube.with_judgments(judgments)
+    metrics = list(cube.metrics)
+    family = Family.of(sets, metrics)
+    detailed = family.sets if detailed is None else tuple(dict.fromkeys(detailed))
+    unknown = [d.label for d in detailed if d not in family.sets]
+    if unknown:
+        raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
+    base = [metrics.index(b) for b in baselines if b in metrics]
+    n_reduce = _n_reduce(cube)
+    ctx = rd.broadcast(spark, {
+        "words": family.words, "triples": triples, "method": method, "metrics": metrics,
+        "baselines": base, "clustering": False, "labels": family.labels,
+        "sizes": family.sizes, "judged": cube.judged})
+    records = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx, _combine_first))
+    reduced = cache.persist(rd.reduce_by_key(
+        rd.of_kinds(records, ["topic", "case", "sys", "plain"]), _family_reduce, n_reduce, ctx))
+    tables = {"king": _rows_table(reduced, "king"),
+              "orange": _rows_table(reduced, "orange"),
+              "peer_scores": _rows_table(reduced, "peer_scores", PEER_SCORE_SCHEMA)}
+    if cube.judged:
+        tables["king_pearson"] = _rows_table(reduced, "king_pearson")
+    if detailed:
+        if orders is None:
+            orders = {task: peer_orders(names, n_orders, seed)
+                      for task, _, names in rd.collect(reduced, ["peers"]) if names}
+        family3 = Family.of(detailed, metrics)
+        ctx3 = rd.broadcast(spark, {
+            "words": family3.words, "labels": family3.labels, "sizes": family3.sizes,
+            "indices": [list(s.indices(metrics)) for s in family3.sets],
+            "triples": triples, "method": method, "orders": dict(orders), "metrics": metrics,
+            "baselines": base, "plain_baselines": [metrics[i] for i in base], "best": {},
+            "judged": cube.judged})
+        map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
+        red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
+                                              n_reduce, ctx3))
+        tables.update({
+            "queen": rd.table_of(map3, "queen", declared_table("queen").ddl),
+            "systems": _rows_table(red3, "systems"),
+            "jack": _rows_table(red3, "jack"),
+            "jack_curve": _rows_table(red3, "jack_curve"),
+            "human_test": _rows_table(red3, "human_test")})
+        if cube.judged:
+            tables["correlations"] = _rows_table(red3, "correlations")
+    else:
+        empty = ["queen", "systems", "jack", "jack_curve", "human_test"] + (
+            ["correlations"] if cube.judged else [])
+        tables.update({name: spark.createDataFrame([], declared_table(name).ddl)
+                       for name in empty})
+    return SetEvaluation(cube, family.sets, tuple(detailed), tables)
+
+
+# ---------------------------------------------------------------------------
+# the stage
+# ---------------------------------------------------------------------------
+
+def _rows_table(records, kind: str, schema: Optional[str] = None):
+    """A table whose records hold its rows (Arrow, :func:`~qarla_spark.spark.
+    rounds.table_record`; or lists of tuples in ``schema``'s order), as a
+    DataFrame (lazy)."""
+    from qarla_spark.tables import table
+    if schema is None:
+        return rd.table_of(records, kind, table(kind).ddl)
+    from qarla_spark.spark.grouped import schema_columns
+    columns = [c for c, _ in schema_columns(schema)]
+    return rd.table_of(_as_frames(records, kind, columns), kind, schema)
+
+
+def _as_frames(records, kind: str, columns: Sequence[str]):
+    """Records whose values are lists of tuples, as records of pandas frames
+    (a narrow map), so that :func:`~qarla_spark.spark.rounds.table_of` can
+    read them."""
+    def convert(pdf, _):
+        import pandas as pd
+        out = []
+        for key, k, data in rd.records_of(pdf):
+            if k != kind:
+                continue
+            rows = rd.loads(data)
+            if rows:
+                out.append((key, kind, pd.DataFrame.from_records(rows, columns=columns)))
+        return out
+    return rd.over_rows(rd.of_kinds(records, [kind]), convert)
+
+
+def _statistics_wanted(config) -> bool:
+    """The run computes statistics: the kernels also key the records the
+    statistics stage reads (:func:`~qarla_spark.stages.statistics.with_statistics`)."""
+    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
+        config, "stages", ("statistics",))
+
+
+def skipped_of(tasks) -> Dict[str, Dict[str, tuple]]:
+    """:func:`skipped_topics` from the testbed's description (its
+    :class:`~qarla_spark.io.validate.TaskStats`, where validation counted
+    them): no Spark job."""
+    out: Dict[str, Dict[str, tuple]] = {}
+    for t in tasks:
+        for reason, (count, names) in (getattr(t, "skipped", None) or {}).items():
+            if count:
+                out.setdefault(t.task, {})[SKIP_REASONS[reason]] = (int(count), list(names))
+    return out
+
+
+def run_qarla(cube: TopicCube, summaries, judgments, config,
+              skipped: Optional[Dict[str, Dict[str, tuple]]] = None) -> QarlaResult:
     """The QARLA stage over ``cube`` (any minimum model count: the stage
     keeps the topics QUEEN is defined on). ``config`` gives ``clusters``,
     ``triples``, ``jack_orders``, ``seed`` and ``metric_sets`` (the
-    requested sets as the user wrote them)."""
+    requested sets as the user wrote them). ``judgments``: the run's
+    judgments (attached to the cube's topics when the cube has none).
+    ``skipped``: the topics left out per task (:func:`skipped_of`; default:
+    counted from ``summaries``, one Spark job)."""
+    from qarla_spark.errors import ConfigError
+    if config.triples not in TRIPLES:
+        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, "
+                          f"not {config.triples!r}")
+    method = getattr(config, "queen_method", "auto")
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
 
     timings: Dict[str, float] = {}
     clock = [time.time()]
@@ -171,10 +854,16 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
         timings[name] = round(now - clock[0], 3)
         clock[0] = now
 
+    spark = cube.spark
     cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
+    if judgments is not None:
+        cube = cube.with_judgments(judgments)
+    judged = cube.judged
+    metrics = list(cube.metrics)
     requested = tuple(dict.fromkeys(MetricSet.parse(s, cube.metrics)
                                     for s in config.metric_sets))
-    skipped = skipped_topics(summaries)
+    if skipped is None:
+        skipped = skipped_topics(summaries)
     for task, reasons in sorted(skipped.items()):
         for reason, (count, names) in sorted(reasons.items()):
             warnings.warn(f"task {task}: {count:,} topic(s) {reason} are skipped: "
@@ -182,111 +871,100 @@ def run_qarla(cube: TopicCube, summaries, judgments, config) -> QarlaResult:
                           f"{' (all in problems/)' if count > SHOWN_NAMES else ''}",
                           QarlaWarning, stacklevel=2)
     lap("skipped_s")
+    baselines = [metrics.index(b) for b in PLAIN_BASELINES if b in metrics]
+    plain_baselines = [metrics[i] for i in baselines]
+    n_reduce = _n_reduce(cube)
 
-    # 1. singles and requested sets
-    first = qt.Evaluation(cube, cube.singles() + requested, triples=config.triples)
-    first_kings = first.king_values()
-    lap("singles_s")
+    # 1. singles and requested sets, clustering
+    first = Family.of(cube.singles() + requested, metrics)
+    stats = _statistics_wanted(config)
+    ctx1 = rd.broadcast(spark, {"words": first.words, "triples": config.triples,
+                                "method": method, "metrics": metrics, "baselines": baselines,
+                                "statistics": stats})
+    map1 = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx1, _combine_first))
+    red1_ctx = rd.broadcast(spark, {"labels": first.labels, "sizes": first.sizes,
+                                    "sets": [s.names for s in first.sets], "metrics": metrics,
+                                    "k": config.clusters})
+    red1 = cache.persist(rd.reduce_by_key(
+        rd.of_kinds(map1, ["topic", "case", "sys", "bits", "plain"]), _first_reduce, n_reduce,
+        red1_ctx))
+    found1, peers = {}, {}
+    tables1, others = rd.collect_tables(red1, ["king", "orange", "clusters"],
+                                        ["driver", "peers"])
+    for key, kind, value in others:
+        (found1 if kind == "driver" else peers)[key] = value
+    lap("singles_clustering_s")
 
-    # 2. clustering, representatives, subsets, per task
-    cluster_rows, task_subsets, task_reps, task_clusters = [], {}, {}, {}
-    for task in sorted(first_kings):     # tasks with a topic that enters KING
-        masks = SampleMasks(cube, task, config.triples)
-        clusters = masks.agglomerate(config.clusters, cube.metrics)
-        masks.release()
-        reps = representatives(clusters, cube.metrics, first_kings[task])
-        task_reps[task] = reps
-        task_clusters[task] = [sorted(cube.metrics[i] for i in c) for c in clusters]
-        for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
-            for i in sorted(cluster):
-                name = cube.metrics[i]
-                cluster_rows.append((task, name, c_id, name == rep,
-                                     first_kings[task].get(MetricSet([name]))))
-        task_subsets[task] = subsets(reps)
-    lap("clustering_s")
-    all_subsets = sorted({s for sets in task_subsets.values() for s in sets})
-    second = qt.Evaluation(cube, all_subsets, triples=config.triples, restrict=task_subsets)
-    subset_kings = second.king_values()
-    best = {task: best_of(kings) for task, kings in subset_kings.items()}
+    # 2. each task's subsets
+    plans2, task_subsets = {}, {}
+    for task, value in sorted(found1.items()):
+        sets = subsets(value["reps"])
+        family = Family.of(sets, metrics)
+        task_subsets[task] = family.sets
+        plans2[task] = {"words": family.words, "labels": family.labels, "sizes": family.sizes,
+                        "sets": [s.names for s in family.sets]}
+    ctx2 = rd.broadcast(spark, {"tasks": plans2, "triples": config.triples, "method": method,
+                                "first_labels": first.labels, "first_sizes": first.sizes,
+                                "judged": judged, "statistics": stats})
+    map2 = cache.persist(rd.over_topics(cube.frame, _subsets_kernel, ctx2, _combine_subsets))
+    inputs2 = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
+        rd.of_kinds(map2, ["case", "sys2"]))
+    red2 = cache.persist(rd.reduce_by_key(inputs2, _subsets_reduce, n_reduce, ctx2))
+    tables2, others = rd.collect_tables(
+        red2, ["king", "orange"] + (["king_pearson"] if judged else []), ["driver"])
+    found2 = {key: value for key, _, value in others}
     lap("subsets_s")
 
-    # 3. detailed sets
-    from pyspark.sql import functions as F
-    detailed = sorted(set(best.values()) | set(requested)
-                      | {MetricSet([r]) for reps in task_reps.values() for r in reps})
-    orders = task_orders(cube, config.jack_orders, config.seed)
-    third = qt.Evaluation(cube, detailed, detailed, triples=config.triples, orders=orders)
-    plain = cache.persist(qt.plain_results(cube, PLAIN_BASELINES))
-    systems = cache.persist(third.systems())
-    spark = cube.spark
-    # the subsets' evaluation repeats some sets of the first one (the
-    # representatives, as singles; requested sets): their rows are the first's
-    again = list({s.label for s in second.sets} & {s.label for s in first.sets}) or [""]
+    # 3. the detailed sets
+    best = {task: v["best"] for task, v in found2.items()}
+    detailed = tuple(sorted(set(best.values()) | set(requested)
+                            | {MetricSet([r]) for v in found1.values() for r in v["reps"]}))
+    family3 = Family.of(detailed, metrics)
+    orders = {task: peer_orders(names, config.jack_orders, config.seed)
+              for task, names in peers.items() if names}
+    ctx3 = rd.broadcast(spark, {
+        "words": family3.words, "labels": family3.labels, "sizes": family3.sizes,
+        "indices": [list(s.indices(metrics)) for s in family3.sets],
+        "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
+        "baselines": baselines, "plain_baselines": plain_baselines, "best": best,
+        "judged": judged, "statistics": stats, "n_detailed": len(family3.sets)})
+    map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
+    red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
+                                          n_reduce, ctx3))
+    names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
+                                                                  else [])
+    tables3, others = rd.collect_tables(red3, names3, ["driver"])
+    found3 = {key: value for key, _, value in others}
 
-    def both(table):
-        return table(first).unionByName(table(second).filter(~F.col("metric_set").isin(again)))
-
-    king = both(qt.Evaluation.king)
-    tables = {
-        "king": king,
-        "orange": both(qt.Evaluation.orange).unionByName(qt.orange_plain(plain)),
-        "clusters": local_frame(
-            spark, cluster_rows, "task string, metric string, cluster int, "
-                                 "representative boolean, king double"),
-        "queen": third.queen(),
-        "systems": systems,
-        "jack": cache.persist(third.jack()),
-        "jack_curve": third.jack_curve(),
-        "human_test": cache.persist(qt.human_test(third, plain)),
+    import pyarrow as pa
+    # the tables of a few rows per task are written by the driver (pyarrow
+    # tables); the QUEEN rows, per topic, by Spark
+    tables: Dict[str, Any] = {
+        "king": pa.concat_tables([tables1["king"], tables2["king"]]),
+        "orange": pa.concat_tables([tables1["orange"], tables2["orange"]]),
+        "clusters": tables1["clusters"],
+        "queen": rd.records_table(map3, "queen"),
+        **tables3,
     }
-    if judgments is not None:
-        tables["correlations"] = cache.persist(qt.correlations(third, judgments))
-        tables["king_pearson"] = qt.king_pearson(king, both(qt.Evaluation.peer_scores),
-                                                 judgments, cube)
+    if judged:
+        tables["king_pearson"] = tables2["king_pearson"]
 
-    results = _task_results(tables, third, best, first_kings, subset_kings, task_reps,
-                            task_clusters, skipped)
-    plans = {t.task: TaskPlan(t.best_set, t.best_single,
-                              tuple(MetricSet([r]) for r in t.representatives),
-                              tuple(task_subsets[t.task])) for t in results}
-    lap("detailed_summary_s")
-    return QarlaResult(tables, results, requested, timings, (first, second, third), plans)
-
-
-def _task_results(tables, third, best, first_kings, subset_kings, task_reps, task_clusters,
-                  skipped) -> List[TaskQarla]:
-    """The small per-task results the run prints (collected here)."""
-    from pyspark.sql import functions as F
-
-    best_ids = local_frame(third.cube.spark, [(t, third.set_id(s)) for t, s in best.items()],
-                           "task string, set_id int")
-    agreement: Dict[str, Dict[str, tuple]] = {}
-    if "correlations" in tables:
-        for r in (tables["correlations"].filter(F.col("level") == "system")
-                  .join(best_ids, ["task", "set_id"]).collect()):
-            agreement.setdefault(r["task"], {})[r["criterion"]] = (r["pearson"], r["spearman"],
-                                                                   r["kendall"])
-    wanted = {(t, qt.queen_measure(b)) for t, b in best.items()}
-    firsts: Dict[str, Dict[str, tuple]] = {}
-    for r in (tables["human_test"].groupBy("task", "measure")
-              .agg(F.sum(F.col("ranked_first").cast("int")).alias("first"),
-                   F.count(F.lit(1)).alias("n")).collect()):
-        if (r["task"], r["measure"]) in wanted or r["measure"] in PLAIN_BASELINES:
-            firsts.setdefault(r["task"], {})[r["measure"]] = (int(r["first"]), int(r["n"]))
-    jack = {(r["task"], third.sets[r["set_id"]]): r["jack"]
-            for r in tables["jack"].select("task", "set_id", "jack").collect()}
-    ranking: Dict[str, List[Ranked]] = {}
-    for r in (tables["systems"].join(best_ids, ["task", "set_id"])
-              .filter(F.col("queen").isNotNull()).collect()):
-        ranking.setdefault(r["task"], []).append(
-            Ranked(r["summarizer"], r["role"], r["queen"], r["position"], r["above_peers"]))
-    out = []
-    for task, best_set in sorted(best.items()):
-        singles = {s: v for s, v in first_kings[task].items() if s.size == 1}
+    results, plans = [], {}
+    for task in sorted(found2):
+        v1, v2 = found1[task], found2[task]
+        kings = {MetricSet.parse(label): value for label, value in v1["kings"].items()}
+        singles = {s: v for s, v in kings.items() if s.size == 1}
         top_single = best_of(singles)
-        out.append(TaskQarla(
-            task, best_set, subset_kings[task][best_set], top_single, singles[top_single],
-            task_reps[task], task_clusters[task], jack.get((task, best_set), float("nan")),
-            sorted(ranking.get(task, []), key=lambda r: r.position),
-            agreement.get(task, {}), firsts.get(task, {}), skipped.get(task, {})))
-    return out
+        v3 = found3.get(task, {})
+        results.append(TaskQarla(
+            task, v2["best"], v2["best_king"], top_single, singles[top_single], v1["reps"],
+            v1["clusters"], v3.get("jack", float("nan")), v3.get("ranking", []),
+            v3.get("agreement", {}), v3.get("human_first", {}), skipped.get(task, {})))
+        plans[task] = TaskPlan(v2["best"], top_single,
+                               tuple(MetricSet([r]) for r in v1["reps"]),
+                               tuple(task_subsets[task]))
+    lap("detailed_summary_s")
+    records = map1.unionByName(map2).unionByName(map3)
+    return QarlaResult(tables, results, requested, timings, plans, records, first.sets,
+                       family3.sets, cube.n_tasks)
+

@@ -47,8 +47,11 @@ def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
                         options={"tagger": config.tagger})
     if not config.user_metrics:
         rows = cache.persist(rows)
-    sims, added = add_user_tables(cube_to_long(rows, metrics), testbed.summaries,
-                                  config.user_metrics, metrics)
+        added: Sequence[str] = ()
+        sims = None         # planned only if Spark writes it (the fallback below)
+    else:
+        sims, added = add_user_tables(cube_to_long(rows, metrics), testbed.summaries,
+                                      config.user_metrics, metrics)
     info: Dict[str, Any] = {
         "metrics": list(metrics) + list(added),
         "n_metrics": len(metrics) + len(added),
@@ -62,6 +65,12 @@ def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
         info["tvm_terms_from"] = tvm_basis(tasks)
     if "gramsim" in families:
         info["gramsim_tagger"] = config.tagger
+    if not config.user_metrics:
+        # the executors write the long table from the cube rows (pyarrow),
+        # where they share the run's folder; elsewhere Spark writes ``sims``
+        from qarla_spark.spark.output import ExecutorTable
+        from qarla_spark.spark.similarities import long_arrow
+        sims = ExecutorTable(rows, long_arrow(metrics), lambda: cube_to_long(rows, metrics))
     return (None if config.user_metrics else rows), sims, info
 
 

@@ -28,15 +28,12 @@ import numpy as np
 
 from qarla_spark.measures import agreement
 from qarla_spark.measures import resampling as rs
-from qarla_spark.spark import cache
-from qarla_spark.spark.grouped import per_group
+from qarla_spark.spark import rounds as rd
 
 UNIT = "topics"
 ROW_SCHEMA = ("kind string, task string, family string, criterion string, a string, b string, "
               "value_a double, value_b double, value double, method string, ci_low double, "
               "ci_high double, p_value double, p_adjusted double")
-CORR_SCHEMA = ("task string, set_id int, criterion string, level string, correlation string, "
-               "value double, method string, ci_low double, ci_high double, unit string")
 FLIP_METHOD = "sign flips over topics"
 
 FAMILIES = {
@@ -231,9 +228,25 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
     ones = np.ones((1, len(topics)), dtype=np.int64)
     jack = rs.jackknife_weights(len(topics))
 
-    def system_means(rows, value_of):
+    def batched(rows):
+        """Every system's rows at once when each (topic, system) has one
+        row (:func:`~qarla_spark.measures.resampling.grouped_ratio_means`):
+        the same exact means as one system at a time."""
+        rows = rows[rows["summarizer"].isin(systems)]
+        s_at = {name: j for j, name in enumerate(systems)}
+        t_idx = [t_at[t] for t in rows["topic"]]
+        s_idx = [s_at[name] for name in rows["summarizer"]]
+        if len(set(zip(t_idx, s_idx))) != len(t_idx):
+            return None
+        return rows, (t_idx, s_idx)
+
+    def system_means(rows, value_of, grouped=None):
         """(B × systems) exact weighted means over each system's topics, for
         the weights ones, the replicates, the jackknife."""
+        found = batched(rows) if grouped is not None else None
+        if found is not None:
+            mine, where = found
+            return [grouped(mine, where, w) for w in (ones, weights, jack)]
         outs = [np.empty((1, len(systems))), np.empty((n, len(systems))),
                 np.empty((len(topics), len(systems)))]
         by_system = dict(tuple(rows.groupby("summarizer")))
@@ -245,9 +258,13 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
         return outs
 
     xs = system_means(x_rows, lambda r, w: rs.weighted_ratio_means(
-        r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w))
+        r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w),
+        lambda r, where, w: rs.grouped_ratio_means(
+            r["num"].to_numpy(np.int64), r["den"].to_numpy(np.int64), where, len(systems), w))
     ys = system_means(y_rows, lambda r, w: rs.weighted_real_means(
-        r["score"].to_numpy(np.float64)[:, None], w))
+        r["score"].to_numpy(np.float64)[:, None], w),
+        lambda r, where, w: rs.grouped_real_means(
+            r["score"].to_numpy(np.float64), where, len(systems), w))
     kinds = agreement.KINDS
 
     def corr(x, y, keys=systems):
@@ -307,182 +324,288 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
 
 
 # ---------------------------------------------------------------------------
-# the stage (Spark plans; small results collected for the printed summary)
+# the stage: one reduce per task over the QARLA and HBR stages' per-topic
+# records (kept on the executors), one Spark job
 # ---------------------------------------------------------------------------
 
-def _king_inputs(qarla):
-    """(cases, labels, sizes, plans): KING's per-topic cases of every
-    evaluated set with a global set id, the sets' names and sizes, and each
-    task's plan as set ids."""
-    from pyspark.sql import functions as F
-    first, second, _ = qarla.evaluations
-    catalogue = list(dict.fromkeys(first.sets + second.sets))
-    gid = {s: i for i, s in enumerate(catalogue)}
-    spark = first.cube.spark
-    ids = spark.createDataFrame(
-        [(e, sid, gid[s]) for e, ev in enumerate((first, second)) for sid, s in enumerate(ev.sets)]
-        or [(-1, -1, -1)], "ev int, set_id int, gid int")
-    cases = (first.rows("case").withColumn("ev", F.lit(0))
-             .unionByName(second.rows("case").withColumn("ev", F.lit(1)))
-             .join(F.broadcast(ids), ["ev", "set_id"])
-             .select("task", "topic", "gid", "num", "den")
-             .dropDuplicates(["task", "topic", "gid"]))
-    plans = {task: {"best": gid[p.best], "best_single": gid[p.best_single],
-                    "reps": [gid[r] for r in p.representatives if r in gid],
-                    "subsets": [gid[s] for s in p.subsets if s in gid]}
-             for task, p in qarla.plans.items()}
-    return cases, [s.label for s in catalogue], catalogue, plans
+def _frame(rows, columns):
+    import pandas as pd
+    return pd.DataFrame.from_records(rows, columns=columns)
 
 
-def _hbr_x_rows(hbr):
-    """(task, topic, summarizer, num, den): HBR of a summary in its topic as
-    a ratio of counts (split pairs over its pairs, H's sample size each)."""
-    from pyspark.sql import functions as F
-    return (hbr.pairs.join(hbr.hetero.select("task", "need", "n_split", "n_pairs"),
-                           ["task", "need"])
-            .groupBy("task", "topic", F.col("s").alias("summarizer"))
-            .agg(F.sum("n_split").cast("long").alias("num"),
-                 (F.first("n_pairs") * F.count(F.lit(1))).cast("long").alias("den")))
+def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
+    """The records the statistics stage reads of one record of the QARLA or
+    HBR stage, keyed by the group that reads them — ``king`` (KING's cases),
+    ``jack``, ``corr`` (one detailed set and criterion: the judged peers'
+    QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
+    (HBR of each summary and every judgment) — so that a task's groups are
+    computed in parallel and the shuffle moves them without Python. Called
+    by the stages' kernels (``ctx``: ``n_detailed``, ``judged``)."""
+    if kind == "case":
+        return [(rd.key_of(task, "king"), "s_case", value)]
+    if kind == "detail":
+        out = [(rd.key_of(task, "jack"), "s_jack",
+                {"topic": value["topic"], "jack": value["jack"],
+                 "n_models": value["n_models"]})]
+        j = value["judged"]
+        if ctx.get("judged") and j is not None:
+            for criterion in sorted(set(j["criterion"])):
+                sel = j["criterion"] == criterion
+                judged = {"summarizer": j["summarizer"][sel], "score": j["score"][sel]}
+                for s in range(ctx["n_detailed"]):
+                    out.append((rd.key_of(task, "corr", s, criterion), "s_corr",
+                                {"topic": value["topic"], "peers": value["peers"],
+                                 "num": value["full_num"][:, s], "den": value["full_den"],
+                                 "judged": judged}))
+        return out
+    if kind == "auc_topic":
+        return [(rd.key_of(task, "auc", criterion), "s_auc",
+                 {"topic": value["topic"], "wins2": wins2, "n_pairs": n_pairs})
+                for criterion, wins2, n_pairs in value["auc"]]
+    if kind == "hbr_x":
+        return [(rd.key_of(task, "hcorr"), "s_hx", value)]
+    if kind == "judgments":
+        return [(rd.key_of(task, "hcorr"), "s_judg", value)]
+    return []
 
 
-def _xy(x, y, keys):
-    """The rows :func:`correlation_group` reads: part x (num, den) and y
-    (score)."""
-    from pyspark.sql import functions as F
-    xs = x.select(*keys, "topic", "summarizer", F.lit("x").alias("part"), "num", "den",
-                  F.lit(None).cast("double").alias("score"))
-    ys = y.select(*keys, "topic", "summarizer", F.lit("y").alias("part"),
-                  F.lit(None).cast("long").alias("num"), F.lit(None).cast("long").alias("den"),
-                  "score")
-    return xs.unionByName(ys)
+#: the kinds of :func:`statistics_records`
+STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg")
 
 
-def run_statistics(qarla, hbr, judgments, config) -> StatisticsResult:
+def with_statistics(records: List[tuple], ctx) -> List[tuple]:
+    """``records`` and, when the run computes statistics
+    (``ctx["statistics"]``), the records the statistics stage reads of
+    them (:func:`statistics_records`)."""
+    if not ctx.get("statistics"):
+        return records
+    extra = [c for key, kind, value in records
+             for c in statistics_records(key, kind, value, ctx)]
+    return records + extra
+
+
+def _statistics_reduce(key, items, ctx):
+    """The intervals and tests of one group of a task (:func:`_route`): its
+    ROW_SCHEMA rows, its ``correlation_ci`` rows and what the run prints."""
+    task, group, *rest = rd.key_parts(key)
+    seed, n = ctx["seed"], ctx["n"]
+    out: List[tuple] = []         # ROW_SCHEMA rows
+    corr: List[tuple] = []        # correlation_ci rows (labelled)
+    q, h = ctx.get("qarla"), ctx.get("hbr")
+    if group == "king" and q is not None and task in q["plans"]:
+        gid = q["gid"]
+        plan = q["plans"][task]
+        task_sets = [q["first"], plan["subsets_labels"]]
+        rows, seen = [], set()
+        for _, v in items:
+            for s, label in enumerate(task_sets[v["family"]]):
+                at = (v["topic"], gid[label])
+                if at not in seen:
+                    seen.add(at)
+                    rows.append((v["topic"], gid[label], int(v["win"][s]), int(v["den"])))
+        if rows:
+            out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
+                              q["labels"], {task: plan["gids"]}, seed, n)
+    elif group == "jack" and q is not None:
+        rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
+                for _, v in items for s in range(len(q["detailed"]))]
+        if rows:
+            out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
+                              q["detailed"], {}, seed, n, kind="jack")
+    elif group == "corr" and q is not None:
+        s, criterion = int(rest[0]), rest[1]
+        rows = []
+        for _, v in items:
+            at = {name: a for a, name in enumerate(v["peers"])}
+            for name, score in zip(v["judged"]["summarizer"], v["judged"]["score"]):
+                a = at.get(name)
+                if a is None:
+                    continue
+                rows.append((v["topic"], name, "x", int(v["num"][a]), int(v["den"][a]), None))
+                rows.append((v["topic"], name, "y", None, None, float(score)))
+        if rows:
+            frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
+            label = q["detailed"][s]
+            corr += [(r[0], "QUEEN", label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
+                     for r in correlation_group((task, s, criterion), frame, seed, n)]
+    elif group == "auc" and h is not None:
+        criterion = rest[0]
+        rows = [(v["topic"], m, int(w), int(v["n_pairs"]))
+                for _, v in items for m, w in zip(h["names"], v["wins2"])]
+        if rows:
+            out += auc_group((task, criterion), _frame(rows, ["topic", "measure", "wins2",
+                                                               "n_pairs"]),
+                             h["plans"], seed, n)
+    elif group == "hcorr" and h is not None:
+        x_rows = [(v["topic"], name, "x", num, den, None)
+                  for k, v in items if k == "s_hx" for name, _, num, den in v["rows"]]
+        y_rows: Dict[str, list] = {}
+        for k, v in items:
+            if k == "s_judg":
+                for topic, name, criterion, score in zip(v["topic"], v["summarizer"],
+                                                         v["criterion"], v["score"]):
+                    y_rows.setdefault(criterion, []).append(
+                        (topic, name, "y", None, None, float(score)))
+        for criterion in sorted(y_rows):
+            frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
+                                                         "den", "score"])
+            corr += [(r[0], "HBR", h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
+                      r[9])
+                     for r in correlation_group((task, 0, criterion), frame, seed, n,
+                                                summary_level=False)]
+    return [*_table_records(key, out, ctx), rd.table_record(key, "correlation_ci", corr),
+            (key, "driver", (task, _printed(task, out, corr, ctx)))]
+
+
+def _table_records(key, rows, ctx):
+    """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
+    jack_ci, auc_ci and comparisons."""
+    n, sizes = ctx["n"], ctx.get("sizes", {})
+    tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
+    for r in rows:
+        (k, task, family, criterion, a, b, value_a, value_b, value, method, low, high, p,
+         p_adj) = r
+        if k == "king":
+            if a in sizes:
+                tables["king_ci"].append((task, a, sizes[a], value, method, low, high, n, UNIT))
+        elif k == "jack":
+            tables["jack_ci"].append((task, a, value, method, low, high, n, UNIT))
+        elif k == "auc":
+            tables["auc_ci"].append((task, criterion, a, value, method, low, high, n, UNIT))
+        else:
+            tables["comparisons"].append((task, family, criterion, a, b, value_a, value_b,
+                                          value, low, high, p, p_adj,
+                                          bool(p_adj < rs.ALPHA), method, n, UNIT))
+    return [rd.table_record(key, name, found) for name, found in tables.items()]
+
+
+def _printed(task, rows, corr, ctx) -> dict:
+    """The intervals and tests the run prints, of one task (small)."""
+    wanted = set(ctx.get("wanted", ()))
+    best = ctx.get("best", {}).get(task)
+    king, jack, auc, comparisons = {}, {}, {}, {}
+    n_subsets = kept = 0
+    for r in rows:
+        kind, family, criterion, a = r[0], r[2], r[3], r[4]
+        if kind in ("king", "jack") and a in wanted and r[9] == "percentile":
+            (king if kind == "king" else jack)[(task, a)] = Interval(r[8], r[10], r[11])
+        elif kind == "auc" and r[9] == "percentile":
+            auc[(task, criterion, a)] = Interval(r[8], r[10], r[11])
+        elif kind == "comparison":
+            if family == FAMILIES["subset"]:
+                n_subsets += 1
+                kept += int(r[13] >= rs.ALPHA)
+            else:
+                comparisons.setdefault((task, family, criterion or ""), []).append(Comparison(
+                    r[4], r[5], r[6], r[7], r[8], r[10], r[11], r[12], r[13]))
+    correlation = {}
+    for r in corr:
+        score, label, criterion, level, kind, method, unit = (r[1], r[2], r[3], r[4], r[5],
+                                                              r[7], r[11])
+        if level == "system" and kind == "pearson" and method == "percentile" \
+                and unit == "both" and (score == "HBR" or label == best):
+            correlation[(task, score, criterion, "pearson")] = Interval(r[6], r[8], r[9])
+    for key in comparisons:
+        comparisons[key].sort(key=lambda c: (c.a, c.b))
+    out = {"king": king, "jack": jack, "auc": auc, "comparisons": comparisons,
+           "correlation": correlation}
+    if n_subsets:
+        out["subsets_kept"] = (kept + 1, n_subsets + 1)
+    return out
+
+
+
+
+def _n_groups(ctx, qarla, tasks) -> int:
+    """How many groups the statistics of the run make (0: unknown)."""
+    if tasks is None:
+        return 0
+    n = 0
+    for t in tasks:
+        criteria = len(t.judgments)
+        n += 2 + 2 * criteria
+        if qarla is not None:
+            n += len(qarla.detailed) * criteria
+    return n
+
+
+def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResult:
     """Intervals and paired tests for what the QARLA stage (``qarla``, a
     :class:`~qarla_spark.stages.qarla.QarlaResult`, or None) and the HBR
     stage (``hbr`` or None) found; ``config.bootstrap`` replicates (and as
-    many sign patterns), seeded by ``config.seed``."""
-    from pyspark.sql import functions as F
+    many sign patterns), seeded by ``config.seed``. ``tasks``: the
+    testbed's description (its tasks' criteria; without it, the HBR
+    correlations are not computed). One reduce per (task, statistic) over
+    the stages' per-topic records: one Spark job."""
+    from qarla_spark.stages.hbr import HBR, judgment_records
 
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
-    parts = []
-    if qarla is not None and qarla.evaluations:
-        first, second, third = qarla.evaluations
-        spark = first.cube.spark
-        cases, labels, catalogue, plans = _king_inputs(qarla)
-        parts.append(per_group(cases, ["task"],
-                               lambda k, f: king_group(k, f, labels, plans, seed, n),
-                               ROW_SCHEMA))
-        jack_labels = [s.label for s in third.sets]
-        jack = third.rows("jack").select("task", "topic", F.col("set_id").alias("gid"),
-                                         "num", "den")
-        parts.append(per_group(jack, ["task"], lambda k, f: king_group(
-            k, f, jack_labels, {}, seed, n, kind="jack"), ROW_SCHEMA))
-        sizes = spark.createDataFrame([(s.label, s.size) for s in catalogue] or [("", 0)],
-                                      "metric_set string, n_metrics int")
-        full = (third.rows("queen").filter(F.col("holdout").isNull() & (F.col("role") == "peer"))
-                .select("task", "topic", "summarizer", "set_id", "num", "den"))
-        judged = full.join(judgments.select("task", "topic", "summarizer", "criterion", "score"),
-                           ["task", "topic", "summarizer"])
-        corr = per_group(_xy(judged, judged, ["task", "set_id", "criterion"]),
-                         ["task", "set_id", "criterion"],
-                         lambda k, f: correlation_group(k, f, seed, n), CORR_SCHEMA)
-        corr = (third.labelled(corr).withColumn("score", F.lit("QUEEN")))
-        result.tables["correlation_ci"] = corr
-    else:
-        sizes = None
-    if hbr is not None and hbr.per_topic_auc is not None:
-        auc_plans = {(task, c): {"hbr": "HBR", "best": a.best[0], "median": a.median[0]}
-                     for task, cs in hbr.auc.items() for c, a in cs.items()}
-        parts.append(per_group(hbr.per_topic_auc, ["task", "criterion"],
-                               lambda k, f: auc_group(k, f, auc_plans, seed, n), ROW_SCHEMA))
-        x = _hbr_x_rows(hbr)
-        criteria = judgments.select("task", "criterion").distinct()
-        y = judgments.select("task", "topic", "summarizer", "criterion", "score")
-        rows = _xy(x.join(criteria, "task").withColumn("set_id", F.lit(0)),
-                   y.withColumn("set_id", F.lit(0)), ["task", "set_id", "criterion"])
-        hbr_corr = (per_group(rows, ["task", "set_id", "criterion"],
-                              lambda k, f: correlation_group(k, f, seed, n, summary_level=False),
-                              CORR_SCHEMA)
-                    .withColumn("metric_set", F.lit(hbr.measure_set.label))
-                    .withColumn("score", F.lit("HBR")))
-        result.tables["correlation_ci"] = (result.tables["correlation_ci"].unionByName(
-            hbr_corr, allowMissingColumns=True) if "correlation_ci" in result.tables
-            else hbr_corr)
-    if not parts:
+    sources = []
+    ctx: Dict[str, Any] = {"seed": seed, "n": n, "judged": judgments is not None}
+    spark = None
+    sizes: Dict[str, int] = {}
+    if qarla is not None and qarla.records is not None:
+        catalogue = list(dict.fromkeys(list(qarla.first) + sorted(
+            {s for p in qarla.plans.values() for s in p.subsets})))
+        gid = {s.label: i for i, s in enumerate(catalogue)}
+        sizes = {s.label: s.size for s in catalogue}
+        ctx["sizes"] = sizes
+        plans = {}
+        for task, p in qarla.plans.items():
+            plans[task] = {"subsets_labels": [s.label for s in p.subsets],
+                           "gids": {"best": gid[p.best.label],
+                                    "best_single": gid[p.best_single.label],
+                                    "reps": [gid[r.label] for r in p.representatives
+                                             if r.label in gid],
+                                    "subsets": [gid[s.label] for s in p.subsets
+                                                if s.label in gid]}}
+        ctx["qarla"] = {"gid": gid, "labels": [s.label for s in catalogue],
+                        "first": [s.label for s in qarla.first],
+                        "detailed": [s.label for s in qarla.detailed], "plans": plans}
+        ctx["wanted"] = sorted({p.best.label for p in qarla.plans.values()}
+                               | {p.best_single.label for p in qarla.plans.values()})
+        ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
+        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr"]))
+        spark = qarla.records.sparkSession
+    if hbr is not None and hbr.records is not None and judgments is not None:
+        ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
+                      "plans": {(task, c): {"hbr": HBR, "best": a.best[0],
+                                            "median": a.median[0]}
+                                for task, cs in hbr.auc.items() for c, a in cs.items()}}
+        sources.append(rd.of_kinds(hbr.records, ["s_auc", "s_hx"]))
+        sources.append(judgment_records(judgments, "hcorr"))
+        spark = hbr.records.sparkSession
+    if not sources:
         return result
-    rows = parts[0]
-    for p in parts[1:]:
-        rows = rows.unionByName(p)
-    rows = cache.persist(rows)
-    lit_n, unit = F.lit(n).alias("n_resamples"), F.lit(UNIT).alias("unit")
-    if sizes is not None:
-        result.tables["king_ci"] = (rows.filter(F.col("kind") == "king")
-                                    .join(F.broadcast(sizes), F.col("a") == F.col("metric_set"))
-                                    .select("task", "metric_set", "n_metrics",
-                                            F.col("value").alias("king"), "method", "ci_low",
-                                            "ci_high", lit_n, unit))
-        result.tables["jack_ci"] = (rows.filter(F.col("kind") == "jack")
-                                    .select("task", F.col("a").alias("metric_set"),
-                                            F.col("value").alias("jack"), "method", "ci_low",
-                                            "ci_high", lit_n, unit))
-    if hbr is not None and hbr.per_topic_auc is not None:
-        result.tables["auc_ci"] = (rows.filter(F.col("kind") == "auc")
-                                   .select("task", "criterion", F.col("a").alias("measure"),
-                                           F.col("value").alias("auc"), "method", "ci_low",
-                                           "ci_high", lit_n, unit))
-    result.tables["comparisons"] = (
-        rows.filter(F.col("kind") == "comparison")
-        .select("task", "family", "criterion", "a", "b", "value_a", "value_b",
-                F.col("value").alias("difference"), "ci_low", "ci_high", "p_value",
-                "p_adjusted", (F.col("p_adjusted") < rs.ALPHA).alias("significant"),
-                "method", lit_n, unit))
-    if "correlation_ci" in result.tables:
-        result.tables["correlation_ci"] = cache.persist(result.tables["correlation_ci"].select(
-            "task", "score", "metric_set", "criterion", "level", "correlation", "value",
-            "method", "ci_low", "ci_high", lit_n, "unit"))
-    _collect(result, qarla, hbr, rows)
+    inputs = sources[0]
+    for other in sources[1:]:
+        inputs = inputs.unionByName(other)
+    from qarla_spark.spark.partitioning import topic_partitions
+    if tasks is not None:
+        ctx["criteria"] = {t.task: sorted(t.judgments) for t in tasks}
+    elif "hbr" in ctx:
+        found: Dict[str, list] = {}
+        for r in judgments.select("task", "criterion").distinct().collect():
+            found.setdefault(r["task"], []).append(r["criterion"])
+        ctx["criteria"] = {t: sorted(c) for t, c in found.items()}
+    n_groups = _n_groups(ctx, qarla, tasks)
+    n_reduce = max(1, min(n_groups, topic_partitions(spark))) if n_groups \
+        else topic_partitions(spark)
+    context = rd.broadcast(spark, ctx)
+    reduced = rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context)
+    names = (["king_ci", "jack_ci"] if "qarla" in ctx else []) + \
+        (["auc_ci"] if "hbr" in ctx else []) + ["comparisons"] + \
+        (["correlation_ci"] if ctx["judged"] else [])
+    tables, others = rd.collect_tables(reduced, names, ["driver"])
+    result.tables.update(tables)
+    for _, _, (key, value) in others:
+        result.king.update(value["king"])
+        result.jack.update(value["jack"])
+        result.auc.update(value["auc"])
+        result.correlation.update(value["correlation"])
+        for k, comparisons in value["comparisons"].items():
+            result.comparisons.setdefault(k, []).extend(comparisons)
+        if "subsets_kept" in value:
+            result.subsets_kept[key] = value["subsets_kept"]
     return result
-
-
-def _collect(result: StatisticsResult, qarla, hbr, rows) -> None:
-    """The intervals and tests the run prints (small: per task, the best
-    set, the best single metric, per criterion)."""
-    from pyspark.sql import functions as F
-    wanted_sets = set()
-    if qarla is not None:
-        for p in qarla.plans.values():
-            wanted_sets |= {p.best.label, p.best_single.label}
-    printed = rows.filter(((F.col("kind").isin("king", "jack")) & F.col("a").isin(
-        list(wanted_sets) or [""]) & (F.col("method") == "percentile"))
-        | ((F.col("kind") == "auc") & (F.col("method") == "percentile"))
-        | ((F.col("kind") == "comparison") & (F.col("family") != FAMILIES["subset"])))
-    for r in printed.collect():
-        if r["kind"] == "comparison":
-            result.comparisons.setdefault((r["task"], r["family"], r["criterion"] or ""),
-                                          []).append(Comparison(
-                r["a"], r["b"], r["value_a"], r["value_b"], r["value"], r["ci_low"],
-                r["ci_high"], r["p_value"], r["p_adjusted"]))
-        elif r["kind"] == "auc":
-            result.auc[(r["task"], r["criterion"], r["a"])] = Interval(r["value"], r["ci_low"],
-                                                                       r["ci_high"])
-        else:
-            getattr(result, r["kind"])[(r["task"], r["a"])] = Interval(
-                r["value"], r["ci_low"], r["ci_high"])
-    # the subsets: how many are not significantly below the best (max-T, 5%)
-    for r in (rows.filter((F.col("kind") == "comparison")
-                          & (F.col("family") == FAMILIES["subset"]))
-              .groupBy("task").agg(F.count(F.lit(1)).alias("n"),
-                                   F.sum((F.col("p_adjusted") >= rs.ALPHA).cast("int"))
-                                   .alias("kept")).collect()):
-        result.subsets_kept[r["task"]] = (int(r["kept"]) + 1, int(r["n"]) + 1)
-    if "correlation_ci" in result.tables:
-        best = {(t, p.best.label) for t, p in (qarla.plans.items() if qarla else [])}
-        for r in (result.tables["correlation_ci"]
-                  .filter((F.col("level") == "system") & (F.col("correlation") == "pearson")
-                          & (F.col("method") == "percentile") & (F.col("unit") == "both"))
-                  .collect()):
-            if r["score"] == "HBR" or (r["task"], r["metric_set"]) in best:
-                result.correlation[(r["task"], r["score"], r["criterion"], "pearson")] = \
-                    Interval(r["value"], r["ci_low"], r["ci_high"])

@@ -5,7 +5,7 @@ every warning)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from qarla_spark.io import (
     CheckedInput,
@@ -38,23 +38,29 @@ def check_small(config) -> Optional[CheckedInput]:
                            config.driver_read_mb << 20)
 
 
-def load(spark, config, checked: Optional[CheckedInput] = None
+def load(spark, config, checked: Optional[CheckedInput] = None, write=None
          ) -> Tuple[Testbed, ValidationReport]:
     """Read and validate the run's inputs (no error raised: see the report):
     in the driver when they are small and local (or were, ``checked``),
-    otherwise on Spark."""
+    otherwise on Spark. ``write(name, table)``: where the driver writes the
+    testbed's tables when it read them (:meth:`CheckedInput.testbed`)."""
     if checked is None:
         checked = check_small(config)
     if checked is not None:
-        return checked.testbed(spark), checked.report
+        return checked.testbed(spark, write), checked.report
     return load_testbed(spark, input_specs(config), limit=config.problem_limit)
 
 
-def testbed_tables(spark, testbed: Testbed, report: ValidationReport) -> Dict[str, object]:
-    """The tables of the testbed stage."""
+def testbed_tables(spark, testbed: Testbed, report: ValidationReport,
+                   written: Sequence[str] = ()) -> Dict[str, object]:
+    """The tables of the testbed stage (but those already ``written``):
+    ``testbed``, one row per task, is made by the driver (a pyarrow table)."""
+    import pyarrow as pa
     declared = table("testbed")
-    rows = [tuple(asdict(t)[c] for c in declared.column_names) for t in report.tasks]
-    return {"summaries": testbed.summaries, "judgments": testbed.judgments,
-            "sources": testbed.sources,
-            "testbed": spark.createDataFrame(rows, declared.ddl),
-            "problems": testbed.problems.coalesce(1)}
+    rows = [asdict(t) for t in report.tasks]
+    described = pa.table({c: [r[c] for r in rows] for c in declared.column_names},
+                         schema=declared.arrow_schema())
+    tables = {"summaries": testbed.summaries, "judgments": testbed.judgments,
+              "sources": testbed.sources, "testbed": described,
+              "problems": testbed.problems.coalesce(1)}
+    return {name: t for name, t in tables.items() if name not in written}

@@ -1,0 +1,259 @@
+"""What the QARLA stage computes once per task from its topics' counts (pure
+numpy and exact rationals; SPEC §3-7). The per-topic counts are those of
+:func:`~qarla_spark.measures.queen.queen_counts` and
+:func:`~qarla_spark.measures.queen.king_cases`; here they are summed over a
+task's topics and become the rows of the tables.
+
+Every mean is exact (:mod:`~qarla_spark.measures.exact`) and rounded once,
+so the values do not depend on how topics were grouped; ties are ties.
+Rows are tuples in the column order of the table they belong to.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.measures import agreement, exact
+from qarla_spark.measures.king import king as king_of
+
+# ---------------------------------------------------------------------------
+# KING and ORANGE of a family of sets
+# ---------------------------------------------------------------------------
+
+
+def king_orange(task: str, cases: Sequence[dict], labels: Sequence[str],
+                sizes: Sequence[int]) -> Tuple[List[tuple], List[tuple], Dict[int, float]]:
+    """(king rows, orange rows, KING by set index) of one task from its
+    topics' cases (dicts of ``win`` and ``n_le`` per set, ``den`` = |M|,
+    ``n_pairs`` = |M|·|A|): KING = exact mean over topics of wins / |M| with
+    its Wilson interval; ORANGE(QUEEN) = Σ n_le / Σ n_pairs. No row without
+    a case."""
+    if not cases:
+        return [], [], {}
+    dens = np.asarray([c["den"] for c in cases], dtype=np.int64)
+    wins = np.stack([np.asarray(c["win"], dtype=np.int64) for c in cases])       # T × S
+    n_le = np.stack([np.asarray(c["n_le"], dtype=np.int64) for c in cases]).sum(axis=0)
+    n_pairs = int(sum(int(c["n_pairs"]) for c in cases))
+    by_den = [(int(d), wins[dens == d].sum(axis=0), int((dens == d).sum()))
+              for d in sorted(set(dens.tolist()))]
+    kings, orange, values = [], [], {}
+    for s, (label, size) in enumerate(zip(labels, sizes)):
+        value, n_cases, low, high = king_of((int(w[s]), d, t) for d, w, t in by_den)
+        values[s] = value
+        kings.append((task, label, int(size), value, low, high, int(n_cases)))
+        orange.append((task, label, int(size), "QUEEN", float(int(n_le[s])) / float(n_pairs),
+                       n_pairs))
+    return kings, orange, values
+
+
+def orange_plain(task: str, metrics: Sequence[str], plains: Sequence[dict]) -> List[tuple]:
+    """``orange/`` rows of the plain scores (score ``plain``): every metric,
+    Σ n_le / Σ n_pairs over the topics where KING is defined."""
+    if not plains:
+        return []
+    n_le = np.stack([np.asarray(p["n_le"], dtype=np.int64) for p in plains]).sum(axis=0)
+    n_pairs = int(sum(int(p["n_pairs"]) for p in plains))
+    return [(task, m, 1, "plain", int(n_le[i]) / n_pairs, n_pairs)
+            for i, m in enumerate(metrics)]
+
+
+# ---------------------------------------------------------------------------
+# system scores of every set (sums of the peers' QUEEN counts)
+# ---------------------------------------------------------------------------
+
+
+class PeerSums:
+    """Σ over topics of each peer's passing samples (all models) per metric
+    set, grouped by the peer's sample count (the denominator), and how many
+    topics each sum covers: enough for the exact mean of a peer's QUEEN over
+    its topics (SPEC §3's system score) of every set."""
+
+    def __init__(self, n_sets: int):
+        self.n_sets = n_sets
+        self.sums: Dict[Tuple[str, int], np.ndarray] = {}
+        self.counts: Dict[Tuple[str, int], int] = {}
+
+    def add(self, peers: Sequence[str], num: np.ndarray, den: Sequence[int],
+            count: Optional[Sequence[int]] = None) -> "PeerSums":
+        num = np.asarray(num, dtype=np.int64).reshape(len(peers), self.n_sets)
+        for k, (name, d) in enumerate(zip(peers, den)):
+            key = (str(name), int(d))
+            if key in self.sums:
+                self.sums[key] = self.sums[key] + num[k]
+            else:
+                self.sums[key] = num[k].copy()
+            self.counts[key] = self.counts.get(key, 0) + (1 if count is None else int(count[k]))
+        return self
+
+    def merge(self, other: "PeerSums") -> "PeerSums":
+        for key, value in other.sums.items():
+            self.sums[key] = self.sums[key] + value if key in self.sums else value.copy()
+            self.counts[key] = self.counts.get(key, 0) + other.counts[key]
+        return self
+
+    def to_value(self) -> dict:
+        keys = sorted(self.sums)
+        return {"peer": [k[0] for k in keys], "den": [k[1] for k in keys],
+                "count": [self.counts[k] for k in keys],
+                "num": (np.stack([self.sums[k] for k in keys]) if keys
+                        else np.zeros((0, self.n_sets), dtype=np.int64))}
+
+    @classmethod
+    def of_values(cls, n_sets: int, values: Iterable[dict]) -> "PeerSums":
+        out = cls(n_sets)
+        for v in values:
+            out.add(v["peer"], v["num"], v["den"], v["count"])
+        return out
+
+    def means(self) -> Dict[str, np.ndarray]:
+        """peer -> (n_sets,) float: the exact mean over its topics of its
+        QUEEN, per set, rounded once."""
+        peers = sorted({p for p, _ in self.sums})
+        out = {}
+        for name in peers:
+            keys = [k for k in self.sums if k[0] == name]
+            row = []
+            for s in range(self.n_sets):
+                mean = exact.Mean()
+                for key in keys:
+                    mean.add_ratio(int(self.sums[key][s]), key[1], self.counts[key])
+                row.append(exact.to_float(mean.value()))
+            out[name] = np.asarray(row, dtype=np.float64)
+        return out
+
+
+def human_means(judged: Iterable[Optional[dict]]) -> Dict[str, Dict[str, float]]:
+    """criterion -> summarizer -> the exact mean of its human scores over
+    the given topics' judgments (arrays of ``summarizer``, ``criterion``,
+    ``score``), rounded once."""
+    means: Dict[Tuple[str, str], exact.Mean] = {}
+    for j in judged:
+        if j is None:
+            continue
+        for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
+            means.setdefault((str(criterion), str(name)), exact.Mean()).add_real(float(score))
+    out: Dict[str, Dict[str, float]] = {}
+    for (criterion, name), mean in sorted(means.items()):
+        out.setdefault(criterion, {})[name] = exact.to_float(mean.value())
+    return out
+
+
+def king_pearson_rows(task: str, kings: Mapping[str, Tuple[int, float]],
+                      peer_scores: Mapping[str, Mapping[str, float]],
+                      human: Mapping[str, Mapping[str, float]]) -> List[tuple]:
+    """``king_pearson/`` rows of one task (paper 000, Fig. 5): for every set
+    with a KING (``kings``: label -> (n_metrics, KING)) and system scores
+    (``peer_scores``: label -> peer -> mean QUEEN), per criterion of
+    ``human`` (criterion -> summarizer -> mean score): the Pearson between
+    the set's system scores and the systems' human scores over the systems
+    with both, null with fewer than 2 of them or a constant side. Sets with
+    the same systems are computed together, in label order."""
+    out = []
+    for criterion in sorted(human):
+        y_of = human[criterion]
+        by_systems: Dict[tuple, list] = {}
+        for label in sorted(peer_scores):
+            scores = peer_scores[label]
+            systems = tuple(sorted(n for n in scores if n in y_of))
+            if not systems:
+                continue
+            by_systems.setdefault(systems, []).append(
+                (label, np.asarray([scores[n] for n in systems], dtype=np.float64),
+                 np.asarray([y_of[n] for n in systems], dtype=np.float64)))
+        for systems, sets in by_systems.items():
+            r = agreement.correlation_rows(list(systems), [x for _, x, _ in sets],
+                                           [y for _, _, y in sets],
+                                           min_n=agreement.MIN_POINTS, kinds=("pearson",))[:, 0]
+            for (label, _, _), v in zip(sets, r):
+                if label in kings:
+                    size, king = kings[label]
+                    out.append((task, label, int(size), king, criterion,
+                                float(v) if np.isfinite(v) else None))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the detailed sets: systems, JACK, its curve, correlations, the human test
+# ---------------------------------------------------------------------------
+
+
+def system_rows(task: str, label: str, jk: Mapping[Tuple[str, str, str], exact.Mean],
+                full: Mapping[str, exact.Mean]) -> List[tuple]:
+    """``systems/`` rows of one (task, set), exactly (SPEC §3): ``jk`` maps
+    (summarizer, role, topic) to the exact mean of its jackknifed QUEEN in
+    the topic (a model h: QUEEN_{M∖{h}}(h); a peer: its mean over held-out
+    models); a summarizer's score is the mean of those over its topics,
+    ranked exactly (1 = best, ties by name; ``above_peers`` for models).
+    ``full``: a peer's QUEEN with all models, averaged over its topics
+    (``queen_full``). Rows: (task, summarizer, role, metric_set, queen,
+    queen_full, position, above_peers)."""
+    means: Dict[Tuple[str, str], exact.Mean] = {}
+    for (name, role, _), mean in jk.items():
+        means.setdefault((name, role), exact.Mean()).add_fraction(mean.value())
+    scores = {k: m.value() for k, m in means.items()}
+    ranked = agreement.rank_exact(scores)
+    out = []
+    for (name, role), value in scores.items():
+        f = full.get(name) if role == "peer" else None
+        position, above = ranked[(name, role)]
+        out.append((task, name, role, label, exact.to_float(value),
+                    None if f is None else exact.to_float(f.value()), position, above))
+    for name, f in full.items():
+        if (name, "peer") not in scores:    # a peer of topics without a jackknife only
+            out.append((task, name, "peer", label, None, exact.to_float(f.value()), None, None))
+    return out
+
+
+def correlation_rows(task: str, label: str, criterion: str,
+                     points: Sequence[Tuple[str, str, int, int, float]]) -> List[tuple]:
+    """``correlations/`` rows of one (task, set, criterion) from the judged
+    peers' points (topic, summarizer, QUEEN num, den, human score): system
+    level — a system's exact mean QUEEN against its exact mean human score;
+    summary level — per topic, then the exact mean over the topics where
+    both sides vary. Rows: (task, metric_set, criterion, level, pearson,
+    spearman, kendall)."""
+    xs: Dict[str, exact.Mean] = {}
+    ys: Dict[str, exact.Mean] = {}
+    topics: Dict[str, list] = {}
+    for topic, name, num, den, score in points:
+        xs.setdefault(name, exact.Mean()).add_ratio(num, den)
+        ys.setdefault(name, exact.Mean()).add_real(score)
+        topics.setdefault(topic, []).append((name, num / den, score))
+    names = list(xs)
+    out = [(task, label, criterion, "system", *agreement.correlations(
+        names, [exact.to_float(xs[n].value()) for n in names],
+        [exact.to_float(ys[n].value()) for n in names]))]
+    per_topic = []
+    for topic in sorted(topics):
+        who, x, y = zip(*topics[topic])
+        r = agreement.correlations(who, x, y, min_n=agreement.MIN_POINTS)
+        if np.isfinite(r[0]):
+            per_topic.append(r)
+    if per_topic:
+        out.append((task, label, criterion, "summary",
+                    *(exact.to_float(exact.mean(exact.real(r[i]) for r in per_topic))
+                      for i in range(3))))
+    return out
+
+
+def human_first(task: str, measure: str, holdout: str,
+                scores: Mapping[Tuple[str, str], exact.Mean]) -> Optional[tuple]:
+    """The human-summariser test of one held-out model h under one measure
+    (``scores``: (summarizer, role) -> its exact mean score with h held out):
+    (task, measure, h, h's mean is strictly above every system's), or None
+    without h or without a system."""
+    own = scores.get((holdout, "model"))
+    peers = [m.value() for (_, role), m in scores.items() if role == "peer"]
+    if own is None or not peers:
+        return None
+    return (task, measure, holdout, agreement.ranked_first(own.value(), peers))
+
+
+def ratio_mean(rows: Iterable[Tuple[int, int]]) -> float:
+    """The exact mean of ratios (num, den), rounded once."""
+    mean = exact.Mean()
+    for num, den in rows:
+        mean.add_ratio(int(num), int(den))
+    return exact.to_float(mean.value())

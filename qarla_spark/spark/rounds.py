@@ -1,0 +1,288 @@
+"""Rounds: the few Spark jobs a stage is made of (issue 26).
+
+A stage's work is per topic (numpy kernels over the topic cube) and per
+task (reductions of the topics' counts). Both run on the executors, over
+every (task, topic) at once, as *records* — rows of :data:`ENVELOPE`: a
+``key`` (the group a record goes to: a task, or a task and a statistic), a
+``kind`` (what it holds) and ``data`` (the value, pickled: a dict of numpy
+arrays, a pandas frame of a table's rows, ...). A round is
+
+1. :func:`over_topics`: a kernel on every topic of the cube, in the cube's
+   partitions (no shuffle), returning records;
+2. :func:`reduce_by_key`: the records grouped by key (one shuffle), a
+   reducer on each group, returning records;
+3. :func:`collect`: the small records the driver needs (one Spark job
+   computes and keeps both sides).
+
+Tables are read from the records (:func:`table_of`) and written by Spark.
+Values a kernel needs (a task's metric sets, its HBR sample) go to the
+executors as broadcast variables (:func:`broadcast`: once per executor, not
+once per Spark task).
+
+What a Spark task pays before its first topic is paid by every partition,
+so it is kept small: records are pickled numpy arrays (no Python object per
+row), and :func:`worker_ready` moves the Python worker's long-lived objects
+(its imported modules) out of the garbage collector's sight — PySpark's
+worker runs a full ``gc.collect()`` after every task, which costs tens of
+milliseconds once numpy, pandas, pyarrow and the kernels are imported
+(DECISIONS.md, "What a Spark task costs").
+
+Determinism: a group's records are given to its reducer sorted by (kind,
+bytes of the value), so the reducer sees the same list whatever the
+partitioning; the kernels and reducers are pure functions of their inputs.
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+#: the schema of a round's records
+ENVELOPE = "key string, kind string, data binary"
+ENVELOPE_COLUMNS = ("key", "kind", "data")
+
+#: a record as kernels and reducers return it: (key, kind, value)
+Record = Tuple[str, str, Any]
+
+#: the separator of a key's parts (a task name and a group)
+KEY_SEPARATOR = "\x1f"
+
+
+def key_of(*parts: str) -> str:
+    """A record's key from its parts (a task; a task and a group)."""
+    return KEY_SEPARATOR.join(str(p) for p in parts)
+
+
+def key_parts(key: str) -> List[str]:
+    return key.split(KEY_SEPARATOR)
+
+
+def dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(data: bytes) -> Any:
+    return pickle.loads(data)
+
+
+def worker_ready() -> None:
+    """Called first by every function qarla runs on the executors: the
+    objects alive now (modules, caches) join the permanent generation, so
+    the full collection PySpark's worker runs after each task only walks
+    what the task made (measured on this project's workers: 30-40 ms per
+    task before, under 1 ms after). Objects are still freed by reference
+    counting; only cycles among them are no longer collected."""
+    gc.freeze()
+
+
+def table_record(key: str, name: str, rows: Sequence[tuple]) -> Record:
+    """A record holding rows of the declared table ``name`` (tuples starting
+    with its columns, in order; extra fields are left out) as Arrow."""
+    from qarla_spark.tables import table
+    width = len(table(name).columns)
+    return (key, name, arrow_rows([tuple(r[:width]) for r in rows], name))
+
+
+def collect_tables(records, names: Sequence[str], also: Sequence[str] = ()):
+    """(tables, others): the declared tables ``names`` held by the records
+    (:func:`table_record`) as pyarrow tables, rows in key order, and the
+    (key, kind, value) of the records of kinds ``also`` — one Spark job."""
+    tables: Dict[str, list] = {n: [] for n in names}
+    others = []
+    for key, kind, value in collect(records, list(names) + list(also)):
+        if kind in tables:
+            tables[kind].append(value)
+        else:
+            others.append((key, kind, value))
+    return {n: arrow_table(parts, n) for n, parts in tables.items()}, others
+
+
+def arrow_rows(rows: Sequence[tuple], name: str) -> bytes:
+    """The rows of the declared table ``name`` (tuples in its column order) as
+    compressed Arrow IPC bytes: what a reducer emits for a table the driver
+    writes (compact, and no Python object per row on the way)."""
+    import pyarrow as pa
+
+    from qarla_spark.tables import table
+    schema = table(name).arrow_schema()
+    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+    batch = pa.record_batch([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)],
+                            schema=schema)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema,
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def arrow_table(parts: Sequence[bytes], name: str):
+    """The pyarrow table of a declared table from :func:`arrow_rows` parts."""
+    import pyarrow as pa
+
+    from qarla_spark.tables import table
+    schema = table(name).arrow_schema()
+    tables = [pa.ipc.open_stream(pa.py_buffer(p)).read_all() for p in parts]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def envelope_frame(records: Iterable[Record]):
+    """A pandas frame of :data:`ENVELOPE` from records."""
+    import pandas as pd
+    keys, kinds, data = [], [], []
+    for key, kind, value in records:
+        keys.append(key)
+        kinds.append(kind)
+        data.append(dumps(value))
+    return pd.DataFrame({"key": pd.Series(keys, dtype=object),
+                         "kind": pd.Series(kinds, dtype=object),
+                         "data": pd.Series(data, dtype=object)})
+
+
+def records_of(pdf) -> List[Tuple[str, str, bytes]]:
+    """(key, kind, pickled data) of a frame of :data:`ENVELOPE`."""
+    return list(zip(pdf["key"], pdf["kind"], pdf["data"]))
+
+
+def broadcast(spark, value):
+    """``value`` as a broadcast variable, destroyed when the run's
+    :func:`~qarla_spark.spark.cache.scope` ends."""
+    from qarla_spark.spark import cache
+    return cache.keep(spark.sparkContext.broadcast(value))
+
+
+def over_topics(frame, kernel: Callable[[dict, Any], Iterable[Record]],
+                context=None, combine: Optional[Callable[[List[Record]], List[Record]]] = None):
+    """``kernel(row, context)`` for every row of ``frame`` (cube rows as
+    dicts), on the executors, in ``frame``'s partitions; ``context``: a
+    broadcast variable (:func:`broadcast`) or None. ``combine(records)``,
+    if given, reduces the records of a partition before they leave it (a
+    partial aggregation). Returns the records (lazy, :data:`ENVELOPE`)."""
+
+    def run(batches):
+        worker_ready()
+        value = context.value if context is not None else None
+        out: List[Record] = []
+        for pdf in batches:
+            for row in pdf.to_dict("records"):
+                out.extend(kernel(row, value))
+        if combine is not None:
+            out = combine(out)
+        yield envelope_frame(out)
+
+    return frame.mapInPandas(run, ENVELOPE)
+
+
+def over_rows(frame, func: Callable[[Any, Any], Iterable[Record]], context=None):
+    """``func(pdf, context)`` on every Arrow batch of ``frame`` (a pandas
+    frame of its rows), in its partitions: records (lazy)."""
+
+    def run(batches):
+        worker_ready()
+        value = context.value if context is not None else None
+        out: List[Record] = []
+        for pdf in batches:
+            out.extend(func(pdf, value))
+        yield envelope_frame(out)
+
+    return frame.mapInPandas(run, ENVELOPE)
+
+
+def reduce_by_key(records, reducer: Callable[[str, List[Tuple[str, Any]], Any], Iterable[Record]],
+                  n_partitions: int, context=None):
+    """The records grouped by key (hash-partitioned into ``n_partitions``),
+    and ``reducer(key, [(kind, value), ...], context)`` on each group, on
+    the executors; the group's records sorted by (kind, pickled bytes).
+    Returns the reducer's records (lazy)."""
+
+    def run(batches):
+        worker_ready()
+        value = context.value if context is not None else None
+        groups: Dict[str, List[Tuple[str, bytes]]] = {}
+        for pdf in batches:
+            for key, kind, data in records_of(pdf):
+                groups.setdefault(key, []).append((kind, data))
+        out: List[Record] = []
+        for key in sorted(groups):
+            items = sorted(groups.pop(key))
+            out.extend(reducer(key, [(kind, loads(data)) for kind, data in items], value))
+        yield envelope_frame(out)
+
+    return records.repartition(max(1, int(n_partitions)), "key").mapInPandas(run, ENVELOPE)
+
+
+def of_kinds(records, kinds: Sequence[str]):
+    """The records of these kinds (lazy)."""
+    from pyspark.sql import functions as F
+    return records.filter(F.col("kind").isin(list(kinds)))
+
+
+def collect(records, kinds: Sequence[str]) -> List[Tuple[str, str, Any]]:
+    """(key, kind, value) of the records of ``kinds``, sorted by key and
+    kind (one Spark job; only for small, per-task values)."""
+    rows = of_kinds(records, kinds).select(*ENVELOPE_COLUMNS).collect()
+    out = [(r["key"], r["kind"], r["data"]) for r in rows]
+    out.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [(key, kind, loads(data)) for key, kind, data in out]
+
+
+def table_of(records, kind: str, schema: str, columns: Optional[Sequence[str]] = None):
+    """The rows of a table held by the records of ``kind`` (each value a
+    pandas frame, or a dict of columns, with the columns of ``schema``, a
+    DDL string), as a DataFrame (lazy: a narrow map over the records)."""
+    from qarla_spark.spark.grouped import empty_frame, schema_columns
+    names = [c for c, _ in schema_columns(schema)]
+
+    def run(batches):
+        import pandas as pd
+        worker_ready()
+        parts = []
+        for pdf in batches:
+            for data in pdf["data"]:
+                value = loads(data)
+                if isinstance(value, bytes):         # rows as Arrow (table_record)
+                    import pyarrow as pa
+                    value = pa.ipc.open_stream(pa.py_buffer(value)).read_all().to_pandas()
+                frame = value if isinstance(value, pd.DataFrame) else pd.DataFrame(value)
+                if len(frame):
+                    parts.append(frame[names])
+        if parts:
+            yield pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        else:
+            yield empty_frame(schema)
+
+    return of_kinds(records, [kind]).select("data").mapInPandas(run, schema)
+
+
+def _records_to_arrow(name: str):
+    """The executor-side function of :func:`records_table`: a batch of
+    records (pickled pandas frames or Arrow bytes) to pyarrow tables."""
+    def to_arrow(pdf):
+        import pandas as pd
+        import pyarrow as pa
+
+        from qarla_spark.tables import table
+        schema = table(name).arrow_schema()
+        out = []
+        for data in pdf["data"]:
+            value = loads(data)
+            if isinstance(value, bytes):
+                out.append(pa.ipc.open_stream(pa.py_buffer(value)).read_all())
+            else:
+                frame = value if isinstance(value, pd.DataFrame) else pd.DataFrame(value)
+                out.append(pa.Table.from_pandas(frame[list(schema.names)], schema=schema,
+                                                preserve_index=False))
+        return out
+    return to_arrow
+
+
+def records_table(records, kind: str, name: Optional[str] = None):
+    """The declared table ``name`` (default ``kind``) held by the records of
+    ``kind`` (pandas frames, or Arrow from :func:`table_record`), as an
+    :class:`~qarla_spark.spark.output.ExecutorTable`: written by the
+    executors where they can, else by Spark (:func:`table_of`)."""
+    from qarla_spark.spark.output import ExecutorTable
+    from qarla_spark.tables import table
+    name = name or kind
+    return ExecutorTable(of_kinds(records, [kind]).select("data"), _records_to_arrow(name),
+                         lambda: table_of(records, kind, table(name).ddl))
