@@ -71,7 +71,8 @@ def run(spark, config: RunConfig, command: Optional[Sequence[str]] = None,
     (:mod:`qarla_spark.progress`; default: nobody). ``checked``: the inputs
     already read and checked in the driver (:func:`check_small`), whose
     description the caller has shown."""
-    with cache.scope():
+    from qarla_spark.spark.partitioning import run_scope
+    with cache.scope(), run_scope(spark):
         return _run(spark, config, command, progress or NullProgress(), checked)
 
 
@@ -195,6 +196,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         testbed, report = load(spark, config, checked,
                                write_checked if checked is not None else None)
         report.raise_for_errors()
+        from qarla_spark.spark.partitioning import size_for_topics
+        size_for_topics(spark, sum(t.n_topics for t in report.tasks))
         timings = {"load_validate_s": round(time.time() - started, 3)}
         if not announced:
             progress.testbed(report.format())

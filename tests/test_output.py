@@ -368,3 +368,37 @@ def test_tables_written_by_the_driver_or_the_executors_read_as_sparks(spark, tmp
                              os.path.join(dirs[how], "summaries")) == []
         back = spark.read.parquet(os.path.join(dirs[how], "summaries"))
         assert sorted(back.columns) == sorted(declared.column_names) and back.count() == 5
+
+
+@pytest.mark.spark
+def test_executors_that_do_not_see_the_run_folder_leave_the_table_to_spark(spark, tmp_path,
+                                                                          monkeypatch):
+    """On a cluster each writing task first checks it sees the staging folder
+    (a shared file system). One that does not writes nothing, and Spark
+    writes the table — and every later one — with the same rows."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from qarla_spark import tables
+    from qarla_spark.io.compare import compare_table
+    from qarla_spark.spark.output import ExecutorTable
+
+    declared = tables.table("summaries")
+    rows = pd.DataFrame({"task": ["a", "b", "a"], "topic": ["t1", "t2", "t3"],
+                         "summarizer": ["s"] * 3, "role": ["peer", "model", "peer"],
+                         "text": ["one", "two", "three"]})
+    df = spark.createDataFrame(rows, declared.ddl).repartition(2)
+    table = ExecutorTable(df, lambda pdf: [pa.Table.from_pandas(pdf, preserve_index=False)],
+                          lambda: df)
+    seen = RunDirectory(spark, str(tmp_path / "seen"))
+    monkeypatch.setattr(RunDirectory, "folder_to_check", lambda self: self._local_target)
+    assert seen.write_on_executors(declared, table)          # a shared file system
+    unseen = RunDirectory(spark, str(tmp_path / "unseen"))
+    monkeypatch.setattr(RunDirectory, "folder_to_check",
+                        lambda self: str(tmp_path / "elsewhere"))
+    assert not unseen.write_on_executors(declared, table)
+    assert not os.path.exists(os.path.join(unseen.staging, "summaries"))
+    assert not unseen.executors_write_here()
+    unseen.write(declared, table)                            # by Spark
+    assert compare_table(os.path.join(seen.staging, "summaries"),
+                         os.path.join(unseen.staging, "summaries")) == []

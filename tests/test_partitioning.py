@@ -73,3 +73,35 @@ def test_default_partitions_is_two_per_core(spark):
     assert topic_partitions(spark, 5) == 5
     with pytest.raises(ValueError):
         topic_partitions(spark, 0)
+
+
+def test_a_run_of_many_topics_gets_more_partitions_and_gives_them_back(spark):
+    """Issue 26: a partition holds at most MAX_TOPICS_PER_PARTITION topics
+    unless the partitions are given (100 tasks x 100 topics in 4 partitions
+    made a Python worker of 9.9 GB); the run's settings end with the run."""
+    from qarla_spark.spark.partitioning import (MAX_TOPICS_PER_PARTITION, PARTITIONS_CONF,
+                                                SHUFFLE_FOLLOWS_CONF, partitions_for,
+                                                run_scope, size_for_topics)
+    cores = topic_partitions(spark)
+    assert partitions_for(spark, 10) == cores
+    assert partitions_for(spark, cores * MAX_TOPICS_PER_PARTITION) == cores
+    assert partitions_for(spark, 40 * MAX_TOPICS_PER_PARTITION + 1) == 41
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    follows = spark.conf.get(SHUFFLE_FOLLOWS_CONF, None)
+    try:
+        spark.conf.set(SHUFFLE_FOLLOWS_CONF, "true")
+        with run_scope(spark):
+            assert size_for_topics(spark, 10_000) == 40
+            assert topic_partitions(spark) == 40
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "40"
+        assert spark.conf.get(PARTITIONS_CONF, None) is None
+        assert spark.conf.get("spark.sql.shuffle.partitions") == shuffle
+        with run_scope(spark):                   # given by the user: kept
+            spark.conf.set(PARTITIONS_CONF, "3")
+            assert size_for_topics(spark, 10_000) == 3
+        assert spark.conf.get(PARTITIONS_CONF, None) is None
+    finally:
+        if follows is None:
+            spark.conf.unset(SHUFFLE_FOLLOWS_CONF)
+        else:
+            spark.conf.set(SHUFFLE_FOLLOWS_CONF, follows)

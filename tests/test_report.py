@@ -185,6 +185,29 @@ def test_a_report_too_big_for_a_page_is_an_overview_and_a_page_per_task(report_r
     assert not [f for f in os.listdir(copy) if f.startswith(".report-parts")]
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+def test_parts_the_executors_did_not_draw_are_drawn_by_the_driver(report_run, tmp_path,
+                                                                  monkeypatch, spark):
+    """On a cluster, executors that do not see the run's folder draw nothing;
+    the driver draws what is left, and the page is the same."""
+    import qarla_spark.report as report
+    copy = edited_copy(report_run, tmp_path)
+    original = report._draw_on_spark
+    asked = []
+
+    def half(spark_, run_dir, info, units, parts):
+        asked.append(len(units))
+        return original(spark_, run_dir, info, units[::2], parts)
+
+    expected = open(write_report(copy, str(tmp_path / "by-the-driver.html")),
+                    encoding="utf-8").read()
+    monkeypatch.setattr(report, "_draw_on_spark", half)
+    target = write_report(copy, spark=spark)
+    assert asked and asked[0] > 1
+    assert open(target, encoding="utf-8").read() == expected
+
+
 def test_qarla_report_without_a_run_says_one_line(tmp_path, capsys):
     from qarla_spark.cli import main
     assert main(["report", str(tmp_path / "nothing")]) == 2

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple
 
-import numba
+import numba  # noqa: F401  (without numba: ImportError, the pure-Python backend)
 import numpy as np
 
+from qarla_spark.metrics.numba_cache import compiled
 from qarla_spark.metrics.rouge_profiles import RougeProfile, TopicCodes, weights
 
 
@@ -37,7 +38,7 @@ def topic_lcs(profs: Sequence[RougeProfile], topic: TopicCodes) -> Tuple[np.ndar
     return lcs, wlcs
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _lcs_masks_kernel(xt, xoff, yt, yoff, f, L, W, K, l_x, w_x, l_y, w_y):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._union_masks` for
     the model ``x`` and the peer ``y`` (same operations, same order). ``L``,
@@ -56,7 +57,7 @@ def _lcs_masks_kernel(xt, xoff, yt, yoff, f, L, W, K, l_x, w_x, l_y, w_y):  # pr
             _mark_columns_model(W, x, y, w_y, yoff[b])
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _tables(x, y, f, L, W, K):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._tables`, in the
     top-left corner of ``L``, ``W`` (and ``K``, the run lengths); False when
@@ -84,7 +85,7 @@ def _tables(x, y, f, L, W, K):  # pragma: no cover
     return found
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _mark_rows_model(T, x, y, mask, x0):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._mark_rows_model`."""
     i, j = len(x), len(y)
@@ -99,7 +100,7 @@ def _mark_rows_model(T, x, y, mask, x0):  # pragma: no cover
             j -= 1
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _mark_columns_model(T, x, y, mask, y0):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs._mark_columns_model`."""
     i, j = len(x), len(y)
@@ -114,7 +115,7 @@ def _mark_columns_model(T, x, y, mask, y0):  # pragma: no cover
             i -= 1
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f, peer, marked, used):  # pragma: no cover
     """Compiled twin of :func:`~qarla_spark.metrics.rouge_lcs._clip_l` and
     :func:`~qarla_spark.metrics.rouge_lcs._clip_w` for the model ``x`` (codes
@@ -162,7 +163,7 @@ def _clip_kernel(xt, xoff, mask_l, mask_w, yt, f, peer, marked, used):  # pragma
     return l_hit, w_hit
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def _topic_kernel(codes, tok_off, starts, start_off, f, longest, max_tokens, vocabulary,
                   lcs, wlcs):  # pragma: no cover
     """Compiled twin of :func:`qarla_spark.metrics.rouge_lcs.topic_lcs_python`

@@ -246,10 +246,13 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
     try:
         units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
                  for k in range(-1, len(SECTIONS))]
-        if spark is not None and _executors_see_files(spark) and units:
+        drawn = []
+        if spark is not None and _executors_may_see(spark, run.path) and units:
             drawn = _draw_on_spark(spark, run.path, run.info, units, parts)
-        else:
-            drawn = draw_parts(run.path, run.info, units, parts)
+        done = {(i, k) for i, k, _, _ in drawn}
+        left = [u for u in units if (u[0], u[3]) not in done]
+        if left:        # no Spark, or executors that do not see the run's folder
+            drawn += draw_parts(run.path, run.info, left, parts)
         drawn.sort(key=lambda t: (t[0], t[1]))
         values = [v for _, k, v, _ in drawn if k < 0]
         title = f"qarla_spark report: {', '.join(v.task for v in views)}"
@@ -314,9 +317,11 @@ def _write_page(path: str, head: List[str], bodies) -> None:
         raise
 
 
-def _executors_see_files(spark) -> bool:
-    """Spark's executors share this machine's file system (a local master)."""
-    return str(spark.sparkContext.master).startswith("local")
+def _executors_may_see(spark, run_dir: str) -> bool:
+    """Spark's executors share this machine's file system (a local master),
+    or may (a cluster and a run folder on a file system: each checks)."""
+    return str(spark.sparkContext.master).startswith("local") or \
+        local_path(run_dir) is not None
 
 
 def _draw_on_spark(spark, run_dir: str, info, units, parts):
@@ -333,7 +338,12 @@ def _draw_on_spark(spark, run_dir: str, info, units, parts):
     context = rd.broadcast(spark, {"run_dir": run_dir, "info": info, "parts": parts})
 
     def draw(key, items, ctx):
-        done = draw_parts(ctx["run_dir"], ctx["info"], [v for _, v in items], ctx["parts"])
+        if not os.path.isdir(ctx["parts"]):         # not the driver's file system
+            return []
+        try:
+            done = draw_parts(ctx["run_dir"], ctx["info"], [v for _, v in items], ctx["parts"])
+        except OSError:                             # seen but not writable: the driver draws
+            return []
         return [(key, "drawn", d) for d in done]
 
     return [value for _, _, value in rd.collect(rd.reduce_by_key(frame, draw, n, context),

@@ -164,6 +164,9 @@ class RunDirectory:
         #: the folder :meth:`abort` removes, as a local path when it is on
         #: the local file system (for :meth:`remove_local`)
         self._local_target: Optional[str] = None
+        #: False once a task of :meth:`write_on_executors` did not see the
+        #: run's folder (a cluster without a shared file system)
+        self._executors_share = True
         if self.mode == "rename":
             self.staging = f"{self.out}.incomplete-{self.run_id}"
             self._staging_path = self._Path(self.staging)
@@ -251,18 +254,36 @@ class RunDirectory:
         return {n: self.tables[n] for n in names}
 
     def executors_write_here(self) -> bool:
-        """Spark's executors can write into the run's folder with plain file
-        I/O: a local master and a folder on the local file system."""
-        master = str(self.spark.sparkContext.master)
-        return self._local_target is not None and master.startswith("local")
+        """Spark's executors may write into the run's folder with plain file
+        I/O: a folder on the driver's file system, and a local master — or,
+        on a cluster, a staging folder (named by the run's id) that every
+        writing task checks it sees (a shared file system) before it writes
+        (:meth:`write_on_executors`; a task that does not see it, or cannot
+        write there, makes Spark write the table, and every later one)."""
+        if self._local_target is None or not self._executors_share:
+            return False
+        if str(self.spark.sparkContext.master).startswith("local"):
+            return True
+        return self.mode == "rename"
 
-    def write_on_executors(self, declared, table: ExecutorTable) -> None:
+    def folder_to_check(self) -> Optional[str]:
+        """The folder a task of :meth:`write_on_executors` checks it sees
+        before writing: the staging folder on a cluster, None with a local
+        master (its executors are the driver's process)."""
+        if str(self.spark.sparkContext.master).startswith("local"):
+            return None
+        return self._local_target
+
+    def write_on_executors(self, declared, table: ExecutorTable) -> bool:
         """Write ``table`` (:class:`ExecutorTable`) by the executors: each
         Spark task writes the rows of its partition as one Parquet file (per
         partition value, for a table partitioned by ``task``) into the
         staging folder, through a temporary name renamed when complete (a
-        retried task rewrites the same file); one Spark job."""
+        retried task rewrites the same file); one Spark job. On a cluster a
+        task first checks that it sees the staging folder; False (nothing
+        left written) when one did not, or could not write there."""
         import pandas as pd
+        check = self.folder_to_check()
         schema = declared.arrow_schema()
         with_stats = [c for c in declared.column_names if c not in declared.no_statistics]
         folder = f"{self._local_target}/{declared.name}"
@@ -280,6 +301,9 @@ class RunDirectory:
 
             from qarla_spark.spark.rounds import worker_ready
             worker_ready()
+            if check is not None and not os.path.isdir(check):
+                yield pd.DataFrame({"rows": [-1]})      # not the driver's file system
+                return
             context = TaskContext.get()
             part = context.partitionId() if context is not None else 0
             attempt = context.attemptNumber() if context is not None else 0
@@ -297,12 +321,18 @@ class RunDirectory:
                               for k in sorted(keys)]
                 for key, rows in groups:
                     where = folder if key is None else f"{folder}/{partition_folder(by[0], key)}"
-                    os.makedirs(where, exist_ok=True)
                     name = f"part-{part:05d}-{run_id}.snappy.parquet"
                     tmp = f"{where}/.{name}.{attempt}.tmp"
-                    pq.write_table(rows, tmp, compression="snappy",
-                                   write_statistics=[c for c in with_stats if c not in by])
-                    os.replace(tmp, f"{where}/{name}")
+                    try:
+                        os.makedirs(where, exist_ok=True)
+                        pq.write_table(rows, tmp, compression="snappy",
+                                       write_statistics=[c for c in with_stats if c not in by])
+                        os.replace(tmp, f"{where}/{name}")
+                    except OSError:
+                        if check is None:       # a local master: a real error
+                            raise
+                        yield pd.DataFrame({"rows": [-1]})   # Spark writes it instead
+                        return
                     written += rows.num_rows
             yield pd.DataFrame({"rows": [written]})
 
@@ -310,10 +340,16 @@ class RunDirectory:
         before = sc.getLocalProperty(JOB_DESCRIPTION)
         sc.setLocalProperty(JOB_DESCRIPTION, f"qarla: write {declared.name}")
         try:
-            total = sum(r["rows"] for r in table.frame.mapInPandas(write, "rows long").collect())
+            counts = [r["rows"] for r in table.frame.mapInPandas(write, "rows long").collect()]
         finally:
             sc.setLocalProperty(JOB_DESCRIPTION, before)
         import os
+        if any(c < 0 for c in counts):
+            import shutil
+            self._executors_share = False
+            shutil.rmtree(folder, ignore_errors=True)
+            return False
+        total = sum(counts)
         os.makedirs(folder, exist_ok=True)
         if not total and not by:        # an empty table is still a readable table
             import pyarrow.parquet as pq
@@ -323,6 +359,7 @@ class RunDirectory:
                                       "columns": [f"{c.name}: {c.spark_type}"
                                                   for c in declared.columns],
                                       "description": declared.help}
+        return True
 
     def write(self, declared, df) -> None:
         """Write a declared table (:mod:`qarla_spark.tables`): its declared
@@ -334,8 +371,7 @@ class RunDirectory:
             self.write_arrow(declared, df)
             return
         if isinstance(df, ExecutorTable):
-            if self.executors_write_here():
-                self.write_on_executors(declared, df)
+            if self.executors_write_here() and self.write_on_executors(declared, df):
                 return
             df = df.fallback()
         df = df.select(*declared.column_names)

@@ -289,8 +289,9 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     if SHUFFLE_PARTITIONS not in settings and SHUFFLE_PARTITIONS not in external:
         # the plan follows the cores: as many shuffle partitions as per-topic
         # partitions (two per core), not a number fixed for one machine
-        from qarla_spark.spark.partitioning import topic_partitions
+        from qarla_spark.spark.partitioning import SHUFFLE_FOLLOWS_CONF, topic_partitions
         spark.conf.set(SHUFFLE_PARTITIONS, str(topic_partitions(spark)))
+        spark.conf.set(SHUFFLE_FOLLOWS_CONF, "true")
     if not effective_master.startswith("local"):
         # executors may not have qarla_spark installed: ship it (not when
         # spark-submit --py-files already does)
