@@ -38,6 +38,9 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 #: the Spark local property naming the qarla stage a job belongs to (set by
 #: the run on the threads that start jobs; carried by each job's start event)
 STAGE_PROPERTY = "qarla.stage"
+#: the stage name of the job that starts the Python workers while the
+#: session starts (:mod:`qarla_spark.spark.warmup`), before the run's stages
+WARM_STAGE = "starting workers"
 
 #: the row of the whole run in :class:`Profile`
 WHOLE_RUN = "run"
@@ -82,9 +85,14 @@ class Profile:
     run: StageProfile = field(default_factory=lambda: StageProfile(WHOLE_RUN))
     #: jobs whose stage is not among the windows (none in a qarla run)
     unattributed_jobs: int = 0
+    #: the jobs that started the Python workers before the stages
+    #: (:data:`WARM_STAGE`): in the run's jobs and task time, not on its
+    #: critical path (they run while the session starts, before the stages)
+    warm: Optional[StageProfile] = None
 
     def to_dict(self) -> Dict[str, Dict[str, float]]:
-        out = {s.name: s.to_dict() for s in self.stages}
+        out = {} if self.warm is None else {WARM_STAGE: self.warm.to_dict()}
+        out.update({s.name: s.to_dict() for s in self.stages})
         out[WHOLE_RUN] = self.run.to_dict()
         return out
 
@@ -154,18 +162,29 @@ def profile(events: Iterable[dict], windows: Optional[Sequence[Window]] = None) 
     for w in windows:
         mine = [j for j in jobs.values() if j.stage == w.name]
         out.stages.append(_figures(w.name, w.start, w.end, mine, by_job_tasks, intervals))
+    warm = [j for j in jobs.values() if j.stage == WARM_STAGE]
+    if warm:
+        first = min(j.submitted for j in warm)
+        last = max(job_end.get(j.job_id, j.submitted) for j in warm)
+        out.warm = _figures(WARM_STAGE, first, last, warm, by_job_tasks, intervals)
     if windows:
         start, end = min(w.start for w in windows), max(w.end for w in windows)
-        out.run = _figures(WHOLE_RUN, start, end, list(jobs.values()), by_job_tasks, intervals)
+        out.run = _figures(WHOLE_RUN, start, end, list(jobs.values()), by_job_tasks, intervals,
+                           critical=[j for j in jobs.values() if j.stage != WARM_STAGE])
         # driver time of the whole run: also between and around the windows
-    out.unattributed_jobs = sum(1 for j in jobs.values() if j.stage not in names)
+    out.unattributed_jobs = sum(1 for j in jobs.values()
+                                if j.stage not in names and j.stage != WARM_STAGE)
     return out
 
 
-def _figures(name, start, end, jobs, by_job_tasks, intervals) -> StageProfile:
+def _figures(name, start, end, jobs, by_job_tasks, intervals, critical=None) -> StageProfile:
+    """A stage's figures; ``critical``: the jobs whose longest tasks count
+    on the critical path (default ``jobs``)."""
     mine = [t for j in jobs for t in by_job_tasks.get(j.job_id, [])]
     longest: Dict[int, float] = {}
-    for stage, a, b in mine:
+    on_path = mine if critical is None else \
+        [t for j in critical for t in by_job_tasks.get(j.job_id, [])]
+    for stage, a, b in on_path:
         longest[stage] = max(longest.get(stage, 0.0), b - a)
     wall = max(0.0, end - start)
     return StageProfile(name, jobs=len(jobs), tasks=len(mine), wall_s=wall,
@@ -227,6 +246,10 @@ def format_profile(p: Profile) -> str:
                      f"{s.driver_s:>10.1f}{s.critical_s:>12.1f}")
     lines.append("critical path: driver time plus the longest task of each Spark stage, "
                  "the time no number of cores can beat")
+    if p.warm is not None:
+        lines.append(f"before the stages: {p.warm.jobs} job(s) starting the Python workers "
+                     f"while the session starts, {p.warm.tasks} tasks, {p.warm.task_s:.1f} s "
+                     "of task time (in the run's jobs and task time, not on its critical path)")
     if p.unattributed_jobs:
         lines.append(f"{p.unattributed_jobs} job(s) outside the run's stages (another run of "
                      "the same session?)")

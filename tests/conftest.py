@@ -27,6 +27,8 @@ def spark():
         "local", master="local[2]",
         conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "2g",
               "spark.app.name": "qarla_spark-tests"})
+    from qarla_spark.spark.warmup import wait_warm
+    wait_warm(120)      # its Spark job is not counted by a test's listener
     yield session
     session.stop()
 

@@ -63,6 +63,22 @@ def test_figures_per_stage_and_for_the_run():
     assert p.to_dict()["run"]["critical_path_s"] == pytest.approx(20.0)
 
 
+def test_the_workers_warm_up_counts_in_task_time_not_on_the_critical_path():
+    """Issue 26: the job that starts the Python workers runs while the
+    session starts, before the first stage: its tasks are the run's CPU, but
+    not on its critical path; the profile says so on a line of its own."""
+    from qarla_spark.eventlog import WARM_STAGE
+    warm = [job(9, -3, WARM_STAGE, [9]), task(9, -3, -1), task(9, -3, -2.5), job_end(9, -1)]
+    p = profile(warm + EVENTS, [Window("a", 0, 10), Window("b", 10, 20)])
+    plain = profile(EVENTS, [Window("a", 0, 10), Window("b", 10, 20)])
+    assert p.run.critical_s == pytest.approx(plain.run.critical_s)
+    assert p.run.task_s == pytest.approx(plain.run.task_s + 2 + 0.5)
+    assert p.run.jobs == plain.run.jobs + 1 and p.unattributed_jobs == 0
+    assert (p.warm.jobs, p.warm.tasks) == (1, 2)
+    assert "before the stages: 1 job(s) starting the Python workers" in format_profile(p)
+    assert list(p.to_dict())[0] == WARM_STAGE
+
+
 def test_without_windows_stages_span_their_jobs():
     p = profile(EVENTS)
     assert [s.name for s in p.stages] == ["a", "b"]

@@ -305,6 +305,10 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         # PySpark logs analysis errors as JSON to stderr before raising them;
         # qarla reports its errors itself.
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
+    # the Python workers start while the driver starts the run (in the
+    # background; once per application)
+    from qarla_spark.spark.warmup import warm_workers
+    warm_workers(spark)
     return spark
 
 

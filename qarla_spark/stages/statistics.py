@@ -578,10 +578,15 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         spark = hbr.records.sparkSession
     if not sources:
         return result
-    inputs = sources[0]
-    for other in sources[1:]:
-        inputs = inputs.unionByName(other)
+    # each part's map side only reads cached records and filters them: a
+    # few tasks each, not one per partition of every part (176 tasks of
+    # 25 ms with the 16-core plan on SummEval). Coalesced under the union
+    # (a coalesce right under the reduce's shuffle would be dropped)
     from qarla_spark.spark.partitioning import topic_partitions
+    share = max(1, topic_partitions(spark) // len(sources))
+    inputs = sources[0].coalesce(share)
+    for other in sources[1:]:
+        inputs = inputs.unionByName(other.coalesce(share))
     if tasks is not None:
         ctx["criteria"] = {t.task: sorted(t.judgments) for t in tasks}
     elif "hbr" in ctx:
