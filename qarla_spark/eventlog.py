@@ -159,22 +159,37 @@ def profile(events: Iterable[dict], windows: Optional[Sequence[Window]] = None) 
         windows = _windows_of(jobs, job_end, by_job_tasks)
     out = Profile()
     names = {w.name for w in windows}
-    for w in windows:
-        mine = [j for j in jobs.values() if j.stage == w.name]
-        out.stages.append(_figures(w.name, w.start, w.end, mine, by_job_tasks, intervals))
-    warm = [j for j in jobs.values() if j.stage == WARM_STAGE]
-    if warm:
-        first = min(j.submitted for j in warm)
-        last = max(job_end.get(j.job_id, j.submitted) for j in warm)
-        out.warm = _figures(WARM_STAGE, first, last, warm, by_job_tasks, intervals)
     if windows:
         start, end = min(w.start for w in windows), max(w.end for w in windows)
-        out.run = _figures(WHOLE_RUN, start, end, list(jobs.values()), by_job_tasks, intervals,
-                           critical=[j for j in jobs.values() if j.stage != WARM_STAGE])
-        # driver time of the whole run: also between and around the windows
-    out.unattributed_jobs = sum(1 for j in jobs.values()
-                                if j.stage not in names and j.stage != WARM_STAGE)
+        ours = _jobs_of_run(jobs, start, end, names)
+        for w in windows:
+            mine = [j for j in ours if j.stage == w.name]
+            out.stages.append(_figures(w.name, w.start, w.end, mine, by_job_tasks, intervals))
+        warm = [j for j in ours if j.stage == WARM_STAGE]
+        if warm:
+            first = min(j.submitted for j in warm)
+            last = max(job_end.get(j.job_id, j.submitted) for j in warm)
+            out.warm = _figures(WARM_STAGE, first, last, warm, by_job_tasks, intervals)
+        out.run = _figures(WHOLE_RUN, start, end, ours, by_job_tasks, intervals,
+                           critical=[j for j in ours if j.stage != WARM_STAGE])
+        out.unattributed_jobs = sum(1 for j in ours
+                                    if j.stage not in names and j.stage != WARM_STAGE)
     return out
+
+
+def _jobs_of_run(jobs: Dict[int, "_Job"], start: float, end: float,
+                 stages) -> List["_Job"]:
+    """The jobs of the run spanning ``start``-``end`` in a session's log
+    (which may hold other runs): those submitted within it, and the job that
+    started the workers when no job of a stage (``stages``) came between
+    them (the session started for this run)."""
+    ours = [j for j in jobs.values() if start <= j.submitted <= end]
+    before = sorted((j for j in jobs.values() if j.submitted < start
+                     and (j.stage == WARM_STAGE or j.stage in stages)),
+                    key=lambda j: j.submitted)
+    if before and before[-1].stage == WARM_STAGE:
+        ours.insert(0, before[-1])
+    return ours
 
 
 def _figures(name, start, end, jobs, by_job_tasks, intervals, critical=None) -> StageProfile:

@@ -148,3 +148,34 @@ def test_a_run_with_the_event_log_is_profiled_per_stage(tmp_path):
     text = subprocess.run([sys.executable, "-m", "qarla_spark.cli", "profile", str(out)],
                           check=True, env=env, capture_output=True, text=True).stdout
     assert text.splitlines()[0].startswith("stage") and "critical path" in text
+
+
+def test_a_session_log_of_several_runs_gives_each_run_its_own_jobs():
+    """A session's log (a notebook, the benchmark) holds several runs with
+    the same stage names: each run's figures are those of the jobs
+    submitted in its span; the workers' warm-up belongs to the first."""
+    from qarla_spark.eventlog import WARM_STAGE
+    warm = [job(9, -3, WARM_STAGE, [9]), task(9, -3, -1), job_end(9, -1)]
+    later = [dict(e) for e in EVENTS]
+    for e in later:
+        for k in ("Submission Time", "Completion Time"):
+            if k in e:
+                e[k] = e[k] + 100_000
+        if "Job ID" in e:
+            e["Job ID"] += 50
+        if "Stage IDs" in e:
+            e["Stage IDs"] = [s + 50 for s in e["Stage IDs"]]
+        if "Stage ID" in e:
+            e["Stage ID"] += 50
+            info = e["Task Info"]
+            e["Task Info"] = {k: v + 100_000 for k, v in info.items()}
+    events = warm + EVENTS + later
+    windows = [Window("a", 0, 10), Window("b", 10, 20)]
+    first = profile(events, windows)
+    second = profile(events, [Window(w.name, w.start + 100, w.end + 100) for w in windows])
+    alone = profile(EVENTS, windows)
+    assert first.warm is not None and second.warm is None
+    for p in (first, second):
+        assert [s.to_dict() for s in p.stages] == [s.to_dict() for s in alone.stages]
+        assert p.run.critical_s == pytest.approx(alone.run.critical_s)
+    assert second.run.jobs == alone.run.jobs and first.run.jobs == alone.run.jobs + 1
