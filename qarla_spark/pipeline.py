@@ -150,11 +150,16 @@ def run_stage(spark, windows: List[Dict[str, Any]], progress: Progress, name: st
     from the event log), and its window goes to ``windows`` (``run.json``'s
     ``stage_windows``)."""
     sc = spark.sparkContext
+    before = sc.getLocalProperty(STAGE_PROPERTY)
     sc.setLocalProperty(STAGE_PROPERTY, name)
     window = {"stage": name, "start": round(time.time(), 3), "end": None}
     windows.append(window)     # open until the block ends (the last stage writes
-    with stage(progress, name, timings, key):     # run.json before it does)
-        yield
+    try:                       # run.json before it does)
+        with stage(progress, name, timings, key):
+            yield
+    finally:
+        # the session's later jobs (another run's input) are not this stage's
+        sc.setLocalProperty(STAGE_PROPERTY, before)
     window["end"] = round(time.time(), 3)
 
 

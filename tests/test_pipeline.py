@@ -361,3 +361,19 @@ def test_a_failed_background_write_is_raised_at_the_next_check():
         writer.check()
     writer.close(interrupted=False)
     assert out.finished == ["orange"]
+
+
+@pytest.mark.spark
+def test_a_stage_gives_its_job_property_back(spark):
+    """The jobs of a stage carry its name (qarla profile reads it); after the
+    stage the session's jobs do not (in a shared session the next run's
+    input was read under the last run's "writing")."""
+    from qarla_spark.eventlog import STAGE_PROPERTY
+    from qarla_spark.pipeline import run_stage
+    from qarla_spark.progress import NullProgress
+    sc = spark.sparkContext
+    windows = []
+    with run_stage(spark, windows, NullProgress(), "writing"):
+        assert sc.getLocalProperty(STAGE_PROPERTY) == "writing"
+    assert sc.getLocalProperty(STAGE_PROPERTY) is None
+    assert windows[0]["stage"] == "writing" and windows[0]["end"] is not None
