@@ -122,8 +122,16 @@ def arrow_table(parts: Sequence[bytes], name: str):
 
     from qarla_spark.tables import table
     schema = table(name).arrow_schema()
-    tables = [pa.ipc.open_stream(pa.py_buffer(p)).read_all() for p in parts]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
+    tables = []
+    for part in parts:
+        found = pa.ipc.open_stream(pa.py_buffer(part)).read_all()
+        if found.num_rows:
+            tables.append(found)
+    if not tables:
+        return schema.empty_table()
+    # one chunk per column: thousands of small parts (one per reduce group)
+    # would otherwise each keep their own buffers and metadata alive
+    return pa.concat_tables(tables).combine_chunks()
 
 
 def envelope_frame(records: Iterable[Record]):

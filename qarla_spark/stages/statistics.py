@@ -453,7 +453,8 @@ def _statistics_reduce(key, items, ctx):
                       r[9])
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False)]
-    return [*_table_records(key, out, ctx), rd.table_record(key, "correlation_ci", corr),
+    corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
+    return [*_table_records(key, out, ctx), *corr_records,
             (key, "driver", (task, _printed(task, out, corr, ctx)))]
 
 
@@ -476,7 +477,7 @@ def _table_records(key, rows, ctx):
             tables["comparisons"].append((task, family, criterion, a, b, value_a, value_b,
                                           value, low, high, p, p_adj,
                                           bool(p_adj < rs.ALPHA), method, n, UNIT))
-    return [rd.table_record(key, name, found) for name, found in tables.items()]
+    return [rd.table_record(key, name, found) for name, found in tables.items() if found]
 
 
 def _printed(task, rows, corr, ctx) -> dict:
