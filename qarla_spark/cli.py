@@ -180,10 +180,13 @@ def config_from_args(args: argparse.Namespace, base=None, config_class=RunConfig
     return base.updated(**changes)
 
 
-def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None):
+def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None,
+                warm: bool = True):
+    """The Spark session of a command (``warm``: start the Python workers in
+    the background, for the commands that compute)."""
     from qarla_spark.spark.session import build_session
     spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose,
-                          summaries=summaries)
+                          summaries=summaries, warm=warm)
     _handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
 
@@ -195,7 +198,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if checked is not None:
         report = checked.report
     else:
-        _, report = pipeline.load(session_for(config, args.verbose), config)
+        _, report = pipeline.load(session_for(config, args.verbose, warm=False), config)
     print(report.format())
     return 0 if report.ok else EXIT_INPUT
 
@@ -292,7 +295,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     from qarla_spark.io.files import is_local
     from qarla_spark.metrics import registry
     if not all(is_local(p) for p in args.metric_plugins or ()):
-        session_for(RunConfig())   # plugins on HDFS, S3...: read through Hadoop
+        session_for(RunConfig(), warm=False)   # plugins on HDFS, S3...: read through Hadoop
     registry.load_plugins(args.metric_plugins or ())
     names = registry.resolve_metrics(args.names or "all")
     for name in names:

@@ -29,3 +29,22 @@ def test_once_per_application_with_one_task_per_core(spark):
     assert not tracker.getActiveJobsIds()
     # the property the profile reads is the one the warm-up sets
     assert STAGE_PROPERTY == "qarla.stage" and WARM_STAGE == "starting workers"
+
+
+@pytest.mark.spark
+def test_only_commands_that_compute_start_the_workers(spark, monkeypatch):
+    """`qarla validate` (and `qarla metrics` with remote plugins) build the
+    session with warm=False: no Spark job of theirs starts the workers."""
+    from pyspark.sql import SparkSession
+
+    from qarla_spark.spark.session import build_session
+    calls = []
+    monkeypatch.setattr(warmup, "warm_workers", lambda s: calls.append(s))
+    # as a command's first session (an active one is returned as it is)
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "2g",
+            "spark.app.name": "qarla_spark-tests"}
+    build_session("local", master="local[2]", conf=conf, warm=False)
+    assert calls == []
+    build_session("local", master="local[2]", conf=conf)
+    assert len(calls) == 1

@@ -239,10 +239,12 @@ _ABANDONED = threading.Event()
 
 def build_session(profile: str = "local", master: Optional[str] = None,
                   conf: Optional[Mapping[str, str]] = None, verbose: bool = False,
-                  summaries: Optional[int] = None):
+                  summaries: Optional[int] = None, warm: bool = True):
     """Create (or return the active) SparkSession for qarla_spark
     (``summaries``: the testbed's size, when known, see
-    :func:`resolve_settings`)."""
+    :func:`resolve_settings`; ``warm``: start every core's Python worker in
+    the background, :mod:`qarla_spark.spark.warmup` — not for a command
+    that only reads)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -307,8 +309,9 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
     # the Python workers start while the driver starts the run (in the
     # background; once per application)
-    from qarla_spark.spark.warmup import warm_workers
-    warm_workers(spark)
+    if warm:
+        from qarla_spark.spark.warmup import warm_workers
+        warm_workers(spark)
     return spark
 
 
