@@ -40,8 +40,8 @@ def tie_heavy_testbed(n_topics=4, n_models=5, n_peers=6, seed=3):
 
 
 def run(spark, path, out, settings):
-    old = {k: spark.conf.get(k, None) for k in settings}
-    try:
+    from qarla_spark.spark.partitioning import conf_restored
+    with conf_restored(spark, list(settings)):
         for k, v in settings.items():
             spark.conf.set(k, v)
         pipeline.run(spark, RunConfig(
@@ -49,12 +49,6 @@ def run(spark, path, out, settings):
                                                         "AVLS", "TVM.8"),
             clusters=3, jack_orders=3, hbr_pairs=60, metric_sets=("R-1.a,AVLS",),
             bootstrap=200))
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
     return str(out)
 
 

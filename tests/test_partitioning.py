@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from qarla_spark.spark.partitioning import apply_per_topic, by_topic, topic_partitions
+from qarla_spark.spark.partitioning import (apply_per_topic, by_topic, conf_restored,
+                                            topic_partitions)
 
 pytestmark = pytest.mark.spark
 
@@ -28,15 +29,10 @@ def coalescing(spark):
             "spark.sql.adaptive.advisoryPartitionSizeInBytes": "64MB",
             "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
             "spark.sql.shuffle.partitions": "8"}
-    old = {k: spark.conf.get(k, None) for k in keys}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
-    yield
-    for k, v in old.items():
-        if v is None:
-            spark.conf.unset(k)
-        else:
+    with conf_restored(spark, list(keys)):
+        for k, v in keys.items():
             spark.conf.set(k, v)
+        yield
 
 
 def topics_frame(spark, n_topics=8):
@@ -87,8 +83,7 @@ def test_a_run_of_many_topics_gets_more_partitions_and_gives_them_back(spark):
     assert partitions_for(spark, cores * MAX_TOPICS_PER_PARTITION) == cores
     assert partitions_for(spark, 40 * MAX_TOPICS_PER_PARTITION + 1) == 41
     shuffle = spark.conf.get("spark.sql.shuffle.partitions")
-    follows = spark.conf.get(SHUFFLE_FOLLOWS_CONF, None)
-    try:
+    with conf_restored(spark, [SHUFFLE_FOLLOWS_CONF]):
         spark.conf.set(SHUFFLE_FOLLOWS_CONF, "true")
         with run_scope(spark):
             assert size_for_topics(spark, 10_000) == 40
@@ -100,8 +95,3 @@ def test_a_run_of_many_topics_gets_more_partitions_and_gives_them_back(spark):
             spark.conf.set(PARTITIONS_CONF, "3")
             assert size_for_topics(spark, 10_000) == 3
         assert spark.conf.get(PARTITIONS_CONF, None) is None
-    finally:
-        if follows is None:
-            spark.conf.unset(SHUFFLE_FOLLOWS_CONF)
-        else:
-            spark.conf.set(SHUFFLE_FOLLOWS_CONF, follows)

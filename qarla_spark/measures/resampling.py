@@ -172,36 +172,17 @@ _CHUNK = 28
 
 def weighted_real_means(values, weights) -> np.ndarray:
     """(B × S): Σ_t w_bt·values[t, s] / Σ_t w_bt for finite doubles, exact
-    (the doubles' exact values) and rounded once. Each value is an integer
-    times 2^e (a common e): the integers, cut in 28-bit pieces, are summed by
-    int64 matrix products (exact for weights < 2^8 and T < 2^27) and put
-    back together as Python integers."""
+    (the doubles' exact values) and rounded once (:func:`_real_sums`)."""
     values = np.asarray(values, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.int64)
     if not np.isfinite(values).all():
         raise ValueError("weighted_real_means needs finite values")
-    mant, expo = np.frexp(values)
-    ints = (mant * 2.0 ** 53).astype(np.int64)              # |ints| < 2^53, exact
-    expo = expo.astype(np.int64) - 53
-    nonzero = ints != 0
-    base = int(expo[nonzero].min()) if nonzero.any() else 0
-    shift = np.where(nonzero, expo - base, 0)
-    negative = ints < 0
-    magnitude = np.abs(ints)
-    sums = np.zeros((weights.shape[0], values.shape[1]), dtype=object)
-    top = int(shift.max(initial=0)) + 53
-    mask = (1 << _CHUNK) - 1
-    for level in range(0, top, _CHUNK):
-        # piece of |ints| << shift at bits [level, level + 28)
-        lo = level - shift                                  # bit of |ints| at this level
-        piece = np.where(lo >= 0, magnitude >> np.clip(lo, 0, 63),
-                         magnitude << np.clip(-lo, 0, 63)) & mask
-        piece = np.where(lo <= 53, piece, 0)
-        if not piece.any():
-            continue
-        part = weights @ np.where(negative, -piece, piece)   # int64, exact
-        sums = sums + part.astype(object) * (1 << level)
-    counts = weights.sum(axis=1).astype(object)[:, None]
+    sums, base = _real_sums(values, weights)
+    return _divide_scaled(sums, base, weights.sum(axis=1).astype(object)[:, None])
+
+
+def _divide_scaled(sums, base: int, counts) -> np.ndarray:
+    """(sums · 2^base) / counts, exact and rounded once."""
     if base >= 0:
         return _divide(sums * (1 << base), counts)
     return _divide(sums, counts * (1 << -base))
@@ -209,8 +190,10 @@ def weighted_real_means(values, weights) -> np.ndarray:
 
 def _real_sums(values, weights):
     """(sums, base): the exact Σ_t w_bt·values[t, s] of finite doubles as
-    Python integers, sums · 2^base (the integers cut in 28-bit pieces and
-    summed by exact int64 matrix products, as :func:`weighted_real_means`)."""
+    Python integers, sums · 2^base. Each value is an integer times 2^e (a
+    common e): the integers, cut in 28-bit pieces, are summed by int64
+    matrix products (exact for weights < 2^8 and T < 2^27) and put back
+    together as Python integers."""
     values = np.asarray(values, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.int64)
     mant, expo = np.frexp(values)
@@ -225,7 +208,8 @@ def _real_sums(values, weights):
     top = int(shift.max(initial=0)) + 53
     mask = (1 << _CHUNK) - 1
     for level in range(0, top, _CHUNK):
-        lo = level - shift
+        # piece of |ints| << shift at bits [level, level + 28)
+        lo = level - shift                                  # bit of |ints| at this level
         piece = np.where(lo >= 0, magnitude >> np.clip(lo, 0, 63),
                          magnitude << np.clip(-lo, 0, 63)) & mask
         piece = np.where(lo <= 53, piece, 0)
@@ -293,10 +277,7 @@ def grouped_real_means(values, columns, n_columns: int, weights):
     if not np.isfinite(matrix).all():
         raise ValueError("grouped_real_means needs finite values")
     sums, base = _real_sums(matrix, weights)
-    counts = (weights @ count).astype(object)
-    if base >= 0:
-        return _divide(sums * (1 << base), counts)
-    return _divide(sums, counts * (1 << -base))
+    return _divide_scaled(sums, base, (weights @ count).astype(object))
 
 
 # ---------------------------------------------------------------------------

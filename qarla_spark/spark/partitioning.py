@@ -72,10 +72,9 @@ def partitions_for(spark, n_topics: int) -> int:
 
 
 @contextlib.contextmanager
-def run_scope(spark) -> Iterator[None]:
-    """A run's partition settings (:func:`size_for_topics`) are undone when
-    it ends, so that one session can run many evaluations."""
-    keys = (PARTITIONS_CONF, SHUFFLE_PARTITIONS)
+def conf_restored(spark, keys: Sequence[str]) -> Iterator[None]:
+    """The session's settings ``keys`` as they were before the block, again
+    after it (unset where they were unset)."""
     before = {k: spark.conf.get(k, None) for k in keys}
     try:
         yield
@@ -85,6 +84,12 @@ def run_scope(spark) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def run_scope(spark):
+    """A run's partition settings (:func:`size_for_topics`) are undone when
+    it ends, so that one session can run many evaluations."""
+    return conf_restored(spark, (PARTITIONS_CONF, SHUFFLE_PARTITIONS))
 
 
 def size_for_topics(spark, n_topics: int) -> int:

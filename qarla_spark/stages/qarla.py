@@ -227,14 +227,7 @@ def _first_kernel(row, ctx):
     task, names = topic.task, topic.names
     out = [(task, "topic", {"topic": topic.topic, "peers": list(names[q.peers]),
                             "judged": topic.judged}),
-           (task, "sys", {"peer": list(names[q.peers]), "num": q.full_num,
-                          "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
-    cases = king_cases(q)
-    if cases is not None:
-        win, n_le = cases
-        out.append((task, "case", {"topic": topic.topic, "family": 0, "win": win,
-                                   "n_le": n_le, "den": len(q.models),
-                                   "n_pairs": len(q.models) * len(q.peers)}))
+           *_queen_records(topic, q, "sys", 0)]
     if len(q.peers) and ctx.get("clustering", True):
         bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
         if len(bits):
@@ -354,15 +347,23 @@ def _subsets_kernel(row, ctx):
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
     q = queen_counts(roles, topic.values, plan["words"], ctx["triples"], ctx["method"])
-    out = [(task, "sys2", {"peer": list(topic.names[q.peers]), "num": q.full_num,
-                           "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
+    return with_statistics(_queen_records(topic, q, "sys2", 1), ctx)
+
+
+def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
+    """A topic's records of its QUEEN counts ``q``: the peers' counts with
+    all models (``sys_kind``) and, when KING is defined there, its KING
+    cases (of the sets of ``family``: 0 the first round's, 1 the subsets)."""
+    task = topic.task
+    out = [(task, sys_kind, {"peer": list(topic.names[q.peers]), "num": q.full_num,
+                             "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
     cases = king_cases(q)
     if cases is not None:
         win, n_le = cases
-        out.append((task, "case", {"topic": topic.topic, "family": 1, "win": win,
+        out.append((task, "case", {"topic": topic.topic, "family": family, "win": win,
                                    "n_le": n_le, "den": len(q.models),
                                    "n_pairs": len(q.models) * len(q.peers)}))
-    return with_statistics(out, ctx)
+    return out
 
 
 def _combine_subsets(records):
