@@ -140,8 +140,9 @@ def test_a_run_with_the_event_log_is_profiled_per_stage(tmp_path):
     done = subprocess.run([sys.executable, "-m", "qarla_spark.cli", "profile", str(out),
                            "--json"], check=True, env=env, capture_output=True, text=True)
     figures = json.loads(done.stdout)
-    assert list(figures) == ["testbed tables", "similarities", "qarla", "hbr", "statistics",
-                             "writing", "run"]
+    from qarla_spark.eventlog import WARM_STAGE
+    assert list(figures) == [WARM_STAGE, "testbed tables", "similarities", "qarla", "hbr",
+                             "statistics", "writing", "run"]
     assert figures["qarla"]["jobs"] >= 3 and figures["run"]["jobs"] == sum(
         f["jobs"] for name, f in figures.items() if name != "run")
     assert 0 < figures["run"]["critical_path_s"] <= figures["run"]["wall_s"] + 1e-6
