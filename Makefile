@@ -43,18 +43,20 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; fi
 
+# The benchmarks and the cluster check are devtools/ (not installed with the
+# package), run as modules from the repository root.
 bench: check $(VENV)/.installed-dev
-	$(VENV)/bin/python jobs/benchmark_similarities.py
-	$(VENV)/bin/python jobs/benchmark_qarla.py
-	$(VENV)/bin/python jobs/benchmark_hbr.py
-	$(VENV)/bin/python jobs/benchmark_statistics.py
-	$(VENV)/bin/python jobs/benchmark_scale.py
+	$(VENV)/bin/python -m devtools.benchmark_similarities
+	$(VENV)/bin/python -m devtools.benchmark_qarla
+	$(VENV)/bin/python -m devtools.benchmark_hbr
+	$(VENV)/bin/python -m devtools.benchmark_statistics
+	$(VENV)/bin/python -m devtools.benchmark_scale
 
 # A standalone Master and two Workers on 127.0.0.1 from the pip pyspark; the
 # job submitted as the README says; every table equal to local[2], also with
 # an executor killed; nothing left running (about 10 minutes)
 cluster-check: check $(VENV)/.installed-dev
-	$(VENV)/bin/python jobs/cluster_check.py
+	$(VENV)/bin/python -m devtools.cluster_check
 
 # Execute notebooks/*.ipynb headless (a fresh kernel each, the bundled
 # SummEval) and write them back with their outputs (a few minutes each);

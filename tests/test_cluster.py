@@ -1,4 +1,4 @@
-"""The cluster check (jobs/cluster_check.py, `make cluster-check`; issue 14):
+"""The cluster check (devtools/cluster_check.py, `make cluster-check`; issue 14):
 a standalone Master and two one-core Workers on 127.0.0.1 from the
 pip-installed pyspark, the job submitted as the README's cluster section
 says (qarla_spark shipped with --py-files, not installed in the executors'
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_cluster_check_passes_and_leaves_nothing_running(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "jobs" / "cluster_check.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "devtools" / "cluster_check.py"),
                            "--workdir", str(tmp_path), "--topics", "4"],
                           capture_output=True, text=True, timeout=3600)
     said = proc.stdout
@@ -33,11 +33,7 @@ def test_cluster_check_passes_and_leaves_nothing_running(tmp_path):
     assert " = " in said and "x the local[2] run" in said     # the cluster/local ratio
     assert not spark_daemons(), "a Master, Worker or executor is still running"
 
-    sys.path.insert(0, str(ROOT / "jobs"))
-    try:
-        from cluster_check import Cluster
-    finally:
-        sys.path.pop(0)
+    from devtools.cluster_check import Cluster
     again = Cluster(tmp_path / "again")
     try:
         again.start()

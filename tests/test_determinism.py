@@ -1,7 +1,7 @@
 """Fix 3 of issue 10: the same input and seed give bit-identical tables
 whatever the partitioning — every table of a whole run (texts to HBR) under
 other shuffle and topic partition counts. (The bundled SummEval run under
-local[1], local[2] and 7 shuffle partitions: ``jobs/determinism.py``.)"""
+local[1], local[2] and 7 shuffle partitions: ``devtools/determinism.py``.)"""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pytest
 
+from devtools.compare import compare_runs, differences, read_sorted, table_names
 from helpers import write_jsonl
 from qarla_spark import pipeline
-from qarla_spark.io.compare import compare_runs, differences, read_sorted, table_names
 from qarla_spark.config import RunConfig
 from qarla_spark.spark.partitioning import PARTITIONS_CONF
 
@@ -78,7 +78,7 @@ def test_partitioned_tables_are_compared_a_partition_at_a_time(tmp_path, monkeyp
     is never read whole; a differing or missing partition is named."""
     import pandas as pd
 
-    import qarla_spark.io.compare as compare
+    import devtools.compare as compare
 
     def write(root, frames):
         for task, frame in frames.items():

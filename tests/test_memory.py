@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CODE = """
 import numpy as np, pyarrow as pa
@@ -38,9 +41,9 @@ def test_freed_memory_goes_back_and_what_is_in_use_stays():
 CHECKED = """
 import tempfile
 import pandas, pyarrow, pyarrow.compute, pyspark.sql.pandas.types  # a run has them
+from devtools.testbeds import scale_testbed, write_testbed
 from qarla_spark.io import check_in_driver, parse_input_arg
 from qarla_spark.memory import release_freed_memory
-from qarla_spark.testbeds import scale_testbed, write_testbed
 def status(key):
     with open('/proc/self/status') as handle:
         return int(next(l for l in handle if l.startswith(key)).split()[1]) // 1024
@@ -73,7 +76,7 @@ def test_the_checked_input_leaves_nothing_behind_once_handed_over():
     were placed among them and kept most of it (15 of 18 MB with three
     tasks, 49 of 61 MB with ten; now 4 of 41 and 9 of 108)."""
     out = subprocess.run([sys.executable, "-c", CHECKED], capture_output=True, text=True,
-                         check=True, timeout=300)
+                         check=True, timeout=300, cwd=ROOT)   # devtools: from the root
     peak, held = map(int, out.stdout.split())
     assert peak > 20, out.stdout
     assert held < peak / 4, out.stdout

@@ -81,7 +81,7 @@ def test_an_in_place_run_writes_under_out_and_run_json_last(spark, tmp_path, mon
     """The same tables as a renamed run, written directly under OUT (no
     staging folder): run.json first as an 'incomplete' marker, then the
     tables and the report, and run.json 'complete' last."""
-    from qarla_spark.io.compare import compare_runs
+    from devtools.compare import compare_runs
     from qarla_spark.report.data import load_run
 
     src = write_jsonl(tmp_path / "s.jsonl", make_testbed(n_topics=2))
@@ -125,7 +125,7 @@ def test_a_run_cut_short_in_place_is_refused_by_every_reader(spark, tmp_path, ca
     qarla report, compare_runs and --similarities refuse it in one
     sentence, and a new run without --overwrite says it is unfinished."""
     from qarla_spark.cli import main
-    from qarla_spark.io.compare import compare_runs
+    from devtools.compare import compare_runs
     from qarla_spark.report.data import ReportError
 
     out = tmp_path / "run"
@@ -336,7 +336,7 @@ def test_tables_written_by_the_driver_or_the_executors_read_as_sparks(spark, tmp
     import pyarrow as pa
 
     from qarla_spark import tables
-    from qarla_spark.io.compare import compare_table
+    from devtools.compare import compare_table
     from qarla_spark.spark.output import ExecutorTable
 
     declared = tables.table("summaries")              # partitioned by task
@@ -380,7 +380,7 @@ def test_executors_that_do_not_see_the_run_folder_leave_the_table_to_spark(spark
     import pyarrow as pa
 
     from qarla_spark import tables
-    from qarla_spark.io.compare import compare_table
+    from devtools.compare import compare_table
     from qarla_spark.spark.output import ExecutorTable
 
     declared = tables.table("summaries")

@@ -72,7 +72,7 @@ def test_spark_submit_ships_the_zip_to_executors_without_qarla_spark(tmp_path):
     """spark-submit --py-files ZIP with executors' Python lacking qarla_spark
     writes the same tables as the same job run by this Python; without the
     zip it fails with one sentence naming `qarla package`."""
-    from qarla_spark.io.compare import compare_runs
+    from devtools.compare import compare_runs
 
     python = bare_python(tmp_path)
     path = build_zip(str(tmp_path / "dist"))
@@ -258,7 +258,7 @@ def test_the_packed_environment_runs_qarla_spark_from_inside_the_archive(packed_
 
 @pytest.mark.slow
 def test_spark_submit_with_the_packed_environment_on_a_cluster(packed_env, tmp_path):
-    """A standalone cluster (jobs/cluster_check.py's) whose executors get
+    """A standalone cluster (devtools/cluster_check.py's) whose executors get
     their Python only from --archives ENV#environment and
     spark.pyspark.python=./environment/bin/python: they import qarla_spark
     from the unpacked archive and run the kernels; the job itself runs the
@@ -267,11 +267,7 @@ def test_spark_submit_with_the_packed_environment_on_a_cluster(packed_env, tmp_p
     driver with ./environment/bin/python, which does not exist where
     spark-submit runs."""
     import json
-    sys.path.insert(0, str(ROOT / "jobs"))
-    try:
-        from cluster_check import Cluster
-    finally:
-        sys.path.pop(0)
+    from devtools.cluster_check import Cluster
     archive, _ = packed_env
     (tmp_path / "probe.py").write_text(
         PROBE + "from pyspark.sql import SparkSession\n"

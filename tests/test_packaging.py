@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,19 @@ def test_every_package_is_listed_in_pyproject():
              for p in (ROOT / "qarla_spark").rglob("__init__.py")}
     found.add("qarla_spark.conf")
     assert found == listed
+
+
+def test_the_package_does_not_need_the_developer_tools():
+    """devtools/ (benchmarks, checks, synthetic testbeds, the run comparer)
+    is not installed: pyproject lists qarla_spark's packages only, and no
+    module of qarla_spark imports devtools."""
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert {name.split(".")[0] for name in listed} == {"qarla_spark"}
+    importing = [f"{path.relative_to(ROOT)}:{number}"
+                 for path in sorted((ROOT / "qarla_spark").rglob("*.py"))
+                 for number, line in enumerate(path.read_text().splitlines(), 1)
+                 if re.match(r"\s*(from|import)\s+devtools\b", line)]
+    assert importing == []
 
 
 def test_conf_is_installed_as_a_package():

@@ -1,4 +1,4 @@
-"""The scale testbed generator (qarla_spark.testbeds): pure Python, no Spark."""
+"""The scale testbed generator (devtools.testbeds): pure Python, no Spark."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import collections
 
 import pytest
 
+from devtools.testbeds import (distinct_topic, scale_testbed, summeval_records, topic_order,
+                               write_testbed)
 from qarla_spark.io.parsers import parse_file
-from qarla_spark.testbeds import (distinct_topic, scale_testbed, summeval_records, topic_order,
-                                  write_testbed)
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,14 @@
-"""jobs/spark_jobs.py: Spark's event log read into jobs and call sites
+"""devtools/spark_jobs.py: Spark's event log read into jobs and call sites
 (pure; the events are of the shape Spark 4 writes, trimmed to the fields
 read)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs"))
-try:
-    import spark_jobs
-finally:
-    sys.path.pop(0)
+from devtools import spark_jobs
 
 
 def _events():

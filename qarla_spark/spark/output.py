@@ -3,7 +3,7 @@
 A run directory is complete when its ``run.json`` says ``"status":
 "complete"``; ``run.json`` is always the last thing a run writes, and every
 reader of a run (:func:`read_run_json`, ``qarla report``,
-:mod:`qarla_spark.io.compare`, ``--similarities``) refuses a directory whose
+:mod:`devtools.compare`, ``--similarities``) refuses a directory whose
 ``run.json`` is missing or says anything else (:func:`unfinished`).
 
 Two ways of committing (the ``commit`` option, :func:`commit_mode`):

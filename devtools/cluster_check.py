@@ -2,7 +2,7 @@
 submitted as the README says, the same tables as a local run, and an
 executor killed mid-run (``make cluster-check``; tests/test_cluster.py).
 
-    python jobs/cluster_check.py [--workdir DIR] [--topics N] [--keep]
+    python -m devtools.cluster_check [--workdir DIR] [--topics N] [--keep]
 
 What it does, stopping everything it started whatever happens:
 
@@ -26,7 +26,7 @@ What it does, stopping everything it started whatever happens:
    (nor any executor) is left.
 
 Prints one line per step and ``cluster check: passed`` (exit 0) or what
-failed (exit 1). ``jobs/benchmark_scale.py`` (part (f)) runs steps 1-3
+failed (exit 1). ``devtools/benchmark_scale.py`` (part (f)) runs steps 1-3
 and 5 through :func:`check` and prints the ratio with its other figures.
 """
 
@@ -45,6 +45,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
+
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB = ROOT / "jobs" / "qarla_run.py"
@@ -211,7 +216,7 @@ def submit(out: Path, config: Path, master: str, env: Dict[str, str], extra=(),
 
 
 def compare(a: Path, b: Path) -> List[str]:
-    from qarla_spark.io.compare import compare_runs
+    from devtools.compare import compare_runs
     return sorted(t for t, d in compare_runs(str(a), str(b)).items() if d)
 
 
@@ -265,7 +270,7 @@ def check(workdir: Path, topics: int, seed: int = 13, kill: bool = True) -> Chec
 
 def _check(workdir: Path, topics: int, seed: int, kill: bool, result: CheckResult) -> List[str]:
     from qarla_spark.packaging import build_zip
-    from qarla_spark.testbeds import scale_testbed, write_testbed
+    from devtools.testbeds import scale_testbed, write_testbed
 
     failures: List[str] = []
     testbed = scale_testbed(1, topics, seed)

@@ -5,11 +5,11 @@ Runs ``qarla run`` (every stage, every table; ``--metric-set`` as given) on
 the bundled testbed once per setting, each in its own process —
 ``local[1]``, ``local[2]``, and ``local[2]`` with 7 shuffle partitions and 5
 topic partitions by default — then compares every table of every run with
-the first one, floats bit for bit (:mod:`qarla_spark.io.compare`). Exit
+the first one, floats bit for bit (:mod:`devtools.compare`). Exit
 status 1 if any table differs.
 
-    python jobs/determinism.py [--out runs/determinism] [--metric-set R-1.a,TVM.512]
-    python jobs/determinism.py --compare-only   # the runs are already there
+    python -m devtools.determinism [--out runs/determinism] [--metric-set R-1.a,TVM.512]
+    python -m devtools.determinism --compare-only   # the runs are already there
 """
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 SETTINGS = {
     "local1": ["--master", "local[1]"],
@@ -39,7 +45,7 @@ def main(argv=None) -> int:
                         help="compare runs already in --out")
     args = parser.parse_args(argv)
 
-    from qarla_spark.io.compare import compare_runs
+    from devtools.compare import compare_runs
 
     runs = {name: os.path.join(args.out, name) for name in SETTINGS}
     if not args.compare_only:

@@ -5,7 +5,7 @@ job is what SummEval's run and the cluster pay for).
 
     qarla run --out runs/x --overwrite --conf spark.eventLog.enabled=true \\
         --conf spark.eventLog.dir=file:///tmp/events --conf spark.eventLog.compress=false
-    python jobs/spark_jobs.py /tmp/events/<the application's log>
+    python -m devtools.spark_jobs /tmp/events/<the application's log>
 
 The log is the file Spark wrote (zstd-compressed, Spark's default, or
 plain), or the folder of a rolling log (``eventlog_v2_*``), read by

@@ -11,7 +11,7 @@ tests, issue 11) adds to a run — one process.
    driver's resident memory after each run (it must not grow with the
    replicates: they live on the executors).
 
-    python jobs/benchmark_statistics.py [--bootstrap 1000] [--similarities PATH]
+    python -m devtools.benchmark_statistics [--bootstrap 1000] [--similarities PATH]
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ import platform
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main(argv=None) -> int:
@@ -36,7 +42,7 @@ def main(argv=None) -> int:
     from qarla_spark.memory import use_system_arrow_pool
     use_system_arrow_pool()   # as the qarla command's driver (qarla_spark.memory)
 
-    from bench_common import rss_mb, summeval_similarities
+    from devtools.bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__, pipeline
     from qarla_spark.config import RunConfig
     from qarla_spark.spark.session import build_session

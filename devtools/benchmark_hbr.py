@@ -15,8 +15,8 @@ testbed of the same shape — one run.
    is printed after each: it must not grow with the number of topics (the
    driver only receives the sample's masks and per-task results).
 
-    python jobs/benchmark_hbr.py [--synthetic-topics 1000] [--similarities PATH]
-    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit jobs/benchmark_hbr.py
+    python -m devtools.benchmark_hbr [--synthetic-topics 1000] [--similarities PATH]
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit devtools/benchmark_hbr.py
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ import platform
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def synthetic(spark, n_topics: int, n_measures: int, seed: int, n_models: int = 11,
@@ -99,7 +105,7 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from bench_common import rss_mb, summeval_similarities
+    from devtools.bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__
     from qarla_spark.spark import cache
     from qarla_spark.spark.cube import TopicCube

@@ -19,8 +19,8 @@ representatives in one pass vs one subset at a time — one run.
      (the one-pass layout without the superset sums), for reference.
    KING of the sampled subsets must be equal in all three (checked).
 
-    python jobs/benchmark_qarla.py [--sample 20] [--similarities PATH]
-    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit jobs/benchmark_qarla.py
+    python -m devtools.benchmark_qarla [--sample 20] [--similarities PATH]
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit devtools/benchmark_qarla.py
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ import random
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def king_of(sets, method, cube):
@@ -58,7 +64,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
 
-    from bench_common import summeval_similarities
+    from devtools.bench_common import summeval_similarities
     from qarla_spark import __version__
     from qarla_spark.config import RunConfig
     from qarla_spark.measures.clustering import subsets

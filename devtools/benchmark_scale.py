@@ -5,7 +5,7 @@ Parts (``--parts``, default all, in this order):
 
 ``baseline`` (named ``rouge-score``, always run): Google's ``rouge-score``,
     rouge1, rouge2 and rougeLsum with stemming, one process, on a seeded
-    sample of ordered SummEval pairs (``jobs/benchmark_similarities.py``'s
+    sample of ordered SummEval pairs (``devtools/benchmark_similarities.py``'s
     function); its pairs/s is the baseline of the similarity stage's.
 ``summeval`` (a): the bundled SummEval, as ``qarla run`` runs it: every
     stage, every table (and ``report.html`` if the run writes one), with
@@ -14,7 +14,7 @@ Parts (``--parts``, default all, in this order):
     kernels; it is the baseline of the time per topic and of the memory.
 ``tasks`` (b): ``--tasks`` tasks x ``--topics`` topics (default 10 x 100,
     27,000 summaries) of SummEval's shape, generated from SummEval's texts
-    (:mod:`qarla_spark.testbeds`: each generated topic is one SummEval
+    (:mod:`devtools.testbeds`: each generated topic is one SummEval
     topic's article, 11 references and 16 system outputs, drawn in seeded
     rounds without replacement; duplicate texts within a topic replaced by
     distinct extracts; SummEval's judgments kept), written as JSONL input
@@ -22,13 +22,13 @@ Parts (``--parts``, default all, in this order):
 ``topics`` (c): the same with 1 task of ``--large-topics`` topics (default
     1,000).
 ``battery`` (d): the similarity battery alone, cold and warm, against
-    rouge-score (``jobs/benchmark_similarities.py``: 59 metrics, all 70,200
+    rouge-score (``devtools/benchmark_similarities.py``: 59 metrics, all 70,200
     ordered SummEval pairs, Parquet written, its own rouge-score baseline
     measured in the same process), run first in a process and Spark session
     of its own, so that its "cold" is a fresh session's and (a) stays this
     session's first run.
 
-``cluster`` (f): ``jobs/cluster_check.py``'s setup (``make cluster-check``)
+``cluster`` (f): ``devtools/cluster_check.py``'s setup (``make cluster-check``)
 without its killed executor: a standalone Master and two one-core Workers
 on this machine, the job submitted with spark-submit as the README says
 (``--cluster-topics`` SummEval topics, default 6) to the cluster and to
@@ -74,7 +74,7 @@ A part that fails is reported with the stage it was in and for how long;
 the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
-    python jobs/benchmark_scale.py [--quick]
+    python -m devtools.benchmark_scale [--quick]
         [--parts battery,cli,cluster,plans,summeval,tasks,topics,many]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--many-tasks 100]
         [--many-topics 100] [--bootstrap 1000] [--cli-runs 3] [--plan-runs 3]
@@ -99,9 +99,15 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from pathlib import Path
 from typing import Dict, List, Optional
 
-from bench_common import peak_mb, reset_peak, rss_mb
+if __name__ == "__main__" and not __package__:
+    # run as `python devtools/NAME.py` or by spark-submit: the repository root
+    # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from devtools.bench_common import peak_mb, reset_peak, rss_mb
 
 PARTS = ("summeval", "tasks", "topics", "many")
 #: the part run in a process of its own, before this session's
@@ -354,7 +360,7 @@ def run_cluster(topics: int, seed: int) -> Dict:
     import contextlib
     from pathlib import Path
 
-    from cluster_check import check
+    from devtools.cluster_check import check
     with tempfile.TemporaryDirectory(prefix="qarla-bench-cluster-") as tmp:
         with contextlib.redirect_stdout(sys.stderr):   # its lines are progress here
             found = check(Path(tmp).resolve(), topics, seed, kill=False)
@@ -483,7 +489,7 @@ def plans_lines(plans: Dict) -> List[str]:
 def cluster_lines(c: Dict) -> List[str]:
     if c.get("failed"):
         return [f"(f) cluster: FAILED: {c['error']}"]
-    return [f"(f) cluster of 2 one-core workers vs local[2] (jobs/cluster_check.py's setup, "
+    return [f"(f) cluster of 2 one-core workers vs local[2] (devtools/cluster_check.py's setup, "
             f"{c['topics']} SummEval topics, spark-submit as the README says, the same 2 "
             f"cores): local[2] {c['local_s']:.1f} s, cluster {c['cluster_s']:.1f} s = "
             f"{c['ratio']:.2f}x (issue 14's target: 1.3x); every table equal: "
@@ -504,7 +510,7 @@ def cli_lines(c: Dict) -> List[str]:
 def battery_lines(b: Dict) -> List[str]:
     if b.get("failed"):
         return [f"(d) battery: FAILED: {b['error']}"]
-    out = [f"(d) battery (jobs/benchmark_similarities.py, a process and Spark session of its "
+    out = [f"(d) battery (devtools/benchmark_similarities.py, a process and Spark session of its "
            f"own): {len(b['metrics'])} metrics, all {b['ordered_pairs']:,} ordered SummEval "
            f"pairs, Parquet written; its baseline {b['baseline_pairs']:,} pairs at "
            f"{b['baseline_pairs_per_s']:,.0f} pairs/s"]
@@ -708,11 +714,11 @@ def main(argv=None) -> int:
     with_plans = PLANS in parts
     parts = [p for p in PARTS if p in parts]
 
-    from benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
+    from devtools.benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
     from qarla_spark import __version__
     from qarla_spark.config import RunConfig
     from qarla_spark.spark.session import build_session
-    from qarla_spark.testbeds import scale_testbed, summeval_records, write_testbed
+    from devtools.testbeds import scale_testbed, summeval_records, write_testbed
 
     machine_before = machine()
     labels = {"summeval": "(a) SummEval",

@@ -4,7 +4,7 @@
 SummEval's shape (11 models, 16 peers per topic) from SummEval's own texts,
 by a seeded resampling of its topics; :func:`write_testbed` writes it as
 input files (JSONL in the bundled format, ``human`` judgments included, and
-a sources file). Pure Python, no Spark: ``jobs/benchmark_scale.py`` uses it
+a sources file). Pure Python, no Spark: ``devtools/benchmark_scale.py`` uses it
 and ``tests/test_scale_testbed.py`` checks it.
 
 How a generated topic is made, and why:

@@ -1,7 +1,7 @@
 """Compare the tables of two run directories bit for bit (local paths,
 read with pandas): the check behind "the same input and seed give
 bit-identical tables under any master, partition count or executor loss"
-(``jobs/determinism.py``, ``tests/test_determinism.py``)."""
+(``devtools/determinism.py``, ``tests/test_determinism.py``)."""
 
 from __future__ import annotations
 

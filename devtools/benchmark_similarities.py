@@ -14,8 +14,8 @@ start, numba kernels load) and ``warm``.
 Both throughputs are ordered pairs per second; the ratio is battery pairs/s
 over rouge-score pairs/s (the battery computing 59 metrics, rouge-score 3).
 
-    python jobs/benchmark_similarities.py [--sample 1500] [--metrics default]
-    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit jobs/benchmark_similarities.py
+    python -m devtools.benchmark_similarities [--sample 1500] [--metrics default]
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/spark-submit devtools/benchmark_similarities.py
 
 Needs the dev extra (``pip install -e '.[dev]'``) for rouge-score.
 """
