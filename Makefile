@@ -29,10 +29,13 @@ run: check $(VENV)/.installed
 # `make test` runs every test, and elsewhere the fast part only.
 PYTEST_MARKS := $(if $(filter true,$(CI)),-m "",)
 
+# lint-imports checks the layers' contracts (.importlinter) first
 test: check browser $(VENV)/.installed-dev
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest $(PYTEST_MARKS)
 
 test-all: check browser $(VENV)/.installed-dev
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest -m ""
 
 # tests/test_report_browser.py opens report.html in Debian's chromium. In CI

@@ -13,7 +13,7 @@ def summeval_similarities(spark, tmp: str, reuse=None):
     written under ``tmp`` (or read from ``reuse``) and read back."""
     from qarla_spark.io import bundled_inputs, load_testbed
     from qarla_spark.metrics import registry
-    from qarla_spark.spark.similarities import compute_similarities
+    from qarla_spark.stages.similarity_plan import compute_similarities
 
     testbed, report = load_testbed(spark, bundled_inputs())
     report.raise_for_errors()

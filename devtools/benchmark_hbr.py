@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     from devtools.bench_common import rss_mb, summeval_similarities
     from qarla_spark import __version__
     from qarla_spark.spark import cache
-    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.cube import TopicCube
     from qarla_spark.spark.session import build_session
 
     spark = build_session(master=args.master)

@@ -68,10 +68,10 @@ def main(argv=None) -> int:
     from qarla_spark import __version__
     from qarla_spark.config import RunConfig
     from qarla_spark.measures.clustering import subsets
-    from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+    from qarla_spark.thresholds import MIN_MODELS_QUEEN
     from qarla_spark.pipeline import write_tables
     from qarla_spark.spark import cache
-    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.cube import TopicCube
     from qarla_spark.spark.output import RunDirectory
     from qarla_spark.spark.session import build_session
     from qarla_spark.stages.qarla import run_qarla

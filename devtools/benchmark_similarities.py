@@ -61,7 +61,7 @@ def time_rouge_score(pairs):
 
 
 def time_battery(spark, testbed, metrics, out_dir):
-    from qarla_spark.spark.similarities import compute_similarities
+    from qarla_spark.stages.similarity_plan import compute_similarities
 
     start = time.perf_counter()
     sims = compute_similarities(testbed.summaries, metrics, testbed.sources)

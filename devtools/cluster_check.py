@@ -269,7 +269,7 @@ def check(workdir: Path, topics: int, seed: int = 13, kill: bool = True) -> Chec
 
 
 def _check(workdir: Path, topics: int, seed: int, kill: bool, result: CheckResult) -> List[str]:
-    from qarla_spark.packaging import build_zip
+    from qarla_spark.spark.packaging import build_zip
     from devtools.testbeds import scale_testbed, write_testbed
 
     failures: List[str] = []

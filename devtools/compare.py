@@ -63,7 +63,8 @@ def compare_runs(first: str, second: str) -> Dict[str, List[str]]:
     """Per table of either run directory, what differs (empty: identical).
     Both must be finished runs (``run.json`` says ``complete``), or
     :class:`~qarla_spark.report.data.ReportError`."""
-    from qarla_spark.report.data import local_path, read_local_run_json
+    from qarla_spark.paths import local_path
+    from qarla_spark.report.data import read_local_run_json
     for run_dir in (first, second):
         read_local_run_json(run_dir)
     first, second = local_path(first) or first, local_path(second) or second

@@ -84,9 +84,9 @@ def load_config(path: str, config_class: Type = RunConfig, spark=None):
     ``path``: a plain path or ``file:`` URI (read with ``open``), or a URI
     of another Hadoop file system (``hdfs://``, ``s3a://``, ...), read
     through Hadoop's FileSystem API with ``spark`` (default: the active
-    session; :mod:`qarla_spark.io.files`). Spark is then already running,
+    session; :mod:`qarla_spark.paths`). Spark is then already running,
     so such a file cannot set :data:`SESSION_KEYS`: an error says so."""
-    from qarla_spark.io.files import is_local, read_bytes
+    from qarla_spark.paths import is_local, read_bytes
     try:
         data = tomllib.loads(read_bytes(path, spark).decode("utf-8"))
     except (FileNotFoundError, IsADirectoryError):
@@ -114,3 +114,15 @@ def load_config(path: str, config_class: Type = RunConfig, spark=None):
         raise ConfigError(f"{path}: {exc}") from None
     except TypeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def config_from_args(args, base=None, config_class=None):
+    """``base`` (default: ``config_class()``) updated with the options given in
+    ``args``, each validated by its declaration (errors name the flag)."""
+    base = base if base is not None else (config_class or RunConfig)()
+    changes = {}
+    for option in base.OPTIONS:
+        value = option.from_args(args, getattr(base, option.name))
+        if value is not None:
+            changes[option.name] = option.validate(value, option.cli_label)
+    return base.updated(**changes)

@@ -35,12 +35,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-#: the Spark local property naming the qarla stage a job belongs to (set by
-#: the run on the threads that start jobs; carried by each job's start event)
-STAGE_PROPERTY = "qarla.stage"
-#: the stage name of the job that starts the Python workers while the
-#: session starts (:mod:`qarla_spark.spark.warmup`), before the run's stages
-WARM_STAGE = "starting workers"
+from qarla_spark.names import STAGE_PROPERTY, WARM_STAGE  # noqa: F401  (the names it reads)
 
 #: the row of the whole run in :class:`Profile`
 WHOLE_RUN = "run"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
-from qarla_spark.spark.output import COMMIT_MODES
+from qarla_spark.names import COMMIT_MODES
 
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
@@ -80,6 +80,18 @@ class Kind:
 
     def plain(self, value: Any) -> Any:
         return value
+
+
+
+def parse_conf_pairs(pairs) -> Dict[str, str]:
+    """``["k=v", ...]`` (the ``--conf`` option) to a dict."""
+    out: Dict[str, str] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--conf expects KEY=VALUE, found {pair!r}")
+        out[key.strip()] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -228,7 +240,6 @@ class Table(Kind):
     def from_cli(self, parsed, current):
         if not parsed:
             return None
-        from qarla_spark.spark.session import parse_conf_pairs
         return {**dict(current or {}), **parse_conf_pairs(parsed)}
 
     def plain(self, value):

@@ -13,7 +13,7 @@ Stages (``RunConfig.stages`` may stop early; :mod:`qarla_spark.stages`):
 ``statistics``    bootstrap intervals and paired tests of what the QARLA and
                   HBR stages found (``--bootstrap``; issue 11).
 
-The QARLA and HBR stages read one :class:`~qarla_spark.spark.cube.TopicCube`
+The QARLA and HBR stages read one :class:`~qarla_spark.stages.cube.TopicCube`
 built here. Metric names are resolved before Spark reads anything: a typo
 fails the run at once, naming the closest valid names. The run directory
 is written atomically (:mod:`qarla_spark.spark.output`) and what the stages
@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from qarla_spark import __version__
 from qarla_spark.config import RunConfig
-from qarla_spark.eventlog import STAGE_PROPERTY
+from qarla_spark.names import STAGE_PROPERTY
 from qarla_spark.io import ValidationReport
 from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
@@ -111,18 +111,27 @@ class TableWriter:
         sc = spark.sparkContext if spark is not None else None
         stage_name = sc.getLocalProperty(STAGE_PROPERTY) if sc is not None else None
 
-        def write(d):
+        def write(group):
             if sc is not None and stage_name is not None:
                 # the write's jobs count for the stage that asked for it
                 sc.setLocalProperty(STAGE_PROPERTY, stage_name)
             t0 = time.time()
-            out.write(d, tables[d.name])
-            timings[f"write_{d.name}_s"] = round(time.time() - t0, 3)
+            bundle = getattr(tables[group[0].name], "bundle", None)
+            if bundle is not None:      # written together (one Spark job)
+                out.write_bundle(group, bundle)
+            else:
+                out.write(group[0], tables[group[0].name])
+            for d in group:
+                timings[f"write_{d.name}_s"] = round(time.time() - t0, 3)
 
         declared = [d for d in TABLES if d.name in tables]
         for d in declared:      # the timings keep the declared order
             timings.setdefault(f"write_{d.name}_s", None)
-        self.futures += [self.pool.submit(write, d) for d in declared]
+        groups: Dict[Any, list] = {}
+        for d in declared:
+            bundle = getattr(tables[d.name], "bundle", None)
+            groups.setdefault(id(bundle) if bundle is not None else d.name, []).append(d)
+        self.futures += [self.pool.submit(write, group) for group in groups.values()]
 
     def check(self) -> None:
         """Raise the error of a write that failed (the first submitted)."""
@@ -210,7 +219,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         with run_stage(spark, windows, progress, "testbed tables", timings, "write_testbed_s"):
             writer.submit(testbed_tables(spark, testbed, report, written), {})
 
-        from qarla_spark.spark.cube import TopicCube
+        from qarla_spark.stages.cube import TopicCube
         sims = rows = None
         if config.similarities:
             with run_stage(spark, windows, progress, "similarities", timings):

@@ -39,7 +39,7 @@ def describe_qarla(t, stats=None) -> str:
     """What the QARLA stage found for one task
     (:class:`~qarla_spark.stages.qarla.TaskQarla`), with the intervals and
     tests of the statistics stage (``stats``, if it ran)."""
-    from qarla_spark.stages.statistics import FAMILIES
+    from qarla_spark.names import FAMILIES
     stats_ = stats if stats is not None else _NoStats()
     beats = "beats" if t.best_king > t.best_single_king else "does not beat"
     lines = [f"task {t.task} (QARLA):",
@@ -89,7 +89,7 @@ def describe_sample(sample) -> str:
 def describe_hbr(result, seed: int, stats=None) -> str:
     """What the HBR stage found (:class:`~qarla_spark.stages.hbr.HbrResult`),
     with the intervals and tests of the statistics stage (``stats``)."""
-    from qarla_spark.stages.statistics import FAMILIES
+    from qarla_spark.names import FAMILIES
     stats_ = stats if stats is not None else _NoStats()
     lines: List[str] = [f"HBR over {len(result.measures)} measures (seed {seed})"]
     for task, sample in sorted(result.samples.items()):

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qarla_spark.io.checks import _median, check_records, problem_rows, select_problems
-from qarla_spark.io.schemas import RAW_FIELDS
+from qarla_spark.names import RAW_FIELDS
 from qarla_spark.io.validate import finish_problems
 
 

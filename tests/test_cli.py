@@ -230,12 +230,12 @@ def test_debug_works_before_and_after_the_command_name(tmp_path):
 
 
 def test_an_existing_out_is_refused_before_spark_starts(tmp_path, capsys, monkeypatch):
-    import qarla_spark.cli as cli
+    import qarla_spark.launcher as launcher
 
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(cli, "session_for", no_spark)
+    monkeypatch.setattr(launcher, "session_for", no_spark)
     out = tmp_path / "out"
     out.mkdir()
     assert main(["run", "--out", str(out)]) == 2

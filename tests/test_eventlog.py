@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from qarla_spark.eventlog import (STAGE_PROPERTY, EventLogError, Window, format_profile,
+from qarla_spark.names import STAGE_PROPERTY
+from qarla_spark.eventlog import (EventLogError, Window, format_profile,
                                   profile, read_events, windows_of_run)
 
 
@@ -67,7 +68,7 @@ def test_the_workers_warm_up_counts_in_task_time_not_on_the_critical_path():
     """Issue 26: the job that starts the Python workers runs while the
     session starts, before the first stage: its tasks are the run's CPU, but
     not on its critical path; the profile says so on a line of its own."""
-    from qarla_spark.eventlog import WARM_STAGE
+    from qarla_spark.names import WARM_STAGE
     warm = [job(9, -3, WARM_STAGE, [9]), task(9, -3, -1), task(9, -3, -2.5), job_end(9, -1)]
     p = profile(warm + EVENTS, [Window("a", 0, 10), Window("b", 10, 20)])
     plain = profile(EVENTS, [Window("a", 0, 10), Window("b", 10, 20)])
@@ -140,7 +141,7 @@ def test_a_run_with_the_event_log_is_profiled_per_stage(tmp_path):
     done = subprocess.run([sys.executable, "-m", "qarla_spark.cli", "profile", str(out),
                            "--json"], check=True, env=env, capture_output=True, text=True)
     figures = json.loads(done.stdout)
-    from qarla_spark.eventlog import WARM_STAGE
+    from qarla_spark.names import WARM_STAGE
     assert list(figures) == [WARM_STAGE, "testbed tables", "similarities", "qarla", "hbr",
                              "statistics", "writing", "run"]
     assert figures["qarla"]["jobs"] >= 3 and figures["run"]["jobs"] == sum(
@@ -155,7 +156,7 @@ def test_a_session_log_of_several_runs_gives_each_run_its_own_jobs():
     """A session's log (a notebook, the benchmark) holds several runs with
     the same stage names: each run's figures are those of the jobs
     submitted in its span; the workers' warm-up belongs to the first."""
-    from qarla_spark.eventlog import WARM_STAGE
+    from qarla_spark.names import WARM_STAGE
     warm = [job(9, -3, WARM_STAGE, [9]), task(9, -3, -1), job_end(9, -1)]
     later = [dict(e) for e in EVENTS]
     for e in later:

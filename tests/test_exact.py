@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qarla_spark.errors import ConfigError
-from qarla_spark.measures import exact, thresholds
+from qarla_spark import thresholds
+from qarla_spark.measures import exact
 from qarla_spark.measures.agreement import rank_exact, ranked_first
 from qarla_spark.measures.metric_sets import MetricSet, best_of
 
@@ -115,7 +116,7 @@ def crafted_details(models, own, peer_queen, plain=None):
 def detail_tables(items, plain_baselines=()):
     """The detailed-set reduce's tables (rows as tuples) and what it tells
     the driver of the best set (here "x")."""
-    from qarla_spark.spark.rounds import arrow_table
+    from qarla_spark.spark.rounds import arrow_of
     from qarla_spark.stages.qarla import _detail_reduce
     ctx = {"labels": ["x"], "sizes": [1], "judged": False, "best": {"t": MetricSet(["x"])},
            "plain_baselines": list(plain_baselines)}
@@ -124,7 +125,7 @@ def detail_tables(items, plain_baselines=()):
         if kind == "driver":
             out[kind] = value
         else:
-            out[kind] = [tuple(r.values()) for r in arrow_table([value], kind).to_pylist()]
+            out[kind] = [tuple(r.values()) for r in arrow_of(value).to_pylist()]
     return out
 
 
@@ -187,19 +188,20 @@ def test_ties_between_sets_fewer_metrics_then_name():
 
 
 def test_metric_names_may_not_contain_the_separator(tmp_path):
+    from qarla_spark import names
     from qarla_spark.metrics import registry
-    assert not [n for n in registry.BUILTIN if registry.SEPARATOR in n]
+    assert not [n for n in registry.BUILTIN if names.SEPARATOR in n]
     for bad in ("a,b", " a", ""):
         with pytest.raises(ConfigError, match="invalid metric name"):
             registry.register_metric(bad, lambda s, r: 0.0)
     with pytest.raises(ConfigError, match="it separates the metrics of a set"):
-        registry.check_metric_name("bert,score", "table.csv")
+        names.check_metric_name("bert,score", "table.csv")
 
 
 @pytest.mark.spark
 def test_user_tables_and_reused_tables_with_a_separator_in_a_name_are_errors(spark, tmp_path):
     from qarla_spark.errors import InputError
-    from qarla_spark.spark.similarities import add_user_tables
+    from qarla_spark.stages.similarity_plan import add_user_tables
     from qarla_spark.stages.similarities import reuse
     from testbeds import make_similarities
     sims, _, summaries = make_similarities(n_topics=1, n_models=3, n_peers=1,

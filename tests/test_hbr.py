@@ -40,7 +40,7 @@ def run_hbr(cube, judgments, **options):
 
 
 def build_cube(s_df, m_df, metrics):
-    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.cube import TopicCube
     return TopicCube.build(s_df, m_df, metrics)
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import reference_qarla as ref
-from qarla_spark.spark.similarities import compute_similarities
+from qarla_spark.stages.similarity_plan import compute_similarities
 from testbeds import add_duplicate_peer, evaluate, make_similarities, transform_metric
 
 pytestmark = pytest.mark.spark

@@ -251,7 +251,7 @@ def test_sets_beyond_63_metrics_use_more_mask_words():
 
 def test_hbr_measures_default_patterns_and_errors():
     from qarla_spark.errors import ConfigError
-    from qarla_spark.measures.hbr import hbr_measures
+    from qarla_spark.stages.hbr import hbr_measures
     table = ["R-1.a", "Rpre-2.c", "TVM.8", "AVLS", "GRAMSIM", "F-1.a", "bertscore"]
     assert hbr_measures(table) == ["R-1.a", "Rpre-2.c", "F-1.a", "bertscore"]
     assert hbr_measures(table, "R*.?,AVLS") == ["R-1.a", "Rpre-2.c", "AVLS"]

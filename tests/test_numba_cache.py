@@ -65,7 +65,7 @@ def test_a_zip_loads_what_the_package_compiled(tmp_path):
     path, so the second process compiles again and loads nothing."""
     if not hasattr(numba.core.config, "CACHE_LOCATOR_CLASSES"):
         pytest.skip("this numba has no CACHE_LOCATOR_CLASSES")
-    from qarla_spark.packaging import build_zip
+    from qarla_spark.spark.packaging import build_zip
     zip_path = build_zip(str(tmp_path / "dist"))
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
 

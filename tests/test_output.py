@@ -12,7 +12,7 @@ import os
 import pytest
 
 from helpers import make_testbed, write_jsonl
-from qarla_spark import pipeline
+from qarla_spark import names, pipeline
 from qarla_spark.config import RunConfig
 from qarla_spark.errors import ConfigError, InputError
 from qarla_spark.spark import output
@@ -38,13 +38,13 @@ def test_an_unknown_commit_mode_is_one_sentence():
 
 
 def test_unfinished_says_why_in_one_sentence():
-    assert output.unfinished("r", json.dumps({"status": "complete"})) is None
-    assert output.unfinished("r", None) == "r has no run.json: it is not a finished qarla run"
-    said = output.unfinished("r", json.dumps({"status": "incomplete"}))
+    assert names.unfinished("r", json.dumps({"status": "complete"})) is None
+    assert names.unfinished("r", None) == "r has no run.json: it is not a finished qarla run"
+    said = names.unfinished("r", json.dumps({"status": "incomplete"}))
     assert said.startswith("r is not a finished qarla run: its run.json says status "
                            "'incomplete'") and "\n" not in said
-    assert "not valid JSON" in output.unfinished("r", '{"status": "compl')
-    assert "status None" in output.unfinished("r", "[1, 2]")
+    assert "not valid JSON" in names.unfinished("r", '{"status": "compl')
+    assert "status None" in names.unfinished("r", "[1, 2]")
 
 
 def _recording(monkeypatch):

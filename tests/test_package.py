@@ -1,4 +1,4 @@
-"""The package shipped to executors as one zip (qarla_spark.packaging,
+"""The package shipped to executors as one zip (qarla_spark.spark.packaging,
 `qarla package`; issue 14): reproducible, complete, importable by a Python
 that does not have qarla_spark installed; end to end, spark-submit with
 executors whose Python lacks qarla_spark runs with the zip (equal tables)
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_testbed, write_jsonl
-from qarla_spark.packaging import build_zip, package_files, zip_bytes
+from qarla_spark.spark.packaging import build_zip, package_files, zip_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_spark_submit_ships_the_zip_to_executors_without_qarla_spark(tmp_path):
 # --- the packed environment (qarla package --env) ------------------------------
 
 def test_the_environment_holds_the_run_time_dependencies_but_not_pyspark():
-    from qarla_spark.packaging import runtime_distributions
+    from qarla_spark.spark.packaging import runtime_distributions
     names = {d.metadata["Name"].lower().replace("_", "-") for d in runtime_distributions()}
     assert {"numpy", "pandas", "pyarrow", "scipy", "numba", "llvmlite", "textblob", "nltk",
             "matplotlib"} <= names
@@ -123,7 +123,7 @@ def test_a_missing_dependency_is_one_sentence(monkeypatch):
     from importlib import metadata
 
     from qarla_spark.errors import ConfigError
-    from qarla_spark.packaging import runtime_distributions
+    from qarla_spark.spark.packaging import runtime_distributions
     real = metadata.distribution
 
     def distribution(name):
@@ -144,7 +144,7 @@ def test_qarla_spark_goes_into_the_environment_as_files_with_its_metadata(tmp_pa
     import base64
     import hashlib
 
-    from qarla_spark.packaging import _install_package
+    from qarla_spark.spark.packaging import _install_package
     _install_package(tmp_path)
     written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
     info = "qarla_spark-0.1.0.dist-info"

@@ -225,7 +225,7 @@ def test_bundled_testbed_run(spark, tmp_path):
     # independent implementation (tests/reference_hbr.py, matrix products);
     # the run's sampled H and HBR are within 3 standard errors of exact
     import reference_hbr as rh
-    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.cube import TopicCube
     from qarla_spark.stages.hbr import run_hbr
     hbr_info = info["hbr"]
     measures = hbr_info["measures"]
@@ -368,7 +368,7 @@ def test_a_stage_gives_its_job_property_back(spark):
     """The jobs of a stage carry its name (qarla profile reads it); after the
     stage the session's jobs do not (in a shared session the next run's
     input was read under the last run's "writing")."""
-    from qarla_spark.eventlog import STAGE_PROPERTY
+    from qarla_spark.names import STAGE_PROPERTY
     from qarla_spark.pipeline import run_stage
     from qarla_spark.progress import NullProgress
     sc = spark.sparkContext

@@ -10,7 +10,7 @@ import pytest
 
 import reference_qarla as ref
 from qarla_spark.measures.clustering import subsets
-from qarla_spark.spark.cube import TopicCube
+from qarla_spark.stages.cube import TopicCube
 from qarla_spark.stages.qarla import run_qarla
 from qarla_spark.summary import describe_qarla
 from testbeds import make_similarities, stage_config
@@ -84,7 +84,7 @@ def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
 
 
 def test_topics_with_too_few_models_are_skipped_with_a_warning(spark):
-    from qarla_spark.stages.qarla import QarlaWarning
+    from qarla_spark.names import QarlaWarning
     sims, roles, summaries = make_similarities(n_topics=4, n_models=[2, 3, 4, 4], n_peers=3,
                                                metrics=METRICS[:2], seed=5)
     s_df = spark.createDataFrame(sims)

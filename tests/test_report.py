@@ -221,8 +221,10 @@ def test_qarla_report_without_a_run_says_one_line(tmp_path, capsys):
         write_report(str(tmp_path))
 
 
-def test_the_families_are_those_of_the_statistics_stage():
-    from qarla_spark.stages.statistics import FAMILIES
+def test_the_report_tells_apart_every_family_of_the_statistics_stage():
+    """Each family the statistics stage writes (qarla_spark.names.FAMILIES)
+    is one the report places."""
+    from qarla_spark.names import FAMILIES
     assert {sections.FAMILY_BEST_SINGLE, sections.FAMILY_REPRESENTATIVE, sections.FAMILY_SUBSET,
             sections.FAMILY_HBR_BEST, sections.FAMILY_HBR_MEDIAN} == set(FAMILIES.values())
 

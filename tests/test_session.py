@@ -6,7 +6,8 @@ import pytest
 
 from qarla_spark.errors import ConfigError, JavaNotFoundError
 from qarla_spark.spark import java
-from qarla_spark.spark.session import parse_conf_pairs, read_profile, resolve_settings
+from qarla_spark.options import parse_conf_pairs
+from qarla_spark.spark.session import read_profile, resolve_settings
 
 
 def test_local_profile_settings():

@@ -13,7 +13,7 @@ import pytest
 from helpers import write_jsonl
 from qarla_spark.errors import InputError
 from qarla_spark.metrics import registry
-from qarla_spark.spark.similarities import add_user_tables, compute_similarities
+from qarla_spark.stages.similarity_plan import add_user_tables, compute_similarities
 from qarla_spark.text.variants import prepare
 from reference_rouge import rouge_scores
 
@@ -73,8 +73,8 @@ def test_the_battery_cube_equals_the_cube_built_from_its_long_table(spark, two_t
     models here, left out of both)."""
     import numpy as np
 
-    from qarla_spark.spark.cube import TopicCube, topic_of
-    from qarla_spark.spark.similarities import compute_cube, cube_to_long
+    from qarla_spark.stages.cube import TopicCube, topic_of
+    from qarla_spark.stages.similarity_plan import compute_cube, cube_to_long
 
     metrics = ("R-1.a", "Rpre-L.c", "TVM.8", "AVLS")
     no_models = spark.createDataFrame(

@@ -100,7 +100,7 @@ def test_sources(tmp_path, capsys, form, reader):
 
 def similarities(capsys, tmp_path, *argv, out=None):
     """``qarla similarities`` (R-1.a, one run) and its run.json."""
-    from qarla_spark.io.files import local_path
+    from qarla_spark.paths import local_path
     out = out or str(tmp_path / "run")
     code = main(["similarities", *argv, "--out", out, "--quiet"])
     said = capsys.readouterr()

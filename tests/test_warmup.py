@@ -22,7 +22,7 @@ def test_a_failing_warm_up_is_ignored(monkeypatch):
 def test_once_per_application_with_one_task_per_core(spark):
     """The session's warm-up ran (the fixture waited for it) and is not
     started again; its job is named for the event log's profile."""
-    from qarla_spark.eventlog import STAGE_PROPERTY, WARM_STAGE
+    from qarla_spark.names import STAGE_PROPERTY, WARM_STAGE
     assert spark.sparkContext.applicationId in warmup._WARMED
     assert warmup.warm_workers(spark) is None
     tracker = spark.sparkContext.statusTracker()

@@ -166,7 +166,7 @@ def evaluate(s_df, m_df, metrics, sets=(), singles=True, detailed=None, triples=
     from pyspark.sql import functions as F
 
     from qarla_spark.measures.metric_sets import MetricSet
-    from qarla_spark.spark.cube import TopicCube
+    from qarla_spark.stages.cube import TopicCube
     from qarla_spark.stages.qarla import evaluate_sets
 
     cube = TopicCube.build(s_df, m_df, metrics)

@@ -3,7 +3,7 @@
 Every check but one is within a topic: duplicates, judgments for unknown
 summaries, sources of a topic without summaries, topics with too few models
 or no peers. :func:`check_topic` takes the raw records of one (task, topic)
-(dicts with the fields of :data:`~qarla_spark.io.schemas.RAW_FIELDS`) and
+(dicts with the fields of :data:`~qarla_spark.names.RAW_FIELDS`) and
 returns that topic's canonical rows (the fields of their kind only), its
 problems and one *profile* row (its counts and summarizers).
 :func:`check_task` takes the profiles of one task and returns the task's
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from qarla_spark.io.schemas import JUDGMENT, PROBLEM, RAW_FIELDS, SOURCE, SUMMARY
-from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
-from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+from qarla_spark.names import JUDGMENT, PROBLEM, RAW_FIELDS, SOURCE, SUMMARY
+from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
+from qarla_spark.thresholds import MIN_MODELS_QUEEN
 
 Record = Dict[str, Any]
 

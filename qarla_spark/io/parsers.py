@@ -4,7 +4,7 @@ No Spark here: :func:`parse_file` is what the Spark reader runs on the
 executors (one file per task), and what the tests call directly.
 
 Every record is a ``dict`` with the keys of
-:data:`qarla_spark.io.schemas.RAW_FIELDS`; a problem is a record of kind
+:data:`qarla_spark.names.RAW_FIELDS`; a problem is a record of kind
 ``problem`` naming the file, the 1-based line (JSONL, CSV, DUC/TAC) or row
 (Parquet) and the field. A parser never raises on bad input: it reports the
 problem and goes on, so one run lists every error at once.
@@ -44,7 +44,7 @@ import zlib
 from html.parser import HTMLParser
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from qarla_spark.io.schemas import JUDGMENT, PROBLEM, RAW_FIELDS, ROLES, SOURCE, SUMMARY
+from qarla_spark.names import JUDGMENT, PROBLEM, RAW_FIELDS, ROLES, SOURCE, SUMMARY
 
 Record = Dict[str, Any]
 

@@ -19,7 +19,9 @@ from typing import Iterable, Iterator, List, Optional, Sequence
 
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.io.parsers import KINDS, parse_file
-from qarla_spark.io.schemas import RAW_FIELDS, RAW_SCHEMA
+from qarla_spark.io.schemas import RAW_SCHEMA
+from qarla_spark.names import RAW_FIELDS
+from qarla_spark.paths import local_path
 
 #: name shown for the bundled testbed's files
 BUNDLED_PREFIX = "bundled:"
@@ -137,16 +139,6 @@ def check_inputs_exist(spark, specs: Sequence[InputSpec]) -> None:
 # ---------------------------------------------------------------------------
 # small local inputs: read in the driver
 # ---------------------------------------------------------------------------
-
-def local_path(path: str) -> Optional[str]:
-    """The local file system path of ``path`` (plain or ``file:``), or
-    ``None`` for other file systems."""
-    from urllib.parse import urlparse
-    scheme = urlparse(path).scheme
-    if scheme == "file":
-        return display_path(path)
-    return path if scheme == "" or len(scheme) == 1 else None  # c:\ on Windows
-
 
 def _hidden(name: str) -> bool:
     """Names Spark's file sources skip (``.x``, ``_x``)."""

@@ -31,7 +31,6 @@ from pyspark.sql.types import (
     StructType,
 )
 
-ROLES = ("model", "peer")
 
 SUMMARY_SCHEMA = StructType([
     StructField("task", StringType(), False),
@@ -54,14 +53,6 @@ SOURCE_SCHEMA = StructType([
     StructField("topic", StringType(), False),
     StructField("documents", ArrayType(StringType(), False), False),
 ])
-
-#: kinds of raw records
-SUMMARY, JUDGMENT, SOURCE, PROBLEM = "summary", "judgment", "source", "problem"
-
-RAW_FIELDS = (
-    "kind", "file", "line", "unit", "task", "topic", "summarizer", "role", "text",
-    "criterion", "score", "documents", "embedded", "severity", "field", "message",
-)
 
 RAW_SCHEMA = StructType([
     StructField("kind", StringType(), False),        # summary|judgment|source|problem

@@ -36,9 +36,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io import checks
-from qarla_spark.io.schemas import JUDGMENT, PROBLEM, SOURCE, SUMMARY
-from qarla_spark.measures.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
-from qarla_spark.measures.thresholds import MIN_MODELS_QUEEN
+from qarla_spark.names import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
+from qarla_spark.thresholds import MIN_MODELS_QUEEN
 from qarla_spark.spark import cache
 
 _PROBLEM_COLS = checks.PROBLEM_COLUMNS

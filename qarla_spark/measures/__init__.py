@@ -1,8 +1,6 @@
 """The measures of SPEC §3-9 as pure functions (numpy, no Spark): what one
 topic contributes, and the exact arithmetic that combines topics.
 
-- :mod:`~qarla_spark.measures.thresholds`: how many models and peers each
-  measure needs;
 - :mod:`~qarla_spark.measures.metric_sets`: metric sets as values;
 - :mod:`~qarla_spark.measures.exact`: exact means, rounded once;
 - :mod:`~qarla_spark.measures.masks`: bit masks, QUEEN's samples;
@@ -23,6 +21,7 @@ topic contributes, and the exact arithmetic that combines topics.
 - :mod:`~qarla_spark.measures.resampling`: bootstrap weights, intervals and
   sign-flip tests.
 
-The stages (:mod:`qarla_spark.stages`) run these over the topic cube with
-Spark.
+How many models and peers each measure needs is shared by every layer:
+:mod:`qarla_spark.thresholds`. The stages (:mod:`qarla_spark.stages`) run
+these over the topic cube with Spark.
 """

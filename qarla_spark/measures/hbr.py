@@ -27,11 +27,10 @@ topic, the seeded sample, H of every needed set, HBR as an exact mean).
 from __future__ import annotations
 
 import struct
-from typing import List, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from qarla_spark.errors import ConfigError
 from qarla_spark.measures.masks import pack, set_words
 
 AGGREGATES = ("mean", "max")
@@ -192,28 +191,3 @@ def auc_counts(values, judged) -> tuple:
     x1, x2 = values[first], values[second]
     wins2 = (2 * spark_greater(x1, x2) + spark_equal(x1, x2)).sum(axis=0)
     return wins2.astype(np.int64), len(first)
-
-
-def hbr_measures(metrics: Sequence[str], chosen=None) -> List[str]:
-    """The measure set: ``chosen`` (names or patterns, resolved against the
-    similarity table's metrics) or, by default, the R, Rpre and F variants
-    present plus every metric that is not built in (bring-your-own)."""
-    from fnmatch import fnmatch
-
-    from qarla_spark.metrics import registry
-    metrics = list(metrics)
-    if chosen:
-        out: List[str] = []
-        for item in registry.split_names(chosen):
-            found = [m for m in metrics if fnmatch(m, item)]
-            if not found:
-                raise ConfigError(f"--hbr-measures: {item!r} matches no metric of the "
-                                  "similarity table")
-            out += [m for m in found if m not in out]
-        return out
-    keep = [m for m in metrics
-            if m not in registry.BUILTIN or registry.BUILTIN[m].family in ("rouge", "f")]
-    if not keep:
-        raise ConfigError("no HBR measure: the similarity table has no R, Rpre or F metric "
-                          "(choose some with --hbr-measures)")
-    return keep

@@ -6,7 +6,7 @@ metric names, immutable and hashable. It becomes text in exactly two places:
 (``"GRAMSIM,Rpre-1.c"``), and :meth:`MetricSet.parse`, which reads a set the
 user wrote (``--metric-set "R-1.a, TVM.512"``). Both use :data:`SEPARATOR`,
 so no metric name may contain it
-(:func:`qarla_spark.metrics.registry.check_metric_name`, applied to built-in,
+(:func:`qarla_spark.names.check_metric_name`, applied to built-in,
 registered and user-table metrics and to reused similarity tables).
 
 Ties between sets (the best set, the best single metric) are broken by
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
-from qarla_spark.metrics.registry import SEPARATOR, check_metric_name  # noqa: F401
+from qarla_spark.names import SEPARATOR
 
 class MetricSet:
     """A set of metric names (sorted, distinct). Empty only where SPEC allows

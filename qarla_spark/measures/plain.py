@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from qarla_spark.measures import thresholds
+from qarla_spark import thresholds
 
 
 def topic_plain(names, roles, values, metrics: Sequence[str], baselines: Sequence[int]):

@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from qarla_spark.measures import thresholds
+from qarla_spark import thresholds
 from qarla_spark.measures.masks import WORD_BITS, n_words, pack, set_indices, topic_samples
 from qarla_spark.measures.masks import set_words as set_words_of
 

@@ -8,7 +8,7 @@ work once: ROUGE profiles per summary and one count per unordered pair
 (n-grams, S4, SU4 give both directions; L and W are computed both ways), TVM
 term lists per topic, AVLS lengths and GRAMSIM tag vectors per summary.
 
-The Spark stage (:mod:`qarla_spark.spark.similarities`) calls it once per
+The Spark stage (:mod:`qarla_spark.stages.similarity_plan`) calls it once per
 topic on the executors.
 """
 

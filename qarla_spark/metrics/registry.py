@@ -11,7 +11,7 @@ playing the reference (SPEC §2). Built-in names:
 
 The default battery is the 59 metrics of paper ``000`` (everything above but
 ``F-``). Users add metrics two ways, and both then behave exactly like
-built-in ones: a table of values (:mod:`qarla_spark.spark.similarities`) or
+built-in ones: a table of values (:mod:`qarla_spark.stages.similarity_plan`) or
 a Python function on token lists (:func:`register_metric`).
 
 Names are validated when a run is configured (:func:`resolve_metrics`), not
@@ -28,25 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
-
-#: what separates metric names written in one string: a metric set
-#: (``"R-1.a,TVM.512"``, :class:`qarla_spark.measures.metric_sets.MetricSet`)
-#: or a selection (``--metrics "R-*.a,AVLS"``); no metric name contains it
-SEPARATOR = ","
-
-
-def check_metric_name(name: str, where: str = "") -> str:
-    """``name`` if it can name a metric: a non-empty string without
-    :data:`SEPARATOR` and without surrounding spaces; else a
-    :class:`ConfigError` (``where`` says where the name came from)."""
-    if not isinstance(name, str) or not name.strip() or SEPARATOR in name \
-            or name != name.strip():
-        place = f"{where}: " if where else ""
-        raise ConfigError(f"{place}invalid metric name {name!r}: a metric name is non-empty, "
-                          f"without '{SEPARATOR}' (it separates the metrics of a set) and "
-                          "without surrounding spaces")
-    return name
-
+from qarla_spark.names import SEPARATOR, check_metric_name
 
 ROUGE_KINDS: Tuple[str, ...] = ("1", "2", "3", "4", "L", "W-1.2", "S4", "SU4")
 VARIANTS: Tuple[str, ...] = ("a", "b", "c")
@@ -221,13 +203,13 @@ def load_plugins(paths: Iterable[str]) -> Tuple[str, ...]:
     return the names they registered. A plain path or ``file:`` URI is run
     from the local file system; a URI of another Hadoop file system
     (``hdfs://``, ``s3a://``, ...) is read through Hadoop's FileSystem API
-    with the active SparkSession (:mod:`qarla_spark.io.files`) and run the
+    with the active SparkSession (:mod:`qarla_spark.paths`) and run the
     same way (as a module named ``qarla_metric_plugin``, which executors
     cannot import: its functions travel to them by value)."""
     import builtins
     import runpy
 
-    from qarla_spark.io.files import is_local, local_path, read_text
+    from qarla_spark.paths import is_local, local_path, read_text
     before = set(_USER_FUNCTIONS)
     for path in paths:
         try:

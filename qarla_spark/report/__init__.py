@@ -19,7 +19,8 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from qarla_spark.report import html as h
-from qarla_spark.report.data import ReportError, Run, load_run, local_path
+from qarla_spark.paths import local_path
+from qarla_spark.report.data import ReportError, Run, load_run
 from qarla_spark.report.sections import (FAMILY_HBR_BEST, SECTIONS, TASK_TAIL, TaskView,
                                          auc_rows, best_pearson, task_head, task_part,
                                          jack_intervals, king_intervals, king_of,
@@ -368,7 +369,7 @@ def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None,
     try:
         write_report(path, shown_path=shown, info=info, spark=spark)
     except Exception as exc:  # noqa: BLE001
-        from qarla_spark.stages.qarla import QarlaWarning
+        from qarla_spark.names import QarlaWarning
         warnings.warn(f"report.html was not written ({type(exc).__name__}: {exc}); rebuild it "
                       f"with: qarla report {shown}", QarlaWarning, stacklevel=2)
 

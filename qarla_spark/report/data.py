@@ -15,8 +15,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import pandas as pd
 
 from qarla_spark.errors import QarlaError
+from qarla_spark.names import RUN_JSON, unfinished
+from qarla_spark.paths import local_path
 
-RUN_JSON = "run.json"
 
 #: the rows of a table the report reads, where it does not read them all:
 #: (column, value); the AUC of every topic and kind of pair is for users'
@@ -26,18 +27,6 @@ READ_ROWS: Dict[str, Tuple[str, str]] = {"auc": ("scope", "all")}
 
 class ReportError(QarlaError):
     """The report cannot be built (not a run directory, no run.json)."""
-
-
-def local_path(path: str) -> Optional[str]:
-    """A local file system path, or ``None`` for other stores (hdfs://...)."""
-    path = str(path)
-    if path.startswith("file://"):
-        return path[len("file://"):]
-    if path.startswith("file:"):
-        return path[len("file:"):]
-    if "://" in path:
-        return None
-    return path
 
 
 @dataclass
@@ -130,8 +119,7 @@ def read_local_run_json(run_dir: str, path: Optional[str] = None) -> Dict[str, A
     """``run.json`` of the finished run in the local folder ``path``
     (default: ``run_dir``'s); :class:`ReportError` (one sentence) when it is
     missing or does not say ``"status": "complete"``
-    (:func:`qarla_spark.spark.output.unfinished`)."""
-    from qarla_spark.spark.output import unfinished
+    (:func:`qarla_spark.names.unfinished`)."""
     path = path if path is not None else (local_path(run_dir) or run_dir)
     file = os.path.join(path, RUN_JSON)
     text = None

@@ -11,24 +11,17 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import pandas as pd
 
 from qarla_spark import tables as declared
-from qarla_spark.measures import thresholds
+from qarla_spark.names import FAMILIES, SKIP_REASONS
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Run
 from qarla_spark.report.html import Cell, esc, figure, interval, note, num, section, table
 
-#: the ``family`` values of ``comparisons/`` (qarla_spark.stages.statistics.FAMILIES;
-#: tests/test_report.py keeps them equal)
-FAMILY_BEST_SINGLE = "best set vs best single metric"
-FAMILY_REPRESENTATIVE = "best set vs each representative"
-FAMILY_SUBSET = "best set vs every other subset of the representatives"
-FAMILY_HBR_BEST = "HBR vs best single measure"
-FAMILY_HBR_MEDIAN = "HBR vs median single measure"
-
-SKIP_REASONS = {
-    "queen": f"with fewer than {thresholds.MIN_MODELS_QUEEN} models (no QUEEN, KING, JACK)",
-    "king": f"with {thresholds.MIN_MODELS_QUEEN} models or no peer (no KING, ORANGE, "
-            "held-out scores)",
-}
+#: the ``family`` values of ``comparisons/`` the report tells apart
+FAMILY_BEST_SINGLE = FAMILIES["best_single"]
+FAMILY_REPRESENTATIVE = FAMILIES["representative"]
+FAMILY_SUBSET = FAMILIES["subset"]
+FAMILY_HBR_BEST = FAMILIES["hbr_best"]
+FAMILY_HBR_MEDIAN = FAMILIES["hbr_median"]
 
 
 # ------------------------------------------------------------------ context

@@ -40,17 +40,11 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from qarla_spark.errors import ConfigError
 
-RUN_JSON = "run.json"
-COMPLETE = "complete"
-#: the status of the marker an in-place run writes before its first table
-INCOMPLETE = "incomplete"
-
-#: the values of the ``commit`` option
-COMMIT_MODES = ("auto", "rename", "in-place")
+from qarla_spark.names import COMMIT_MODES, COMPLETE, INCOMPLETE, RUN_JSON, unfinished
 
 #: file-system schemes of object stores, where a rename is a copy of every
 #: file (S3, Google Cloud Storage, Azure Blob/Data Lake, Alibaba OSS,
@@ -68,25 +62,6 @@ def commit_mode(scheme: Optional[str], setting: str = "auto") -> str:
     if setting != "auto":
         return setting
     return "in-place" if (scheme or "").lower() in OBJECT_STORE_SCHEMES else "rename"
-
-
-def unfinished(run_dir: str, text: Optional[str]) -> Optional[str]:
-    """Why the run directory ``run_dir`` is not a finished run, given the
-    text of its ``run.json`` (``None``: there is none) — one sentence — or
-    ``None`` when it is finished."""
-    if text is None:
-        return f"{run_dir} has no {RUN_JSON}: it is not a finished qarla run"
-    try:
-        info = json.loads(text)
-    except ValueError:
-        return (f"{run_dir}/{RUN_JSON} is not valid JSON: the run is unfinished or damaged, "
-                "not a result")
-    status = info.get("status") if isinstance(info, dict) else None
-    if status != COMPLETE:
-        return (f"{run_dir} is not a finished qarla run: its {RUN_JSON} says status "
-                f"{status!r}, not 'complete' (the run failed, was interrupted or is still "
-                "being written)")
-    return None
 
 
 def parse_run_json(run_dir: str, text: Optional[str]) -> Dict[str, Any]:
@@ -133,6 +108,33 @@ class ExecutorTable:
     frame: Any
     to_arrow: Callable[[Any], Any]
     fallback: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class ExecutorTables:
+    """Several tables the executors write in one Spark job
+    (:meth:`RunDirectory.write_bundle`): ``frame`` has columns ``kind`` (the
+    table's name) and ``data``; ``to_arrow(name)`` is the function (run on
+    the executors) from a pandas batch of that table's rows of ``frame`` to
+    pyarrow tables with its declared columns; ``fallback(name)``: the table
+    as a Spark DataFrame (where the executors cannot write)."""
+
+    frame: Any
+    to_arrow: Callable[[str], Callable[[Any], Any]]
+    fallback: Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class BundledTable:
+    """The table ``name`` of ``bundle``: what a stage returns for it; the
+    run's writer writes the tables of a bundle together."""
+
+    bundle: ExecutorTables
+    name: str
+
+    def fallback(self):
+        """The table as a Spark DataFrame."""
+        return self.bundle.fallback(self.name)
 
 
 class RunDirectory:
@@ -194,7 +196,7 @@ class RunDirectory:
         return ""
 
     def _read_text(self, name: str) -> Optional[str]:
-        from qarla_spark.io.files import read_hadoop_bytes
+        from qarla_spark.paths import read_hadoop_bytes
         try:
             return read_hadoop_bytes(f"{self.out}/{name}", self.spark).decode("utf-8")
         except FileNotFoundError:
@@ -282,14 +284,37 @@ class RunDirectory:
         retried task rewrites the same file); one Spark job. On a cluster a
         task first checks that it sees the staging folder; False (nothing
         left written) when one did not, or could not write there."""
+        to_arrow, name = table.to_arrow, declared.name   # the closure ships these
+
+        def split(pdf):
+            return {name: to_arrow(pdf)}
+        return self._write_by_executors([declared], table.frame, split)
+
+    def write_bundle_on_executors(self, declared: Sequence[Any], bundle: "ExecutorTables") -> bool:
+        """Write the tables ``declared`` of ``bundle`` (:class:`ExecutorTables`)
+        by the executors in one Spark job, as :meth:`write_on_executors`
+        writes one."""
+        from pyspark.sql import functions as F
+        names = [d.name for d in declared]
+        converters = {n: bundle.to_arrow(n) for n in names}
+
+        def split(pdf):
+            return {n: convert(pdf[pdf["kind"] == n]) for n, convert in converters.items()}
+        frame = bundle.frame.filter(F.col("kind").isin(names))
+        return self._write_by_executors(list(declared), frame, split)
+
+    def _write_by_executors(self, declared: Sequence[Any], frame,
+                            split: Callable[[Any], Dict[str, List[Any]]]) -> bool:
+        """One Spark job over ``frame`` whose tasks each write, for every
+        table of ``declared``, the rows ``split(batch)`` gives it (pyarrow
+        tables per table name) as one Parquet file (per partition value)."""
         import pandas as pd
         check = self.folder_to_check()
-        schema = declared.arrow_schema()
-        with_stats = [c for c in declared.column_names if c not in declared.no_statistics]
-        folder = f"{self._local_target}/{declared.name}"
+        plans = [(d.name, d.arrow_schema(), list(d.partition_by),
+                  [c for c in d.column_names if c not in d.no_statistics],
+                  f"{self._local_target}/{d.name}") for d in declared]
         run_id = self.run_id
-        by = list(declared.partition_by)
-        to_arrow = table.to_arrow       # the closure ships this, not the DataFrames
+        failed = pd.DataFrame({"table": [""], "rows": [-1]})
 
         def write(batches):
             import os
@@ -302,64 +327,83 @@ class RunDirectory:
             from qarla_spark.spark.rounds import worker_ready
             worker_ready()
             if check is not None and not os.path.isdir(check):
-                yield pd.DataFrame({"rows": [-1]})      # not the driver's file system
+                yield failed                        # not the driver's file system
                 return
             context = TaskContext.get()
             part = context.partitionId() if context is not None else 0
             attempt = context.attemptNumber() if context is not None else 0
-            pieces = []
+            pieces: Dict[str, list] = {name: [] for name, *_ in plans}
             for pdf in batches:
-                pieces += [t.select(list(schema.names)).cast(schema)
-                           for t in to_arrow(pdf) if t.num_rows]
-            written = 0
-            if pieces:
-                data = pa.concat_tables(pieces)
-                groups = [(None, data)]
-                if by:
-                    keys = data[by[0]].unique().to_pylist()
-                    groups = [(k, data.filter(pc.equal(data[by[0]], k)).drop(by))
-                              for k in sorted(keys)]
-                for key, rows in groups:
-                    where = folder if key is None else f"{folder}/{partition_folder(by[0], key)}"
-                    name = f"part-{part:05d}-{run_id}.snappy.parquet"
-                    tmp = f"{where}/.{name}.{attempt}.tmp"
-                    try:
-                        os.makedirs(where, exist_ok=True)
-                        pq.write_table(rows, tmp, compression="snappy",
-                                       write_statistics=[c for c in with_stats if c not in by])
-                        os.replace(tmp, f"{where}/{name}")
-                    except OSError:
-                        if check is None:       # a local master: a real error
-                            raise
-                        yield pd.DataFrame({"rows": [-1]})   # Spark writes it instead
-                        return
-                    written += rows.num_rows
-            yield pd.DataFrame({"rows": [written]})
+                for name, found in split(pdf).items():
+                    pieces[name] += [t for t in found if t.num_rows]
+            counts = []
+            for name, schema, by, with_stats, folder in plans:
+                written = 0
+                if pieces[name]:
+                    data = pa.concat_tables([t.select(list(schema.names)).cast(schema)
+                                             for t in pieces.pop(name)])
+                    groups = [(None, data)]
+                    if by:
+                        keys = data[by[0]].unique().to_pylist()
+                        groups = [(k, data.filter(pc.equal(data[by[0]], k)).drop(by))
+                                  for k in sorted(keys)]
+                    for key, rows in groups:
+                        where = folder if key is None else \
+                            f"{folder}/{partition_folder(by[0], key)}"
+                        file = f"part-{part:05d}-{run_id}.snappy.parquet"
+                        tmp = f"{where}/.{file}.{attempt}.tmp"
+                        try:
+                            os.makedirs(where, exist_ok=True)
+                            pq.write_table(rows, tmp, compression="snappy",
+                                           write_statistics=[c for c in with_stats
+                                                             if c not in by])
+                            os.replace(tmp, f"{where}/{file}")
+                        except OSError:
+                            if check is None:       # a local master: a real error
+                                raise
+                            yield failed            # Spark writes it instead
+                            return
+                        written += rows.num_rows
+                counts.append((name, written))
+            yield pd.DataFrame({"table": [n for n, _ in counts],
+                                "rows": [c for _, c in counts]})
 
         sc = self.spark.sparkContext
         before = sc.getLocalProperty(JOB_DESCRIPTION)
-        sc.setLocalProperty(JOB_DESCRIPTION, f"qarla: write {declared.name}")
+        sc.setLocalProperty(JOB_DESCRIPTION, f"qarla: write {', '.join(p[0] for p in plans)}")
         try:
-            counts = [r["rows"] for r in table.frame.mapInPandas(write, "rows long").collect()]
+            found = frame.mapInPandas(write, "table string, rows long").collect()
         finally:
             sc.setLocalProperty(JOB_DESCRIPTION, before)
         import os
-        if any(c < 0 for c in counts):
+        if any(r["rows"] < 0 for r in found):
             import shutil
             self._executors_share = False
-            shutil.rmtree(folder, ignore_errors=True)
+            for *_, folder in plans:
+                shutil.rmtree(folder, ignore_errors=True)
             return False
-        total = sum(counts)
-        os.makedirs(folder, exist_ok=True)
-        if not total and not by:        # an empty table is still a readable table
-            import pyarrow.parquet as pq
-            pq.write_table(schema.empty_table(), f"{folder}/part-00000-{run_id}.snappy.parquet")
-        open(f"{folder}/_SUCCESS", "wb").close()
-        self.tables[declared.name] = {"format": "parquet", "path": f"{declared.name}/",
-                                      "columns": [f"{c.name}: {c.spark_type}"
-                                                  for c in declared.columns],
-                                      "description": declared.help}
+        totals = {name: 0 for name, *_ in plans}
+        for r in found:
+            totals[r["table"]] += r["rows"]
+        for d, (name, schema, by, _, folder) in zip(declared, plans):
+            os.makedirs(folder, exist_ok=True)
+            if not totals[name] and not by:    # an empty table is still a readable table
+                import pyarrow.parquet as pq
+                pq.write_table(schema.empty_table(),
+                               f"{folder}/part-00000-{run_id}.snappy.parquet")
+            open(f"{folder}/_SUCCESS", "wb").close()
+            self.tables[name] = {"format": "parquet", "path": f"{name}/",
+                                 "columns": [f"{c.name}: {c.spark_type}" for c in d.columns],
+                                 "description": d.help}
         return True
+
+    def write_bundle(self, declared: Sequence[Any], bundle: "ExecutorTables") -> None:
+        """Write the tables ``declared`` of ``bundle``: by the executors in
+        one Spark job where they can, else each by Spark."""
+        if self.executors_write_here() and self.write_bundle_on_executors(declared, bundle):
+            return
+        for d in declared:
+            self.write(d, bundle.fallback(d.name))
 
     def write(self, declared, df) -> None:
         """Write a declared table (:mod:`qarla_spark.tables`): its declared
@@ -369,6 +413,9 @@ class RunDirectory:
         (:meth:`write_on_executors`), else by Spark."""
         if hasattr(df, "num_rows"):
             self.write_arrow(declared, df)
+            return
+        if isinstance(df, BundledTable):
+            self.write_bundle([declared], df.bundle)
             return
         if isinstance(df, ExecutorTable):
             if self.executors_write_here() and self.write_on_executors(declared, df):
@@ -516,7 +563,7 @@ def read_run_json(spark, out: str) -> Dict[str, Any]:
     whose run.json is missing or not ``complete`` is refused
     (:class:`ConfigError`, one sentence)."""
     out = out.rstrip("/")
-    from qarla_spark.io.files import read_hadoop_bytes
+    from qarla_spark.paths import read_hadoop_bytes
     try:
         text = read_hadoop_bytes(f"{out}/{RUN_JSON}", spark).decode("utf-8", "replace")
     except FileNotFoundError:
@@ -532,7 +579,7 @@ def check_reused_table(spark, path: str) -> None:
     run directory is taken as it is."""
     table = str(path).rstrip("/")
     parent = table.rsplit("/", 1)[0] if "/" in table else "."
-    from qarla_spark.io.files import read_hadoop_bytes
+    from qarla_spark.paths import read_hadoop_bytes
     try:
         text: Optional[str] = read_hadoop_bytes(f"{parent}/{RUN_JSON}", spark).decode(
             "utf-8", "replace")

@@ -14,7 +14,9 @@ arrays, a pandas frame of a table's rows, ...). A round is
 3. :func:`collect`: the small records the driver needs (one Spark job
    computes and keeps both sides).
 
-Tables are read from the records (:func:`table_of`) and written by Spark.
+Tables are read from the records and written by the executors
+(:func:`records_table`; a stage's tables of a few rows per task together,
+:func:`records_tables`), or by Spark where they cannot (:func:`table_of`).
 Values a kernel needs (a task's metric sets, its HBR sample) go to the
 executors as broadcast variables (:func:`broadcast`: once per executor, not
 once per Spark task).
@@ -84,20 +86,6 @@ def table_record(key: str, name: str, rows: Sequence[tuple]) -> Record:
     return (key, name, arrow_rows([tuple(r[:width]) for r in rows], name))
 
 
-def collect_tables(records, names: Sequence[str], also: Sequence[str] = ()):
-    """(tables, others): the declared tables ``names`` held by the records
-    (:func:`table_record`) as pyarrow tables, rows in key order, and the
-    (key, kind, value) of the records of kinds ``also`` — one Spark job."""
-    tables: Dict[str, list] = {n: [] for n in names}
-    others = []
-    for key, kind, value in collect(records, list(names) + list(also)):
-        if kind in tables:
-            tables[kind].append(value)
-        else:
-            others.append((key, kind, value))
-    return {n: arrow_table(parts, n) for n, parts in tables.items()}, others
-
-
 def arrow_rows(rows: Sequence[tuple], name: str) -> bytes:
     """The rows of the declared table ``name`` (tuples in its column order) as
     compressed Arrow IPC bytes: what a reducer emits for a table the driver
@@ -116,22 +104,10 @@ def arrow_rows(rows: Sequence[tuple], name: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def arrow_table(parts: Sequence[bytes], name: str):
-    """The pyarrow table of a declared table from :func:`arrow_rows` parts."""
+def arrow_of(data: bytes):
+    """The pyarrow table of :func:`arrow_rows` bytes."""
     import pyarrow as pa
-
-    from qarla_spark.tables import table
-    schema = table(name).arrow_schema()
-    tables = []
-    for part in parts:
-        found = pa.ipc.open_stream(pa.py_buffer(part)).read_all()
-        if found.num_rows:
-            tables.append(found)
-    if not tables:
-        return schema.empty_table()
-    # one chunk per column: thousands of small parts (one per reduce group)
-    # would otherwise each keep their own buffers and metadata alive
-    return pa.concat_tables(tables).combine_chunks()
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
 def envelope_frame(records: Iterable[Record]):
@@ -249,8 +225,7 @@ def table_of(records, kind: str, schema: str, columns: Optional[Sequence[str]] =
             for data in pdf["data"]:
                 value = loads(data)
                 if isinstance(value, bytes):         # rows as Arrow (table_record)
-                    import pyarrow as pa
-                    value = pa.ipc.open_stream(pa.py_buffer(value)).read_all().to_pandas()
+                    value = arrow_of(value).to_pandas()
                 frame = value if isinstance(value, pd.DataFrame) else pd.DataFrame(value)
                 if len(frame):
                     parts.append(frame[names])
@@ -275,13 +250,26 @@ def _records_to_arrow(name: str):
         for data in pdf["data"]:
             value = loads(data)
             if isinstance(value, bytes):
-                out.append(pa.ipc.open_stream(pa.py_buffer(value)).read_all())
+                out.append(arrow_of(value))
             else:
                 frame = value if isinstance(value, pd.DataFrame) else pd.DataFrame(value)
                 out.append(pa.Table.from_pandas(frame[list(schema.names)], schema=schema,
                                                 preserve_index=False))
         return out
     return to_arrow
+
+
+def records_tables(records, names: Sequence[str]) -> Dict[str, Any]:
+    """The declared tables ``names`` held by the records (as
+    :func:`records_table`), written together: one Spark job of the
+    executors for all of them (:class:`~qarla_spark.spark.output.ExecutorTables`).
+    For the tables of a few rows per task: the driver holds none of them,
+    whatever the number of tasks."""
+    from qarla_spark.spark.output import BundledTable, ExecutorTables
+    from qarla_spark.tables import table
+    bundle = ExecutorTables(of_kinds(records, names).select("kind", "data"), _records_to_arrow,
+                            lambda name: table_of(records, name, table(name).ddl))
+    return {name: BundledTable(bundle, name) for name in names}
 
 
 def records_table(records, kind: str, name: Optional[str] = None):

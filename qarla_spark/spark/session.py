@@ -92,17 +92,6 @@ def read_profile(profile: str) -> Dict[str, str]:
     return settings
 
 
-def parse_conf_pairs(pairs) -> Dict[str, str]:
-    """``["k=v", ...]`` (the ``--conf`` option) to a dict."""
-    out: Dict[str, str] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--conf expects KEY=VALUE, found {pair!r}")
-        out[key.strip()] = value
-    return out
-
-
 def _log4j_option() -> str:
     path = _conf_dir() / "log4j2.properties"
     return f"-Dlog4j2.configurationFile=file:{Path(str(path)).resolve()}"
@@ -297,7 +286,7 @@ def build_session(profile: str = "local", master: Optional[str] = None,
     if not effective_master.startswith("local"):
         # executors may not have qarla_spark installed: ship it (not when
         # spark-submit --py-files already does)
-        from qarla_spark.packaging import ship
+        from qarla_spark.spark.packaging import ship
         ship(spark)
     # Spark's own ERROR lines (a failed task's Java stack, once per attempt)
     # repeat what the driver receives as an exception, which the qarla

@@ -67,7 +67,7 @@ def warm_workers(spark) -> Optional[threading.Thread]:
     n = max(1, spark.sparkContext.defaultParallelism)
 
     def run():
-        from qarla_spark.eventlog import STAGE_PROPERTY, WARM_STAGE
+        from qarla_spark.names import STAGE_PROPERTY, WARM_STAGE
         sc = spark.sparkContext
         try:
             sc.setLocalProperty("spark.job.description", "qarla: start the Python workers")

@@ -27,14 +27,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from qarla_spark.errors import ConfigError
 from qarla_spark.measures import agreement, exact
-from qarla_spark.measures.hbr import (auc_counts, complement, hbr_measures, ntile, pair_keys,
+from qarla_spark.measures.hbr import (auc_counts, complement, ntile, pair_keys,
                                       pair_masks, smallest_pairs, split_counts, topic_scores)
 from qarla_spark.measures.masks import set_indices
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
-from qarla_spark.spark.cube import TopicCube, topic_of
+from qarla_spark.stages.cube import TopicCube, topic_of
 
 #: the measure name of HBR in the AUC tables
 HBR = "HBR"
@@ -95,6 +96,31 @@ class HbrResult:
 # ---------------------------------------------------------------------------
 # per topic
 # ---------------------------------------------------------------------------
+
+def hbr_measures(metrics: Sequence[str], chosen=None) -> List[str]:
+    """The measure set: ``chosen`` (names or patterns, resolved against the
+    similarity table's metrics) or, by default, the R, Rpre and F variants
+    present plus every metric that is not built in (bring-your-own)."""
+    from fnmatch import fnmatch
+
+    from qarla_spark.metrics import registry
+    metrics = list(metrics)
+    if chosen:
+        out: List[str] = []
+        for item in registry.split_names(chosen):
+            found = [m for m in metrics if fnmatch(m, item)]
+            if not found:
+                raise ConfigError(f"--hbr-measures: {item!r} matches no metric of the "
+                                  "similarity table")
+            out += [m for m in found if m not in out]
+        return out
+    keep = [m for m in metrics
+            if m not in registry.BUILTIN or registry.BUILTIN[m].family in ("rouge", "f")]
+    if not keep:
+        raise ConfigError("no HBR measure: the similarity table has no R, Rpre or F metric "
+                          "(choose some with --hbr-measures)")
+    return keep
+
 
 def _scored(row, ctx):
     """(topic, who, x, pairs) of a cube row: the scored summaries, their
@@ -448,19 +474,16 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     if judgments is not None:
         inputs = inputs.unionByName(judgment_records(judgments))
     red2 = cache.persist(rd.reduce_by_key(inputs, _hbr_reduce, n_reduce, ctx2))
-    # the tables of a few rows per task are written by the driver; HBR of
-    # each summary, the heterogeneity of each set and the AUC per topic by
-    # Spark
+    # the tables of a few rows per task and the heterogeneity and AUC
+    # tables written together by the executors; HBR of each summary on its
+    # own
     small = ["hbr_systems"] + (["robustness", "hetero_curve", "hbr_correlations"]
                                if judgments is not None else [])
-    collected, others = rd.collect_tables(red2, small, ["driver"])
-    found = {key: value for key, _, value in others}
+    found = {key: value for key, _, value in rd.collect(red2, ["driver"])}
 
     tables = {"hbr": rd.records_table(map2, "hbr"),
-              "heterogeneity": rd.records_table(red2, "heterogeneity"),
-              **collected}
-    if judgments is not None:
-        tables["auc"] = rd.records_table(red2, "auc")
+              **rd.records_tables(red2, ["heterogeneity", *small]
+                                  + (["auc"] if judgments is not None else []))}
     settings = {"pairs": None if config.hbr_exact else config.hbr_pairs,
                 "exact": config.hbr_exact, "seed": config.seed,
                 "aggregate": config.hbr_aggregate, "models": config.hbr_models}

@@ -31,7 +31,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from qarla_spark.io.validate import SHOWN_NAMES, first_names
-from qarla_spark.measures import agreement, exact, thresholds
+from qarla_spark import thresholds
+from qarla_spark.names import SKIP_REASONS, QarlaWarning
+from qarla_spark.measures import agreement, exact
 from qarla_spark.measures import qarla_task as qt
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
                                              slice_counts, subsets)
@@ -42,7 +44,7 @@ from qarla_spark.measures.plain import topic_plain
 from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
-from qarla_spark.spark.cube import TopicCube, topic_of
+from qarla_spark.stages.cube import TopicCube, topic_of
 from qarla_spark.stages.statistics import with_statistics
 from qarla_spark.tables import table as declared_table
 
@@ -50,15 +52,6 @@ from qarla_spark.tables import table as declared_table
 PLAIN_BASELINES = ("R-1.a", "R-2.a")
 
 
-class QarlaWarning(UserWarning):
-    """A topic the QARLA stage leaves out (too few models, no peer)."""
-
-
-SKIP_REASONS = {
-    "queen": f"with fewer than {thresholds.MIN_MODELS_QUEEN} models (no QUEEN, KING, JACK)",
-    "king": f"with {thresholds.MIN_MODELS_QUEEN} models or no peer (QUEEN and JACK only; "
-            "no KING, ORANGE, held-out scores)",
-}
 
 
 
@@ -890,9 +883,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
         rd.of_kinds(map1, ["topic", "case", "sys", "bits", "plain"]), _first_reduce, n_reduce,
         red1_ctx))
     found1, peers = {}, {}
-    tables1, others = rd.collect_tables(red1, ["king", "orange", "clusters"],
-                                        ["driver", "peers"])
-    for key, kind, value in others:
+    for key, kind, value in rd.collect(red1, ["driver", "peers"]):
         (found1 if kind == "driver" else peers)[key] = value
     lap("singles_clustering_s")
 
@@ -911,9 +902,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     inputs2 = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
         rd.of_kinds(map2, ["case", "sys2"]))
     red2 = cache.persist(rd.reduce_by_key(inputs2, _subsets_reduce, n_reduce, ctx2))
-    tables2, others = rd.collect_tables(
-        red2, ["king", "orange"] + (["king_pearson"] if judged else []), ["driver"])
-    found2 = {key: value for key, _, value in others}
+    names2 = ["king", "orange"] + (["king_pearson"] if judged else [])
+    found2 = {key: value for key, _, value in rd.collect(red2, ["driver"])}
     lap("subsets_s")
 
     # 3. the detailed sets
@@ -934,21 +924,17 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
                                           n_reduce, ctx3))
     names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
                                                                   else [])
-    tables3, others = rd.collect_tables(red3, names3, ["driver"])
-    found3 = {key: value for key, _, value in others}
+    found3 = {key: value for key, _, value in rd.collect(red3, ["driver"])}
 
-    import pyarrow as pa
-    # the tables of a few rows per task are written by the driver (pyarrow
-    # tables); the QUEEN rows, per topic, by Spark
+    # the tables of a few rows per task, written together by the executors
+    # (the driver holds none of them, whatever the number of tasks); the
+    # QUEEN rows, per topic, on their own
+    small = rd.of_kinds(red1, ["king", "orange", "clusters"]).unionByName(
+        rd.of_kinds(red2, names2)).unionByName(rd.of_kinds(red3, names3))
     tables: Dict[str, Any] = {
-        "king": pa.concat_tables([tables1["king"], tables2["king"]]),
-        "orange": pa.concat_tables([tables1["orange"], tables2["orange"]]),
-        "clusters": tables1["clusters"],
+        **rd.records_tables(small, ["king", "orange", "clusters", *names2[2:], *names3]),
         "queen": rd.records_table(map3, "queen"),
-        **tables3,
     }
-    if judged:
-        tables["king_pearson"] = tables2["king_pearson"]
 
     results, plans = [], {}
     for task in sorted(found2):

@@ -8,7 +8,7 @@ from typing import Any, Dict, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.io import Testbed
-from qarla_spark.metrics.registry import check_metric_name
+from qarla_spark.names import check_metric_name
 from qarla_spark.metrics import registry
 
 SIMILARITY_COLUMNS = ("task", "topic", "summarizer_s", "summarizer_r", "metric", "value")
@@ -41,7 +41,7 @@ def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
     table), the lazy long similarity table and what ``run.json`` says of
     it. ``tasks``: the testbed's description (``ValidationReport.tasks``)."""
     from qarla_spark.spark import cache
-    from qarla_spark.spark.similarities import add_user_tables, compute_cube, cube_to_long
+    from qarla_spark.stages.similarity_plan import add_user_tables, compute_cube, cube_to_long
 
     rows = compute_cube(testbed.summaries, metrics, testbed.sources,
                         options={"tagger": config.tagger})
@@ -69,7 +69,7 @@ def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
         # the executors write the long table from the cube rows (pyarrow),
         # where they share the run's folder; elsewhere Spark writes ``sims``
         from qarla_spark.spark.output import ExecutorTable
-        from qarla_spark.spark.similarities import long_arrow
+        from qarla_spark.stages.similarity_plan import long_arrow
         sims = ExecutorTable(rows, long_arrow(metrics), lambda: cube_to_long(rows, metrics))
     return (None if config.user_metrics else rows), sims, info
 

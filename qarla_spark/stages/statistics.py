@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from qarla_spark.measures import agreement
+from qarla_spark.names import FAMILIES
 from qarla_spark.measures import resampling as rs
 from qarla_spark.spark import rounds as rd
 
@@ -36,13 +37,6 @@ ROW_SCHEMA = ("kind string, task string, family string, criterion string, a stri
               "ci_high double, p_value double, p_adjusted double")
 FLIP_METHOD = "sign flips over topics"
 
-FAMILIES = {
-    "best_single": "best set vs best single metric",
-    "representative": "best set vs each representative",
-    "subset": "best set vs every other subset of the representatives",
-    "hbr_best": "HBR vs best single measure",
-    "hbr_median": "HBR vs median single measure",
-}
 
 
 @dataclass(frozen=True)
@@ -454,8 +448,11 @@ def _statistics_reduce(key, items, ctx):
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False)]
     corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
-    return [*_table_records(key, out, ctx), *corr_records,
-            (key, "driver", (task, _printed(task, out, corr, ctx)))]
+    printed = _printed(task, out, corr, ctx)
+    # most groups print nothing (a correlation of a set that is not the
+    # task's best): no record for them — 100 tasks make ~40,000 groups
+    driver = [(key, "driver", (task, printed))] if printed else []
+    return [*_table_records(key, out, ctx), *corr_records, *driver]
 
 
 def _table_records(key, rows, ctx):
@@ -481,7 +478,8 @@ def _table_records(key, rows, ctx):
 
 
 def _printed(task, rows, corr, ctx) -> dict:
-    """The intervals and tests the run prints, of one task (small)."""
+    """The intervals and tests the run prints, of one task (small; only
+    what the group found: empty when it prints nothing)."""
     wanted = set(ctx.get("wanted", ()))
     best = ctx.get("best", {}).get(task)
     king, jack, auc, comparisons = {}, {}, {}, {}
@@ -508,8 +506,9 @@ def _printed(task, rows, corr, ctx) -> dict:
             correlation[(task, score, criterion, "pearson")] = Interval(r[6], r[8], r[9])
     for key in comparisons:
         comparisons[key].sort(key=lambda c: (c.a, c.b))
-    out = {"king": king, "jack": jack, "auc": auc, "comparisons": comparisons,
-           "correlation": correlation}
+    out = {name: found for name, found in (("king", king), ("jack", jack), ("auc", auc),
+                                            ("comparisons", comparisons),
+                                            ("correlation", correlation)) if found}
     if n_subsets:
         out["subsets_kept"] = (kept + 1, n_subsets + 1)
     return out
@@ -599,18 +598,19 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     n_reduce = max(1, min(n_groups, topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
     context = rd.broadcast(spark, ctx)
-    reduced = rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context)
+    from qarla_spark.spark import cache
+    # kept: the driver's records are collected, then the tables written
+    reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context))
     names = (["king_ci", "jack_ci"] if "qarla" in ctx else []) + \
         (["auc_ci"] if "hbr" in ctx else []) + ["comparisons"] + \
         (["correlation_ci"] if ctx["judged"] else [])
-    tables, others = rd.collect_tables(reduced, names, ["driver"])
-    result.tables.update(tables)
-    for _, _, (key, value) in others:
-        result.king.update(value["king"])
-        result.jack.update(value["jack"])
-        result.auc.update(value["auc"])
-        result.correlation.update(value["correlation"])
-        for k, comparisons in value["comparisons"].items():
+    result.tables.update(rd.records_tables(reduced, names))
+    for _, _, (key, value) in rd.collect(reduced, ["driver"]):
+        result.king.update(value.get("king", {}))
+        result.jack.update(value.get("jack", {}))
+        result.auc.update(value.get("auc", {}))
+        result.correlation.update(value.get("correlation", {}))
+        for k, comparisons in value.get("comparisons", {}).items():
             result.comparisons.setdefault(k, []).extend(comparisons)
         if "subsets_kept" in value:
             result.subsets_kept[key] = value["subsets_kept"]

@@ -12,7 +12,7 @@ How it runs: summaries and source documents are co-grouped by (task, topic)
 into an explicit number of partitions (so adaptive execution cannot merge
 topics into one task); each topic is computed on an executor by
 :func:`qarla_spark.metrics.battery.topic_similarities` and returned as one
-row of the topic cube (:mod:`qarla_spark.spark.cube`: the topic's sorted
+row of the topic cube (:mod:`qarla_spark.stages.cube`: the topic's sorted
 summaries and one float64 array of every metric of every ordered pair) —
 :func:`compute_cube`. A run keeps those rows: the QARLA and HBR stages read
 them as they are, with no shuffle of the similarity table. The long table is
@@ -68,7 +68,7 @@ def _cube_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
         import pandas as pd
 
         from qarla_spark.metrics.battery import topic_similarities
-        from qarla_spark.spark.cube import CUBE_SCHEMA
+        from qarla_spark.stages.cube import CUBE_SCHEMA
         from qarla_spark.spark.grouped import empty_frame
 
         if summaries.empty:
@@ -101,7 +101,7 @@ def cube_to_wide(cube_rows, metrics: Sequence[str]):
     import pandas as pd
 
     from qarla_spark.metrics.battery import ordered_pairs
-    from qarla_spark.spark.cube import topic_of
+    from qarla_spark.stages.cube import topic_of
 
     k = len(metrics)
     schema = _wide_schema(metrics)
@@ -138,7 +138,7 @@ def long_arrow(metrics: Sequence[str]):
         import pyarrow as pa
 
         from qarla_spark.metrics.battery import ordered_pairs
-        from qarla_spark.spark.cube import topic_of
+        from qarla_spark.stages.cube import topic_of
         k = len(metrics)
         metric_dict = pa.array(metrics, type=pa.string())
         out = []
@@ -183,7 +183,7 @@ def compute_cube(summaries, metrics: Sequence[str], sources=None,
     """The cube rows (``CUBE_SCHEMA``) of every topic of the canonical
     ``summaries`` table, over ``metrics`` (built-in and registered Python
     metrics), in that order (lazy)."""
-    from qarla_spark.spark.cube import CUBE_SCHEMA
+    from qarla_spark.stages.cube import CUBE_SCHEMA
     from qarla_spark.spark.partitioning import by_topic, topic_partitions
 
     metrics = tuple(metrics)
@@ -259,7 +259,7 @@ def check_user_table(table, summaries, path: str, reserved: Iterable[str], limit
     """
     from pyspark.sql import functions as F
 
-    from qarla_spark.metrics.registry import check_metric_name
+    from qarla_spark.names import check_metric_name
 
     metric_names = sorted((r["metric"] for r in table.select("metric").distinct().collect()),
                           key=lambda m: (m is None, m or ""))

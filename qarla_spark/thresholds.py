@@ -1,6 +1,7 @@
 """SPEC's thresholds, in one place: how many models and peers a topic needs
 for each measure. Validation warnings, the topic cube, the kernels and the
-skipped-topic warnings all read them from here.
+skipped-topic warnings all read them from here (part of the floor,
+:mod:`qarla_spark.names`: imports nothing of the project).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ names, in the order of the array's last axis, and the minimum number of
 models its topics have. Nothing else carries the metric order.
 
 A run computes the cube's rows directly: the similarity battery returns
-each topic as its cube row (:func:`qarla_spark.spark.similarities.compute_cube`,
+each topic as its cube row (:func:`qarla_spark.stages.similarity_plan.compute_cube`,
 :meth:`TopicCube.of_rows`), and the long similarity table is written from
 them. A similarity table given as such (an earlier run's, or the battery's
 joined with user metric tables) is turned into the cube by
@@ -28,7 +28,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from qarla_spark.errors import ConfigError
-from qarla_spark.measures import thresholds
+from qarla_spark import thresholds
 from qarla_spark.measures.masks import set_words
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.spark import cache

@@ -1,17 +1,21 @@
-"""Files the driver reads itself: run files (``--config``), metric plugins
-(``--metric-plugin``) and ``run.json``.
+"""Paths and URIs, and the files the driver reads itself: run files
+(``--config``), metric plugins (``--metric-plugin``) and ``run.json``
+(part of the floor, :mod:`qarla_spark.names`: imports nothing of the
+project but the floor).
 
-A plain path, or a ``file:`` URI, is a file of the driver's local file
-system (in YARN or Kubernetes cluster mode the driver runs on the cluster:
-ship such files with ``spark-submit --files``, which puts them in its
-working directory, or give a URI). Any other URI (``hdfs://``, ``s3a://``,
-``gs://``, ...) is read through Hadoop's FileSystem API with the session's
-Hadoop configuration, as Spark reads inputs: reading it needs a
-SparkSession (:func:`is_local` tells the callers when to start one first).
+A path is *local* when it is a plain path (a Windows drive letter too) or a
+``file:`` URI: a file of the driver's local file system (in YARN or
+Kubernetes cluster mode the driver runs on the cluster: ship such files with
+``spark-submit --files``, which puts them in its working directory, or give
+a URI). Any other URI (``hdfs://``, ``s3a://``, ``gs://``, ...) is read
+through Hadoop's FileSystem API with the session's Hadoop configuration, as
+Spark reads inputs: reading it needs a SparkSession (:func:`is_local` tells
+the callers when to start one first).
 """
 
 from __future__ import annotations
 
+from typing import Optional
 from urllib.parse import urlparse
 
 from qarla_spark.errors import ConfigError
@@ -30,14 +34,18 @@ def is_local(path: str) -> bool:
     return scheme(path) in ("", "file")
 
 
-def local_path(path: str) -> str:
-    """The local path of a plain path or ``file:`` URI (``file:///x``,
-    ``file:/x`` -> ``/x``)."""
+def local_path(path: str) -> Optional[str]:
+    """The local file system path of a plain path or a ``file:`` URI
+    (``file:///x``, ``file:/x``, ``file://localhost/x`` -> ``/x``); ``None``
+    for other file systems."""
     path = str(path)
-    if scheme(path) != "file":
+    found = scheme(path)
+    if found == "":
         return path
+    if found != "file":
+        return None
     parsed = urlparse(path)
-    return parsed.path if not parsed.netloc or parsed.netloc == "localhost" else path
+    return parsed.path if parsed.netloc in ("", "localhost") else None
 
 
 def _session(path: str, spark):
@@ -62,7 +70,7 @@ def read_bytes(path: str, spark=None) -> bytes:
     whose Hadoop configuration to use; default: the active one).
     :class:`FileNotFoundError` when there is no such file."""
     if is_local(path):
-        with open(local_path(path), "rb") as handle:
+        with open(local_path(path) or path, "rb") as handle:
             return handle.read()
     return read_hadoop_bytes(path, _session(path, spark))
 
