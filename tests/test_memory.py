@@ -1,5 +1,5 @@
 """qarla_spark.memory: memory the driver has freed goes back to the
-operating system (docs/DECISIONS.md, "The driver's freed memory")."""
+operating system (docs/DECISIONS.md, "The driver's freed memory goes back")."""
 
 from __future__ import annotations
 
