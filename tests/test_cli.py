@@ -278,3 +278,38 @@ def test_progress_lines_then_summary_and_quiet(spark, tmp_path, capsys):
     assert quiet.err == ""
     assert quiet.out.replace(str(tmp_path / "b"), "OUT") == \
         loud.out.replace(str(tmp_path / "a"), "OUT")
+
+
+@pytest.mark.parametrize("case", ["existing out", "unknown metric"])
+def test_the_job_and_qarla_run_share_one_launcher(tmp_path, capsys, monkeypatch, case):
+    """jobs/qarla_run.py (spark-submit's entry point) and ``qarla run`` start
+    a run through qarla_spark.launcher: the same bad setting gets the same
+    message and exit status from both, before Spark starts."""
+    import runpy
+
+    import qarla_spark.launcher as launcher
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(launcher, "session_for", no_spark)
+    out = tmp_path / "out"
+    out.mkdir()
+    src = tmp_path / "in.jsonl"
+    src.write_text("")
+    cfg = tmp_path / "run.toml"
+    if case == "unknown metric":
+        out, extra = tmp_path / "new", 'metrics = ["R-1.x"]\n'
+    else:
+        extra = ""
+    cfg.write_text(f'inputs = ["{src}"]\nout = "{out}"\n' + extra)
+    job = runpy.run_path(str(ROOT / "jobs" / "qarla_run.py"), run_name="qarla_job")
+    said = {}
+    for name, run in (("qarla run", lambda: main(["run", "--config", str(cfg)])),
+                      ("job", lambda: job["main"](["--config", str(cfg)]))):
+        status = run()
+        said[name] = (status, capsys.readouterr().err)
+    assert said["qarla run"] == said["job"]
+    status, err = said["job"]
+    assert status == 2 and err.startswith("qarla: ") and err.count("\n") == 1
+    assert ("already exists" if case == "existing out" else "unknown metric") in err

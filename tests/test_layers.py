@@ -1,6 +1,6 @@
-"""The package's layers (issue 27): the contracts of ``.importlinter``
-hold (``make test`` runs ``lint-imports`` too), and the floor of shared
-names imports nothing of the project but the floor."""
+"""The house (issue 27): the contracts of ``.importlinter`` hold (``make
+test`` runs ``lint-imports`` too), the floor of shared names imports nothing
+of the project but the floor, and the README is for users."""
 
 import ast
 from pathlib import Path
@@ -31,3 +31,13 @@ def test_the_floor_imports_only_the_floor():
                 if module.startswith("qarla_spark"):
                     assert module.split(".")[1] in FLOOR or module == "qarla_spark", \
                         (name, module)
+
+
+def test_the_readme_is_for_users():
+    """README.md (issue 27): at most 500 lines and no dated measurement
+    (measurements are docs/PERFORMANCE.md's and the benchmarks' JSON)."""
+    import re
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 500
+    assert not re.findall(r"\b20\d\d-[01]\d-[0-3]\d\b", text)
+    assert (ROOT / "docs" / "PERFORMANCE.md").is_file()
