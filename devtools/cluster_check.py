@@ -224,8 +224,8 @@ def check_executor_options(commands: List[str], summaries: int) -> List[str]:
     """The executors' JVMs had the cluster profile's small-testbed options
     (qarla sets them after spark-submit started the driver: the testbed is
     small), said in a line; the failure if not."""
-    from qarla_spark.spark.session import (SMALL_EXECUTOR_OPTIONS, read_profile,
-                                           small_testbed_settings)
+    from qarla_spark.spark.profiles import (SMALL_EXECUTOR_OPTIONS, read_profile,
+                                            small_testbed_settings)
     small = small_testbed_settings(read_profile("cluster"), {}, summaries)
     wanted = small.get("spark.executor.defaultJavaOptions", "").split()
     if not wanted:

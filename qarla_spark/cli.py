@@ -196,7 +196,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     import pyspark
 
     from qarla_spark.spark.java import find_java, java_version
-    from qarla_spark.spark.session import profile_path
+    from qarla_spark.spark.profiles import profile_path
     java = find_java()
     major = java_version(java)[0] if java else None
     print(f"qarla_spark {__version__}")

@@ -9,7 +9,7 @@ possible — and every command runs inside :func:`guarded`: errors the user
 can fix are printed as one paragraph (no traceback; ``--debug`` for one),
 SIGINT and SIGTERM end the run with one line (Spark's jobs cancelled, the
 staging folder removed, the JVM ended:
-:func:`qarla_spark.spark.session.end_after_interrupt`). Exit status: 0
+:mod:`qarla_spark.spark.interrupts`). Exit status: 0
 success, 1 the input has errors, 2 bad configuration, 3 Java missing, 70
 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
@@ -20,12 +20,12 @@ import argparse
 import os
 import signal
 import sys
-import threading
 import warnings
 from typing import Callable, Optional, Sequence
 
 from qarla_spark.config import RunConfig, config_from_args, load_config
 from qarla_spark.errors import ConfigError, InputError, QarlaError
+from qarla_spark.spark import interrupts
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
@@ -39,7 +39,7 @@ def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[in
     from qarla_spark.spark.session import build_session
     spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose,
                           summaries=summaries, warm=warm)
-    _handle_signals()  # again, should a SparkContext made elsewhere have replaced it
+    interrupts.handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
 
 
@@ -153,67 +153,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 _ORIGINAL_SHOWWARNING = warnings.showwarning
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived (``signum`` says which)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-_SIGNALS = {"received": None}
-
-
-class _Mute:
-    """Where Python's standard error goes once a run is interrupted: threads
-    of PySpark (its accumulator server) and py4j print tracebacks when the
-    JVM goes away."""
-
-    def write(self, text):
-        return len(text)
-
-    def flush(self):
-        pass
-
-
-def _on_signal(signum, frame):
-    """The first SIGINT/SIGTERM interrupts the main thread, and from then on
-    only qarla speaks; later signals are ignored while the run ends (which
-    takes seconds)."""
-    if _SIGNALS["received"] is None:
-        from qarla_spark.spark.session import quiet_after_interrupt
-        _SIGNALS["received"] = signum
-        _SIGNALS["stderr"], _SIGNALS["excepthook"] = sys.stderr, threading.excepthook
-        quiet_after_interrupt()
-        sys.stderr = _Mute()
-        threading.excepthook = lambda args: None
-        raise Interrupted(signum)
-
-
-def _handle_signals() -> None:
-    if threading_main():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, _on_signal)
-
-
-def _interrupted(exc: KeyboardInterrupt) -> int:
-    """End the JVM, say one line, and give the exit status (130 for SIGINT,
-    143 for SIGTERM)."""
-    from qarla_spark.spark.session import end_after_interrupt
-    if threading_main():   # a second signal changes nothing now
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, signal.SIG_IGN)
-    end_after_interrupt()
-    signum = getattr(exc, "signum", signal.SIGINT)
-    print("qarla: terminated" if signum == signal.SIGTERM else "qarla: interrupted",
-          file=_SIGNALS.get("stderr") or sys.stderr, flush=True)
-    return 128 + int(signum)
-
-
-def threading_main() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
 def _error_text(exc: BaseException) -> str:
     """An error's text with its causes (a Py4J error's Java side too)."""
     parts, seen = [], set()
@@ -232,24 +171,24 @@ def _error_text(exc: BaseException) -> str:
 
 def guarded(func: Callable[[], int], debug: bool = False) -> int:
     """Run ``func``; turn errors into a message and an exit status.
-    SIGINT and SIGTERM interrupt it (:func:`_interrupted`)."""
-    _SIGNALS.update(received=None, stderr=None, excepthook=None)
+    SIGINT and SIGTERM interrupt it
+    (:func:`qarla_spark.spark.interrupts.end_interrupted`)."""
+    interrupts.reset()
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    _handle_signals()
+    interrupts.handle_signals()
     try:
         try:
             with warnings.catch_warnings():
                 warnings.showwarning = _show_warning
                 return func()
         except Exception as exc:
-            from qarla_spark.spark.session import interrupted
-            if _SIGNALS["received"] is None and not interrupted(exc):
+            if interrupts.received() is None and not interrupts.interrupted(exc):
                 raise
             # what a signal cut short may surface as another error (a py4j
             # error, a cancelled job): the run was interrupted all the same
-            raise Interrupted(_SIGNALS["received"] or signal.SIGINT) from None
+            raise interrupts.Interrupted(interrupts.received() or signal.SIGINT) from None
     except KeyboardInterrupt as exc:
-        return _interrupted(exc)
+        return interrupts.end_interrupted(exc)
     except QarlaError as exc:
         if debug:
             raise
@@ -270,7 +209,7 @@ def guarded(func: Callable[[], int], debug: bool = False) -> int:
               "looks right.", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
-        if threading_main():
+        if interrupts.threading_main():
             for signum, handler in previous.items():
                 signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         # after an interrupt the process ends: Python's standard error stays muted

@@ -174,7 +174,7 @@ def run_stage(spark, windows: List[Dict[str, Any]], progress: Progress, name: st
 
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:
     """Write a stage's tables (:class:`TableWriter`) and wait for them."""
-    from qarla_spark.spark.session import interrupted
+    from qarla_spark.spark.interrupts import interrupted
     writer = TableWriter(out)
     try:
         writer.submit(tables, timings)
@@ -286,8 +286,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             final = out.commit(info, before_move=lambda folder, info_: write_staged_report(
                 folder, info_, spark=spark))
     except BaseException as exc:
-        from qarla_spark.spark.session import (after_jvm_end, cancel_after_interrupt,
-                                               interrupted)
+        from qarla_spark.spark.interrupts import (after_jvm_end, cancel_after_interrupt,
+                                                  interrupted)
         writer.close(interrupted(exc))
         if interrupted(exc):
             # Ctrl-C (SIGTERM under qarla): stop Spark's jobs before removing

@@ -258,18 +258,18 @@ def test_remove_local_clears_what_abort_removes_without_the_jvm(spark, tmp_path,
 
 
 def test_after_jvm_end_callbacks_run_once_in_order_despite_errors():
-    from qarla_spark.spark import session
+    from qarla_spark.spark import interrupts
     ran = []
 
     def broken():
         ran.append("broken")
         raise OSError("gone")
 
-    session.after_jvm_end(lambda: ran.append("first"))
-    session.after_jvm_end(broken)
-    session.after_jvm_end(lambda: ran.append("last"))
-    session._run_after_end()
-    session._run_after_end()
+    interrupts.after_jvm_end(lambda: ran.append("first"))
+    interrupts.after_jvm_end(broken)
+    interrupts.after_jvm_end(lambda: ran.append("last"))
+    interrupts._run_after_end()
+    interrupts._run_after_end()
     assert ran == ["first", "broken", "last"]
 
 

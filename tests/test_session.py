@@ -7,7 +7,7 @@ import pytest
 from qarla_spark.errors import ConfigError, JavaNotFoundError
 from qarla_spark.spark import java
 from qarla_spark.options import parse_conf_pairs
-from qarla_spark.spark.session import read_profile, resolve_settings
+from qarla_spark.spark.profiles import read_profile, resolve_settings
 
 
 def test_local_profile_settings():
@@ -86,7 +86,7 @@ def test_shipped_profiles_set_each_key_once_in_one_form(profile):
     --properties-file, both of which let a repeated key replace the first
     silently: each line sets one spark.* key, as 'key value', once (a
     comment's text that lost its '#' would show up here)."""
-    from qarla_spark.spark.session import profile_path
+    from qarla_spark.spark.profiles import profile_path
     seen = {}
     for number, raw in enumerate(profile_path(profile).read_text().splitlines(), start=1):
         line = raw.strip()
@@ -152,7 +152,7 @@ def test_a_small_testbed_gets_the_small_driver_options():
     up to the profile's bound the driver gets C1-only flags, above it the
     profile's default ones, and a --conf of the driver's default Java
     options wins over both."""
-    from qarla_spark.spark.session import SMALL_JAVA_OPTIONS, SMALL_SUMMARIES
+    from qarla_spark.spark.profiles import SMALL_JAVA_OPTIONS, SMALL_SUMMARIES
     local = read_profile("local")
     bound = int(local[SMALL_SUMMARIES])
     assert 2700 <= bound < 27000      # SummEval's size is small, 27,000 is not
@@ -178,7 +178,7 @@ def test_a_small_testbed_gets_the_small_executor_options_even_under_spark_submit
     the driver's, whose JVM runs already, are left alone. Above the bound,
     with ``maxSummaries 0`` or with qarla's own --conf of the key, nothing
     changes."""
-    from qarla_spark.spark.session import SMALL_EXECUTOR_OPTIONS, SMALL_SUMMARIES
+    from qarla_spark.spark.profiles import SMALL_EXECUTOR_OPTIONS, SMALL_SUMMARIES
     cluster = read_profile("cluster")
     key = "spark.executor.defaultJavaOptions"
     assert "-XX:TieredStopAtLevel=1" in cluster[SMALL_EXECUTOR_OPTIONS]

@@ -20,6 +20,9 @@ topic contributes, and the exact arithmetic that combines topics.
   sample's keys (Spark's xxhash64), AUC counts;
 - :mod:`~qarla_spark.measures.resampling`: bootstrap weights, intervals and
   sign-flip tests.
+- :mod:`~qarla_spark.measures.group_statistics`: the intervals and paired
+  tests of one group (a task's KING, a criterion's AUC, a set's
+  correlations), as rows.
 
 How many models and peers each measure needs is shared by every layer:
 :mod:`qarla_spark.thresholds`. The stages (:mod:`qarla_spark.stages`) run

@@ -1,182 +1,25 @@
-"""The one place that builds the SparkSession, from a profile in ``conf/``.
-
-Precedence, highest first:
-
-1. settings already given to Spark from outside: ``spark-submit --master
-   ... --conf k=v --properties-file F`` (the JVM is up before Python runs);
-2. ``master`` and ``conf`` passed here (``qarla --master``, ``--conf``);
-3. the profile file (``conf/local.conf`` by default, spark-defaults format).
+"""The one place that builds the SparkSession (its settings:
+:mod:`qarla_spark.spark.profiles`), starts the JVM and ends it.
 
 In local mode the driver is bound to loopback (``SPARK_LOCAL_IP=127.0.0.1``)
 and Spark's logging is quieted with ``conf/log4j2.properties``.
 
-Interrupts (issue 12). When this module starts the JVM (not under
-spark-submit) it starts it in a session of its own, with its standard error
-read by a thread that copies it to ours: Ctrl-C in a terminal (SIGINT to the
-foreground process group) then reaches only the Python driver, not the JVM
-nor Spark's Python workers (which print a traceback each on SIGINT), and
-once the run is interrupted :func:`end_after_interrupt` mutes what the JVM
-and its workers still say and ends the JVM within seconds. A driver killed
-outright still takes the JVM with it: the JVM exits when its standard input
-(a pipe from the driver) closes.
+Interrupts: :mod:`qarla_spark.spark.interrupts` (the JVM is started here in
+a session of its own so that they can be handled there).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
-from importlib import resources
-from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
-from qarla_spark.errors import ConfigError
 from qarla_spark.spark import class_archive
 from qarla_spark.spark.java import check_java, find_java
-
-PROFILES = ("local", "cluster")
-
-#: Settings every run needs whatever its profile and master (a profile,
-#: ``--conf`` or spark-submit setting wins). A run persists the frames it
-#: reuses, and adaptive execution leaves the shuffle partitions of a cached
-#: plan as they are unless allowed to coalesce them: on a cluster, Spark's
-#: default of 200 shuffle partitions then made ~4,200 tasks of a run that
-#: needs ~650 (docs/DECISIONS.md, "Shuffle partitions of cached plans").
-#: Tables partitioned by task are written by one open file per task a Spark
-#: task meets (up to 16, then Spark sorts the rest) instead of sorting every
-#: row by task first: the similarity table's 4.1 M rows of SummEval were
-#: sorted on one value (docs/DECISIONS.md, "Writing the similarity table").
-LIBRARY_DEFAULTS = {"spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
-                    "spark.sql.optimizer.plannedWrite.enabled": "false",
-                    "spark.sql.maxConcurrentOutputFileWriters": "16"}
-
-
-#: Spark's setting of the partitions of a shuffle (set from the cores unless
-#: given)
-SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
-
-
-def _conf_dir():
-    return resources.files("qarla_spark.conf")
-
-
-def profile_path(profile: str):
-    """A profile name (``local``, ``cluster``) or a path to a
-    spark-defaults-style file."""
-    if profile in PROFILES:
-        return _conf_dir() / f"{profile}.conf"
-    path = Path(profile)
-    if not path.is_file():
-        raise ConfigError(f"Spark profile '{profile}' is neither one of {', '.join(PROFILES)} "
-                          "nor an existing file (spark-defaults format: 'key value' per line)")
-    return path
-
-
-def read_profile(profile: str) -> Dict[str, str]:
-    """Parse a spark-defaults-format file: ``key value`` (or ``key=value``)
-    per line, ``#`` comments, blank lines ignored."""
-    path = profile_path(profile)
-    settings: Dict[str, str] = {}
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split(None, 1) if "=" not in line.split(None, 1)[0] else line.split("=", 1)
-        if len(parts) != 2 or not parts[1].strip():
-            raise ConfigError(f"{path}, line {number}: expected 'key value', found {raw!r}")
-        settings[parts[0].strip()] = parts[1].strip()
-    return settings
-
-
-def _log4j_option() -> str:
-    path = _conf_dir() / "log4j2.properties"
-    return f"-Dlog4j2.configurationFile=file:{Path(str(path)).resolve()}"
-
-
-#: qarla_spark's own profile keys (Spark ignores them): the Java options of
-#: the driver and of the executors for a testbed of at most
-#: ``SMALL_SUMMARIES`` summaries, used instead of Spark's
-#: ``spark.{driver,executor}.defaultJavaOptions`` when the summaries are
-#: counted before Spark starts (``qarla run`` and ``jobs/qarla_run.py`` on
-#: small local inputs; DECISIONS.md "The JVM's flags and class archive")
-SMALL_JAVA_OPTIONS = "spark.qarla.smallTestbed.driverJavaOptions"
-SMALL_EXECUTOR_OPTIONS = "spark.qarla.smallTestbed.executorJavaOptions"
-SMALL_SUMMARIES = "spark.qarla.smallTestbed.maxSummaries"
-#: which of Spark's settings each of them replaces
-SMALL_REPLACES = {SMALL_JAVA_OPTIONS: "spark.driver.defaultJavaOptions",
-                  SMALL_EXECUTOR_OPTIONS: "spark.executor.defaultJavaOptions"}
-
-
-def small_testbed_settings(declared: Mapping[str, str], given: Mapping[str, str],
-                           summaries: Optional[int]) -> Dict[str, str]:
-    """Spark's default Java options (driver's, executors') for a small
-    testbed: those ``declared`` (the profile, ``--conf``, spark-submit's
-    properties) when ``summaries`` is known and at most the declared bound,
-    except where ``given`` (qarla's ``--conf``, the run file's
-    ``spark_conf``) sets Spark's key itself."""
-    wanted = {spark_key: declared[key] for key, spark_key in SMALL_REPLACES.items()
-              if declared.get(key) and spark_key not in given}
-    if summaries is None or not wanted:
-        return {}
-    bound = declared.get(SMALL_SUMMARIES, "0")
-    try:
-        limit = int(bound)
-    except ValueError:
-        raise ConfigError(f"{SMALL_SUMMARIES} must be a whole number of summaries, "
-                          f"not {bound!r}") from None
-    return wanted if summaries <= limit else {}
-
-
-def resolve_settings(profile: str, master: Optional[str],
-                     conf: Optional[Mapping[str, str]],
-                     external: Mapping[str, str],
-                     summaries: Optional[int] = None) -> Dict[str, str]:
-    """The settings to give Spark (pure: testable without Spark).
-
-    ``summaries``: the testbed's size when it is known before Spark starts;
-    a testbed of at most ``spark.qarla.smallTestbed.maxSummaries`` summaries
-    gets the Java options ``spark.qarla.smallTestbed.driverJavaOptions`` and
-    ``...executorJavaOptions`` where they are declared (the profiles: C1
-    only, DECISIONS.md "The JVM's flags and class archive"), unless ``conf``
-    sets Spark's ``spark.driver/executor.defaultJavaOptions`` itself.
-
-    ``external`` are settings Spark already has (spark-submit); they are
-    never overridden, so they are not in the result, with one exception:
-    the executors' small-testbed options, declared in spark-submit's
-    properties, replace its ``spark.executor.defaultJavaOptions`` (executors
-    start after the session; the driver's JVM already runs).
-
-    The ``local`` profile (the default) is for ``local[...]`` masters only:
-    when the master (spark-submit's, ``master`` or ``conf``'s) is not local,
-    none of its settings is applied (its loopback driver address, disabled
-    UI and driver memory would break or mislead a cluster run); the
-    ``cluster`` profile or a profile file still is.
-    """
-    given = external.get("spark.master") or master or (conf or {}).get("spark.master")
-    on_cluster = bool(given) and not given.startswith("local")
-    wanted = {} if (profile == "local" and on_cluster) else dict(read_profile(profile))
-    wanted.update(conf or {})
-    if master:
-        wanted["spark.master"] = master
-    wanted.setdefault("spark.master", "local[*]")
-    for key, value in LIBRARY_DEFAULTS.items():
-        wanted.setdefault(key, value)
-    # (spark-submit's own properties win over the profile and --conf here too)
-    small = small_testbed_settings({**wanted, **external}, conf or {}, summaries)
-    wanted.update(small)
-    log_opt = _log4j_option()
-    extra = wanted.get("spark.driver.extraJavaOptions", "")
-    if "log4j2.configurationFile" not in extra:
-        wanted["spark.driver.extraJavaOptions"] = (extra + " " + log_opt).strip()
-    # the executors start after the session: their small-testbed options
-    # replace spark-submit's default ones (the driver's JVM runs already)
-    return {k: v for k, v in wanted.items()
-            if k not in external or (k == "spark.executor.defaultJavaOptions" and k in small)}
-
+from qarla_spark.spark.profiles import SHUFFLE_PARTITIONS, resolve_settings
 
 def check_can_start() -> None:
     """Java is there when this process will have to start a JVM (not under
@@ -347,6 +190,7 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
     _PROC = gateway.proc
     class_archive.finish_at_exit(archive, gateway.proc, stop=_stop_context)
     if _ABANDONED.is_set():   # interrupted while the JVM started
+        from qarla_spark.spark.interrupts import end_after_interrupt
         end_after_interrupt()
         raise KeyboardInterrupt
     return gateway
@@ -369,148 +213,6 @@ def jvm_process():
 
 
 _PROC: Optional[subprocess.Popen] = None
-
-
-def _detach_py4j_connection() -> None:
-    """Drop this thread's py4j connection: a call cut short by an interrupt
-    leaves its answer unread there, and the next call would read it."""
-    from pyspark import SparkContext
-    client = getattr(SparkContext._gateway, "_gateway_client", None)
-    get = getattr(client, "get_thread_connection", None)
-    if get is None:
-        return
-    try:
-        connection = get()
-        if connection is not None:
-            connection.close(reset=True)
-    except Exception:
-        pass
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` is a ``KeyboardInterrupt`` or was raised while one
-    was being handled (py4j, cleaning up a call cut short by Ctrl-C, can
-    fail with an ``OSError`` of its own)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__context__ or exc.__cause__
-    return False
-
-
-def cancel_after_interrupt(spark, then=None, wait: float = 1.5) -> None:
-    """After an interrupt in this (the main) thread: cancel every Spark job,
-    wait up to ``wait`` seconds for them to end, then call ``then`` (e.g.
-    remove a run's staging folder). Talks to Spark from a new thread (on a
-    new py4j connection); returns within ``wait + 1`` seconds."""
-    _detach_py4j_connection()
-
-    def go():
-        try:
-            sc = spark.sparkContext
-            sc.cancelAllJobs()
-            deadline = time.time() + wait
-            while time.time() < deadline and (sc.statusTracker().getActiveJobsIds()
-                                              or sc.statusTracker().getActiveStageIds()):
-                time.sleep(0.1)
-        except Exception:
-            pass
-        if then is not None:
-            try:
-                then()
-            except Exception:
-                pass
-
-    worker = threading.Thread(target=go, name="qarla-cancel", daemon=True)
-    worker.start()
-    worker.join(wait + 1.0)
-
-
-def _not_an_interrupt(record: logging.LogRecord) -> bool:
-    """py4j logs, on the root logger and with a traceback, the
-    KeyboardInterrupt that cut one of its calls short and the broken
-    connection of a call the ended JVM no longer answers."""
-    if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
-        return False
-    return os.path.basename(os.path.dirname(record.pathname)) not in ("py4j", "pyspark")
-
-
-def quiet_after_interrupt() -> None:
-    """Silence what may still speak once a run is interrupted: the JVM's and
-    its workers' standard error, py4j's and PySpark's loggers, py4j's report
-    of the interrupted call. Safe in a signal handler (no call to Spark)."""
-    if _COPIER is not None:
-        _COPIER.muted.set()
-    for name in ("py4j", "pyspark"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    logging.getLogger().addFilter(_not_an_interrupt)
-
-
-#: what to do once the JVM of an interrupted run has ended
-#: (:func:`after_jvm_end`)
-_AFTER_END: List[Callable[[], None]] = []
-
-
-def after_jvm_end(callback: Callable[[], None]) -> None:
-    """Call ``callback`` (no Spark in it) once :func:`end_after_interrupt`
-    has ended the JVM: a Spark job that began between the cancel and the
-    JVM's end may still have written files (e.g. a table's ``_temporary/``
-    in a staging folder already removed)."""
-    _AFTER_END.append(callback)
-
-
-def _run_after_end() -> None:
-    while _AFTER_END:
-        callback = _AFTER_END.pop(0)
-        try:
-            callback()
-        except Exception:  # best effort, like the rest of the clean-up
-            pass
-
-
-def end_after_interrupt(grace: float = 1.5) -> None:
-    """End the JVM this process started (a run was interrupted): quiet it,
-    ask it to stop (SIGTERM: Spark's shutdown hooks run), and kill it if it
-    still runs after ``grace`` seconds; then the :func:`after_jvm_end`
-    callbacks. Under spark-submit, or before Spark started, only quiets
-    (and calls them)."""
-    quiet_after_interrupt()
-    try:
-        _end_jvm(grace)
-    finally:
-        _run_after_end()
-
-
-def _end_jvm(grace: float) -> None:
-    proc = jvm_process()
-    if proc is None and _STARTER is not None and _STARTER[0] is not threading.current_thread():
-        # the JVM may be starting: the starting thread ends it once it exists
-        _STARTER[1].wait(grace + 8.0)
-        proc = jvm_process()
-    if proc is None or proc.poll() is not None:
-        return
-    # the JVM leads a process group of its own (start_new_session): signal
-    # the group, so that spark-class's launcher JVM, before it execs the
-    # driver's, and Spark's Python workers end with it
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        pass
-    _signal_group(proc, signal.SIGKILL)
-    try:
-        proc.wait(2.0)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def _signal_group(proc: subprocess.Popen, signum: int) -> None:
-    try:
-        os.killpg(proc.pid, signum)
-    except OSError:   # nothing left in the group
-        pass
 
 
 def session_info(spark) -> Tuple[str, str, int]:

@@ -1,0 +1,279 @@
+"""The statistics of one group, as rows: bootstrap intervals and paired
+sign-flip tests (Deutsch et al.'s resampling of inputs) for a task's KING
+or JACK (:func:`king_group`), a criterion's pooled AUC (:func:`auc_group`)
+and a set's (or HBR's) correlations with a human criterion
+(:func:`correlation_group`). Pure functions of a pandas frame of the
+group's per-topic counts (numpy; no Spark): the statistics stage
+(:mod:`qarla_spark.stages.statistics`) runs one per group on the executors.
+The resampling itself — weights, exact weighted means, intervals, sign
+flips — is :mod:`qarla_spark.measures.resampling`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+import numpy as np
+
+from qarla_spark.measures import agreement
+from qarla_spark.measures import resampling as rs
+from qarla_spark.names import FAMILIES
+
+#: the unit of resampling
+UNIT = "topics"
+#: the rows the group functions return (``kind``: king, jack, auc, comparison)
+ROW_SCHEMA = ("kind string, task string, family string, criterion string, a string, b string, "
+              "value_a double, value_b double, value double, method string, ci_low double, "
+              "ci_high double, p_value double, p_adjusted double")
+#: the ``method`` of a paired comparison's row
+FLIP_METHOD = "sign flips over topics"
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: str
+    b: str
+    value_a: float
+    value_b: float
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted < rs.ALPHA
+
+
+def _ci_rows(kind, task, criterion, names, point, reps, jack):
+    out = []
+    for j, name in enumerate(names):
+        for method, (low, high) in rs.intervals(point[j], reps[:, j], jack[:, j]).items():
+            out.append((kind, task, None, criterion, name, None, None, None, float(point[j]),
+                        method, low, high, None, None))
+    return out
+
+
+def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips):
+    """Rows of one family of comparisons a − b (``pairs`` of column
+    indices): the difference, its bootstrap interval, the sign-flip p-value
+    and its max-T adjustment within the family."""
+    if not pairs:
+        return []
+    columns = [diffs_of(ia, ib) for ia, ib in pairs]
+    scale = columns[0][1]
+    if any(c[1] != scale for c in columns):
+        raise ValueError("the differences of a family must share one scale")
+    diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
+    p, adjusted = rs.sign_flip_family(diffs, flips)
+    out = []
+    for k, (ia, ib) in enumerate(pairs):
+        low, high = rs.percentile_interval(reps[:, ia] - reps[:, ib])
+        out.append(("comparison", task, family, criterion, names[ia], names[ib],
+                    float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
+                    FLIP_METHOD, low, high, float(p[k]), float(adjusted[k])))
+    return out
+
+
+def _matrix(rows, row_keys, col_keys):
+    r_at = {k: i for i, k in enumerate(row_keys)}
+    c_at = {k: i for i, k in enumerate(col_keys)}
+    out = np.zeros((len(row_keys), len(col_keys)), dtype=np.int64)
+    for r, c, v in rows:
+        out[r_at[r], c_at[c]] = int(v)
+    return out
+
+
+def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king"):
+    """KING (or JACK, ``kind``) intervals of every set of one task and the
+    comparisons of its plan. ``frame``: topic, gid, num, den (a row per
+    topic and set; every set has the same topics); ``labels[gid]``: the
+    set's name; ``plans[task]``: gids of the best set, the best single
+    metric, the representatives, the subsets."""
+    (task,) = key
+    topics = sorted(set(frame["topic"]))
+    gids = sorted(set(int(g) for g in frame["gid"]))
+    wins = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["num"]), topics, gids)
+    dens = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["den"]), topics,
+                   gids).max(axis=1)
+    names = [labels[g] for g in gids]
+    point = rs.weighted_ratio_means(wins, dens, np.ones((1, len(topics)), dtype=np.int64))[0]
+    reps = rs.weighted_ratio_means(wins, dens, rs.poisson_weights(seed, task, topics, n))
+    jack = rs.weighted_ratio_means(wins, dens, rs.jackknife_weights(len(topics)))
+    out = _ci_rows(kind, task, None, names, point, reps, jack)
+    plan = plans.get(task) if kind == "king" else None
+    if plan is None:
+        return out
+    flips = rs.sign_flips(seed, task, topics, n)
+    at = {g: i for i, g in enumerate(gids)}
+
+    def diffs_of(ia, ib):
+        ints, lcm = rs.common_scale(wins[:, ia], wins[:, ib], dens)
+        return ints, lcm * len(topics)
+
+    best = plan["best"]
+    for family, others in (("best_single", [plan["best_single"]]),
+                           ("representative", plan["reps"]),
+                           ("subset", [g for g in plan["subsets"] if g != best])):
+        pairs = [(at[best], at[o]) for o in others if o in at and best in at]
+        out += _comparison_rows(task, None, FAMILIES[family], pairs, names, point, reps,
+                                diffs_of, flips)
+    return out
+
+
+def auc_group(key, frame, plans, seed: int, n: int):
+    """Pooled-AUC intervals of every measure of one (task, criterion), and
+    HBR vs the best and the median single measure. ``frame``: topic,
+    measure, wins2, n_pairs."""
+    task, criterion = key
+    topics = sorted(set(frame["topic"]))
+    measures = sorted(set(frame["measure"]))
+    wins = _matrix(zip(frame["topic"], frame["measure"], frame["wins2"]), topics, measures)
+    pairs = _matrix(zip(frame["topic"], frame["measure"], frame["n_pairs"]), topics, measures)
+
+    def pooled(weights):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((weights @ wins).astype(np.float64)
+                    / (2 * (weights @ pairs)).astype(np.float64))
+
+    point = pooled(np.ones((1, len(topics)), dtype=np.int64))[0]
+    reps = pooled(rs.poisson_weights(seed, task, topics, n))
+    jack = pooled(rs.jackknife_weights(len(topics)))
+    out = _ci_rows("auc", task, criterion, measures, point, reps, jack)
+    plan = plans.get((task, criterion))
+    if plan is None or plan["hbr"] not in measures:
+        return out
+    flips = rs.sign_flips(seed, task, topics, n)
+    h = measures.index(plan["hbr"])
+
+    def diffs_of(ia, ib):
+        if not np.array_equal(pairs[:, ia], pairs[:, ib]):
+            raise ValueError("two measures judged on different pairs cannot be compared")
+        return (wins[:, ia] - wins[:, ib]).astype(object), 2 * int(pairs[:, ia].sum())
+
+    for family, name in (("hbr_best", plan["best"]), ("hbr_median", plan["median"])):
+        if name in measures:
+            out += _comparison_rows(task, criterion, FAMILIES[family],
+                                    [(h, measures.index(name))], measures, point, reps,
+                                    diffs_of, flips)
+    return out
+
+
+def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True):
+    """Intervals of the correlations of one (task, set or HBR, criterion):
+    system level (resampling topics, systems, both) and, with
+    ``summary_level``, summary level (topics). ``frame``: part ("x": topic,
+    summarizer, num, den — a system's score in a topic as a ratio; "y": topic,
+    summarizer, score — a human score)."""
+    task, set_id, criterion = key
+    x_rows = frame[frame["part"] == "x"]
+    y_rows = frame[frame["part"] == "y"]
+    topics = sorted(set(frame["topic"]))
+    t_at = {t: i for i, t in enumerate(topics)}
+    systems = sorted(set(x_rows["summarizer"]) & set(y_rows["summarizer"]))
+    weights = rs.poisson_weights(seed, task, topics, n)
+    ones = np.ones((1, len(topics)), dtype=np.int64)
+    jack = rs.jackknife_weights(len(topics))
+
+    def batched(rows):
+        """Every system's rows at once when each (topic, system) has one
+        row (:func:`~qarla_spark.measures.resampling.grouped_ratio_means`):
+        the same exact means as one system at a time."""
+        rows = rows[rows["summarizer"].isin(systems)]
+        s_at = {name: j for j, name in enumerate(systems)}
+        t_idx = [t_at[t] for t in rows["topic"]]
+        s_idx = [s_at[name] for name in rows["summarizer"]]
+        if len(set(zip(t_idx, s_idx))) != len(t_idx):
+            return None
+        return rows, (t_idx, s_idx)
+
+    def system_means(rows, value_of, grouped=None):
+        """(B × systems) exact weighted means over each system's topics, for
+        the weights ones, the replicates, the jackknife."""
+        found = batched(rows) if grouped is not None else None
+        if found is not None:
+            mine, where = found
+            return [grouped(mine, where, w) for w in (ones, weights, jack)]
+        outs = [np.empty((1, len(systems))), np.empty((n, len(systems))),
+                np.empty((len(topics), len(systems)))]
+        by_system = dict(tuple(rows.groupby("summarizer")))
+        for j, name in enumerate(systems):
+            mine = by_system[name]
+            cols = [t_at[t] for t in mine["topic"]]
+            for out, w in zip(outs, (ones, weights, jack)):
+                out[:, j] = value_of(mine, w[:, cols])[:, 0]
+        return outs
+
+    xs = system_means(x_rows, lambda r, w: rs.weighted_ratio_means(
+        r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w),
+        lambda r, where, w: rs.grouped_ratio_means(
+            r["num"].to_numpy(np.int64), r["den"].to_numpy(np.int64), where, len(systems), w))
+    ys = system_means(y_rows, lambda r, w: rs.weighted_real_means(
+        r["score"].to_numpy(np.float64)[:, None], w),
+        lambda r, where, w: rs.grouped_real_means(
+            r["score"].to_numpy(np.float64), where, len(systems), w))
+    kinds = agreement.KINDS
+
+    def corr(x, y, keys=systems):
+        return agreement.correlation_rows(keys, x, y)
+
+    point = corr(xs[0], ys[0])[0]
+    # systems resampled with replacement (seeded per replicate); the points
+    # of a replicate are taken in the order drawn
+    picks = rs.system_picks(seed, task, len(systems), n)
+    keys = [f"{k:06d}" for k in range(len(systems))]
+    rows = np.arange(n)[:, None]
+    by_unit = {
+        "topics": corr(xs[1], ys[1]),
+        "systems": corr(xs[0][0][picks], ys[0][0][picks], keys),
+        "both": corr(xs[1][rows, picks], ys[1][rows, picks], keys),
+    }
+    jack_c = corr(xs[2], ys[2])
+    out = []
+    for unit, reps in by_unit.items():
+        for k, kind in enumerate(kinds):
+            cis = rs.intervals(point[k], reps[:, k], jack_c[:, k]) if unit == "topics" \
+                else {"percentile": rs.percentile_interval(reps[:, k])}
+            for method, (low, high) in cis.items():
+                out.append((task, set_id, criterion, "system", kind, float(point[k]), method,
+                            low, high, unit))
+    if not summary_level:
+        return out
+    per_topic, cols = [], []
+    x_by_topic: Dict[str, dict] = {}
+    y_by_topic: Dict[str, dict] = {}
+    for topic, name, num, den in zip(x_rows["topic"], x_rows["summarizer"], x_rows["num"],
+                                     x_rows["den"]):
+        x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+    for topic, name, score in zip(y_rows["topic"], y_rows["summarizer"], y_rows["score"]):
+        y_by_topic.setdefault(topic, {})[name] = score
+    for topic in topics:
+        x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
+        names = [s for s in x_of if s in y_t]
+        if not names:
+            continue
+        r = agreement.correlations(names, [x_of[s] for s in names], [y_t[s] for s in names],
+                                   min_n=agreement.MIN_POINTS)
+        if np.isfinite(r[0]):
+            per_topic.append(r)
+            cols.append(t_at[topic])
+    if not per_topic:
+        return out
+    values = np.asarray(per_topic, dtype=np.float64)
+    point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
+    reps_s = rs.weighted_real_means(values, weights[:, cols])
+    jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
+    for k, kind in enumerate(kinds):
+        for method, (low, high) in rs.intervals(point_s[k], reps_s[:, k], jack_s[:, k]).items():
+            out.append((task, set_id, criterion, "summary", kind, float(point_s[k]), method,
+                        low, high, "topics"))
+    return out
