@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from contextlib import contextmanager
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from qarla_spark import __version__
 from qarla_spark.config import RunConfig
@@ -185,6 +185,46 @@ def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, f
     writer.close()
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """A stage over the topic cube: ``ready(cube, found, config)`` says
+    whether its inputs are there (``found``: the results of the stages
+    before it, by name); ``run(cube, testbed, report, config, found)``
+    returns its result, whose ``tables`` (declared names) the run writes
+    and whose ``info(config)`` is its entry of run.json (with its
+    ``timings``)."""
+
+    name: str
+    ready: Callable[..., bool]
+    run: Callable[..., Any]
+
+
+def _qarla(cube, testbed, report, config, found):
+    from qarla_spark.stages.qarla import run_qarla, skipped_of
+    return run_qarla(cube, testbed.summaries, testbed.judgments, config,
+                     skipped_of(report.tasks))
+
+
+def _hbr(cube, testbed, report, config, found):
+    from qarla_spark.stages.hbr import run_hbr
+    return run_hbr(cube, testbed.judgments, config)
+
+
+def _statistics(cube, testbed, report, config, found):
+    from qarla_spark.stages.statistics import run_statistics
+    return run_statistics(found.get("qarla"), found.get("hbr"), testbed.judgments, config,
+                          report.tasks)
+
+
+#: the stages over the cube, in order
+ANALYSES = (
+    Analysis("qarla", lambda cube, found, config: cube is not None, _qarla),
+    Analysis("hbr", lambda cube, found, config: cube is not None, _hbr),
+    Analysis("statistics", lambda cube, found, config: bool(config.bootstrap) and (
+        "qarla" in found or "hbr" in found), _statistics),
+)
+
+
 def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
          progress: Progress, checked) -> RunResult:
     from qarla_spark.stages import similarities as sim_stage
@@ -246,29 +286,20 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
                                            extra["similarities"]["metrics"])
         if cube is not None:
             cube = cube.for_tasks(len(report.tasks)).with_judgments(testbed.judgments)
-        qarla = hbr = stats = None
-        if "qarla" in config.stages and cube is not None:
-            from qarla_spark.stages.qarla import run_qarla, skipped_of
-            with run_stage(spark, windows, progress, "qarla", timings):
+        # the analyses over the cube: each a stage of the same shape (its
+        # inputs -> a result with its tables and its run.json entry)
+        found: Dict[str, Any] = {}
+        for analysis in ANALYSES:
+            if analysis.name not in config.stages or not analysis.ready(cube, found, config):
+                continue
+            with run_stage(spark, windows, progress, analysis.name, timings):
                 writer.check()
-                qarla = run_qarla(cube, testbed.summaries, testbed.judgments, config,
-                                  skipped_of(report.tasks))
-                extra["qarla"] = qarla.info(config)
-                writer.submit(qarla.tables, extra["qarla"]["timings"])
-        if "hbr" in config.stages and cube is not None:
-            from qarla_spark.stages.hbr import run_hbr
-            with run_stage(spark, windows, progress, "hbr", timings):
-                writer.check()
-                hbr = run_hbr(cube, testbed.judgments, config)
-                extra["hbr"] = {**hbr.info(), "timings": {}}
-                writer.submit(hbr.tables, extra["hbr"]["timings"])
-        if "statistics" in config.stages and config.bootstrap and (qarla or hbr):
-            from qarla_spark.stages.statistics import run_statistics
-            with run_stage(spark, windows, progress, "statistics", timings):
-                writer.check()
-                stats = run_statistics(qarla, hbr, testbed.judgments, config, report.tasks)
-                extra["statistics"] = {**stats.info(), "timings": {}}
-                writer.submit(stats.tables, extra["statistics"]["timings"])
+                result = analysis.run(cube, testbed, report, config, found)
+                found[analysis.name] = result
+                extra[analysis.name] = {**result.info(config)}
+                extra[analysis.name].setdefault("timings", {})
+                writer.submit(result.tables, extra[analysis.name]["timings"])
+        qarla, hbr, stats = (found.get(name) for name in ("qarla", "hbr", "statistics"))
         with run_stage(spark, windows, progress, "writing", timings, "commit_s"):
             writer.wait()
             from qarla_spark.summary import describe_hbr, describe_qarla, describe_statistics

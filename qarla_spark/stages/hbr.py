@@ -81,8 +81,9 @@ class HbrResult:
     def measure_set(self) -> MetricSet:
         return MetricSet(self.measures)
 
-    def info(self) -> Dict[str, Any]:
-        """The ``hbr`` entry of ``run.json``."""
+    def info(self, config=None) -> Dict[str, Any]:
+        """The ``hbr`` entry of ``run.json`` (``config``: unused; every
+        stage's result takes it)."""
         return {"measures": list(self.measures), "n_measures": len(self.measures),
                 **self.settings,
                 "samples": {t: {"n_pairs": s.n_pairs, "total_pairs": s.total, "exact": s.exact}

@@ -49,7 +49,9 @@ class StatisticsResult:
     #: set's, max-T adjusted at 5%, the best set included; subsets)
     subsets_kept: Dict[str, Tuple[int, int]] = field(default_factory=dict)
 
-    def info(self) -> Dict[str, Any]:
+    def info(self, config=None) -> Dict[str, Any]:
+        """The ``statistics`` entry of ``run.json`` (``config``: unused;
+        every stage's result takes it)."""
         return {"n_resamples": self.n_resamples, "seed": self.seed, "unit": UNIT,
                 "bootstrap": "Poisson(1) weights per topic, seeded by (seed, task, topic)",
                 "interval": "percentile and BCa, 95%",
