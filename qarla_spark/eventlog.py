@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from qarla_spark.names import STAGE_PROPERTY, WARM_STAGE  # noqa: F401  (the names it reads)
+from qarla_spark.names import STAGE_PROPERTY, WARM_STAGE
 
 #: the row of the whole run in :class:`Profile`
 WHOLE_RUN = "run"

@@ -29,7 +29,6 @@ from qarla_spark.spark import interrupts
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130   # SIGINT (Ctrl-C); SIGTERM: 143
 
 
 def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None,
@@ -46,10 +45,9 @@ def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[in
 def refuse_existing_out(config: RunConfig) -> None:
     """An existing local ``--out`` without ``--overwrite`` fails before
     Spark starts (other file systems: when the run directory is opened)."""
-    from urllib.parse import urlparse
-    scheme = urlparse(config.out).scheme
-    path = config.out[len("file:"):] if scheme == "file" else config.out
-    if scheme in ("", "file") and not config.overwrite and os.path.exists(path):
+    from qarla_spark.paths import local_path
+    path = local_path(config.out)
+    if path is not None and not config.overwrite and os.path.exists(path):
         raise ConfigError(f"the output directory {config.out.rstrip('/')} already exists: "
                           "choose another --out or pass --overwrite to replace it")
 

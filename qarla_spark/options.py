@@ -82,7 +82,6 @@ class Kind:
         return value
 
 
-
 def parse_conf_pairs(pairs) -> Dict[str, str]:
     """``["k=v", ...]`` (the ``--conf`` option) to a dict."""
     out: Dict[str, str] = {}

@@ -15,25 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from devtools.cluster_check import bare_python  # a Python without qarla_spark
 from helpers import make_testbed, write_jsonl
 from qarla_spark.spark.packaging import build_zip, package_files, zip_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def bare_python(folder: Path) -> str:
-    """A Python that has every dependency of this one but not qarla_spark:
-    a venv whose one .pth line adds this interpreter's site-packages (the
-    .pth files there — qarla_spark's editable finder — are not read)."""
-    env = folder / "env"
-    base = Path(sys.base_prefix) / "bin" / "python3"
-    subprocess.run([str(base), "-m", "venv", "--without-pip", str(env)], check=True)
-    python = env / "bin" / "python"
-    site = subprocess.run([str(python), "-c",
-                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return str(python)
 
 
 def test_the_zip_is_reproducible_and_holds_the_whole_package(tmp_path):

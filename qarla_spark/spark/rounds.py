@@ -15,8 +15,8 @@ arrays, a pandas frame of a table's rows, ...). A round is
    computes and keeps both sides).
 
 Tables are read from the records and written by the executors
-(:func:`records_table`; a stage's tables of a few rows per task together,
-:func:`records_tables`), or by Spark where they cannot (:func:`table_of`).
+(:func:`records_tables`: the tables of one set of records in one Spark job),
+or by Spark where they cannot (:func:`table_of`).
 Values a kernel needs (a task's metric sets, its HBR sample) go to the
 executors as broadcast variables (:func:`broadcast`: once per executor, not
 once per Spark task).
@@ -238,7 +238,7 @@ def table_of(records, kind: str, schema: str, columns: Optional[Sequence[str]] =
 
 
 def _records_to_arrow(name: str):
-    """The executor-side function of :func:`records_table`: a batch of
+    """The executor-side function of :func:`records_tables`: a batch of
     records (pickled pandas frames or Arrow bytes) to pyarrow tables."""
     def to_arrow(pdf):
         import pandas as pd
@@ -260,25 +260,14 @@ def _records_to_arrow(name: str):
 
 
 def records_tables(records, names: Sequence[str]) -> Dict[str, Any]:
-    """The declared tables ``names`` held by the records (as
-    :func:`records_table`), written together: one Spark job of the
-    executors for all of them (:class:`~qarla_spark.spark.output.ExecutorTables`).
-    For the tables of a few rows per task: the driver holds none of them,
-    whatever the number of tasks."""
+    """The declared tables ``names`` held by the records of those kinds
+    (pandas frames, or Arrow from :func:`table_record`), written together:
+    one Spark job of the executors for all of them where they can, else
+    each by Spark (:func:`table_of`;
+    :class:`~qarla_spark.spark.output.ExecutorTables`). The driver holds
+    none of them, whatever the number of tasks."""
     from qarla_spark.spark.output import BundledTable, ExecutorTables
     from qarla_spark.tables import table
     bundle = ExecutorTables(of_kinds(records, names).select("kind", "data"), _records_to_arrow,
                             lambda name: table_of(records, name, table(name).ddl))
     return {name: BundledTable(bundle, name) for name in names}
-
-
-def records_table(records, kind: str, name: Optional[str] = None):
-    """The declared table ``name`` (default ``kind``) held by the records of
-    ``kind`` (pandas frames, or Arrow from :func:`table_record`), as an
-    :class:`~qarla_spark.spark.output.ExecutorTable`: written by the
-    executors where they can, else by Spark (:func:`table_of`)."""
-    from qarla_spark.spark.output import ExecutorTable
-    from qarla_spark.tables import table
-    name = name or kind
-    return ExecutorTable(of_kinds(records, [kind]).select("data"), _records_to_arrow(name),
-                         lambda: table_of(records, kind, table(name).ddl))

@@ -41,7 +41,6 @@ from qarla_spark.stages.cube import TopicCube, topic_of
 HBR = "HBR"
 
 
-
 @dataclass(frozen=True)
 class Sample:
     """The pairs H was estimated on, for one task."""
@@ -482,7 +481,7 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
                                if judgments is not None else [])
     found = {key: value for key, _, value in rd.collect(red2, ["driver"])}
 
-    tables = {"hbr": rd.records_table(map2, "hbr"),
+    tables = {**rd.records_tables(map2, ["hbr"]),
               **rd.records_tables(red2, ["heterogeneity", *small]
                                   + (["auc"] if judgments is not None else []))}
     settings = {"pairs": None if config.hbr_exact else config.hbr_pairs,

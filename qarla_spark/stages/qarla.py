@@ -52,9 +52,6 @@ from qarla_spark.tables import table as declared_table
 PLAIN_BASELINES = ("R-1.a", "R-2.a")
 
 
-
-
-
 def queen_measure(metric_set: MetricSet) -> str:
     """The ``human_test/`` name of QUEEN of a set: ``QUEEN(<label>)``."""
     return f"QUEEN({metric_set.label})"
@@ -933,7 +930,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
         rd.of_kinds(red2, names2)).unionByName(rd.of_kinds(red3, names3))
     tables: Dict[str, Any] = {
         **rd.records_tables(small, ["king", "orange", "clusters", *names2[2:], *names3]),
-        "queen": rd.records_table(map3, "queen"),
+        **rd.records_tables(map3, ["queen"]),
     }
 
     results, plans = [], {}

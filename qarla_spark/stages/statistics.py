@@ -30,6 +30,7 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
                                                    correlation_group, king_group)
 from qarla_spark.names import FAMILIES
+from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 
 @dataclass
@@ -256,8 +257,6 @@ def _printed(task, rows, corr, ctx) -> dict:
     return out
 
 
-
-
 def _n_groups(ctx, qarla, tasks) -> int:
     """How many groups the statistics of the run make (0: unknown)."""
     if tasks is None:
@@ -340,7 +339,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     n_reduce = max(1, min(n_groups, topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
     context = rd.broadcast(spark, ctx)
-    from qarla_spark.spark import cache
     # kept: the driver's records are collected, then the tables written
     reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context))
     names = (["king_ci", "jack_ci"] if "qarla" in ctx else []) + \
