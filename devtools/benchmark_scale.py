@@ -253,6 +253,11 @@ def run_part(spark, label: str, config, jvm: Optional[int],
     from qarla_spark import pipeline
 
     pipeline.plan_metrics(config)
+    # the part starts from what the process holds, not from what generating
+    # the testbeds or the part before it freed (a user's run is a process of
+    # its own)
+    from qarla_spark.memory import release_freed_memory
+    release_freed_memory()
     reset_ok = reset_peak()
     if jvm is not None:
         reset_ok = reset_peak(str(jvm)) and reset_ok

@@ -36,7 +36,12 @@ def read_sorted(path: str):
 
 
 def table_names(run_dir: str) -> List[str]:
-    return sorted(d for d in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, d)))
+    """The run's tables: its folders holding Parquet files (not the
+    report's pages)."""
+    def is_table(folder: str) -> bool:
+        return any(name.endswith(".parquet") for _, _, files in os.walk(folder)
+                   for name in files)
+    return sorted(d for d in os.listdir(run_dir) if is_table(os.path.join(run_dir, d)))
 
 
 def differences(a, b) -> List[str]:

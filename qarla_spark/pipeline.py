@@ -33,6 +33,7 @@ from qarla_spark import __version__
 from qarla_spark.config import RunConfig
 from qarla_spark.names import STAGE_PROPERTY
 from qarla_spark.io import ValidationReport
+from qarla_spark.memory import release_freed_memory
 from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory, check_reused_table
@@ -170,6 +171,9 @@ def run_stage(spark, windows: List[Dict[str, Any]], progress: Progress, name: st
         # the session's later jobs (another run's input) are not this stage's
         sc.setLocalProperty(STAGE_PROPERTY, before)
     window["end"] = round(time.time(), 3)
+    # what the stage's driver work freed (its collected records, plans) goes
+    # back to the system before the next stage, whose peak would sit on it
+    release_freed_memory()
 
 
 def write_tables(out: RunDirectory, tables: Dict[str, Any], timings: Dict[str, float]) -> None:

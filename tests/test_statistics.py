@@ -376,3 +376,50 @@ def test_every_systems_means_at_once_equal_one_system_at_a_time(n_topics, n_syst
                                         weights[:, cols])[:, 0]
         assert got_r[:, s].view(np.int64).tolist() == want_r.view(np.int64).tolist()
         assert got_v[:, s].view(np.int64).tolist() == want_v.view(np.int64).tolist()
+
+
+#: metric names; "m" and "m+" make a set's label order differ from its
+#: names' order ("m+,z" < "m,m+")
+NAMES = ["m", "m+", "m0", "m1", "m2", "m5", "z"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True),
+                min_size=1, max_size=5),
+       st.lists(st.sampled_from(NAMES + ["m1,m4", "m0,m+,m5"]),
+                min_size=1, max_size=6, unique=True))
+def test_a_tasks_own_catalogue_keeps_the_order_of_the_runs_catalogue(task_reps, first):
+    """Each task's KING group makes its sets from its representatives
+    (task_catalogue) instead of reading one catalogue of every task's
+    subsets from the driver: restricted to the task's sets, the run-wide
+    catalogue (the first family in order, then every task's subsets
+    sorted) has the same order, names and sizes — so the task's columns,
+    rows and comparisons are those of a run-wide catalogue."""
+    from qarla_spark.measures.clustering import subsets
+    from qarla_spark.measures.metric_sets import MetricSet
+    from qarla_spark.stages.statistics import task_catalogue
+    first_sets = [MetricSet.parse(label) for label in first]
+    everyone = list(dict.fromkeys(first_sets + sorted(
+        {s for reps in task_reps for s in subsets(reps)})))
+    for reps in task_reps:
+        mine = set(first_sets) | set(subsets(reps))
+        expected = [(s.label, s.size) for s in everyone if s in mine]
+        assert task_catalogue([s.label for s in first_sets], [s.size for s in first_sets],
+                              list(reversed(reps))) == expected
+
+
+def test_a_task_plan_makes_its_subsets_when_asked():
+    """The QARLA stage's per-task plan keeps the representatives only (100
+    tasks of ten: 100,000 subsets the driver would hold); its subsets are
+    those the stage evaluated (the executors' family, same order)."""
+    from qarla_spark.measures.clustering import subsets
+    from qarla_spark.measures.metric_sets import MetricSet
+    from qarla_spark.stages.qarla import TaskPlan, subsets_family
+    reps = ("b", "a", "d")
+    plan = TaskPlan(MetricSet(["a", "b"]), MetricSet(["a"]), tuple(MetricSet([r]) for r in reps))
+    assert plan.subsets == subsets(reps)
+    family = subsets_family(reps, ("a", "b", "c", "d"))
+    assert family["labels"] == [s.label for s in plan.subsets]
+    assert family["sizes"] == [s.size for s in plan.subsets]
+    assert family["words"].shape[0] == 7
+    assert "subsets" not in {f.name for f in __import__("dataclasses").fields(TaskPlan)}

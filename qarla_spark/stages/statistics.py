@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple
 
 from qarla_spark.measures import resampling as rs
+from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
                                                    correlation_group, king_group)
 from qarla_spark.names import FAMILIES
@@ -128,11 +129,13 @@ def _statistics_reduce(key, items, ctx):
     seed, n = ctx["seed"], ctx["n"]
     out: List[tuple] = []         # ROW_SCHEMA rows
     corr: List[tuple] = []        # correlation_ci rows (labelled)
+    sizes: Dict[str, int] = {}    # of the sets in king_ci
     q, h = ctx.get("qarla"), ctx.get("hbr")
     if group == "king" and q is not None and task in q["plans"]:
-        gid = q["gid"]
-        plan = q["plans"][task]
-        task_sets = [q["first"], plan["subsets_labels"]]
+        first, plan = q["first"], q["plans"][task]
+        catalogue = task_catalogue(first, q["first_sizes"], plan["reps"])
+        gid = {label: i for i, (label, _) in enumerate(catalogue)}
+        task_sets = [first, [s.label for s in subsets(plan["reps"])]]
         rows, seen = [], set()
         for _, v in items:
             for s, label in enumerate(task_sets[v["family"]]):
@@ -141,8 +144,12 @@ def _statistics_reduce(key, items, ctx):
                     seen.add(at)
                     rows.append((v["topic"], gid[label], int(v["win"][s]), int(v["den"])))
         if rows:
+            gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
+                    "reps": [gid[r] for r in plan["reps"] if r in gid],
+                    "subsets": [gid[label] for label in task_sets[1]]}
             out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
-                              q["labels"], {task: plan["gids"]}, seed, n)
+                              [label for label, _ in catalogue], {task: gids}, seed, n)
+            sizes = dict(catalogue)
     elif group == "jack" and q is not None:
         rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
                 for _, v in items for s in range(len(q["detailed"]))]
@@ -195,13 +202,26 @@ def _statistics_reduce(key, items, ctx):
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, ctx), *corr_records, *driver]
+    return [*_table_records(key, out, n, sizes), *corr_records, *driver]
 
 
-def _table_records(key, rows, ctx):
+def task_catalogue(first: List[str], first_sizes: List[int],
+                   reps: List[str]) -> List[Tuple[str, int]]:
+    """The sets whose KING one task's group resamples, (label, size) in
+    their column order: the first family's (``first``, in order), then the
+    subsets of the task's representatives ``reps`` not among them, sorted.
+    Made in the task's group from its representatives (100 tasks of ten
+    representatives: 100,000 subsets, 13.8 MB in one broadcast before)."""
+    out = dict(zip(first, first_sizes))
+    for s in sorted(subsets(reps)):
+        out.setdefault(s.label, s.size)
+    return list(out.items())
+
+
+def _table_records(key, rows, n, sizes):
     """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
-    jack_ci, auc_ci and comparisons."""
-    n, sizes = ctx["n"], ctx.get("sizes", {})
+    jack_ci, auc_ci and comparisons (``n`` replicates; ``sizes`` of the
+    sets of the king_ci rows)."""
     tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
     for r in rows:
         (k, task, family, criterion, a, b, value_a, value_b, value, method, low, high, p,
@@ -285,25 +305,16 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     sources = []
     ctx: Dict[str, Any] = {"seed": seed, "n": n, "judged": judgments is not None}
     spark = None
-    sizes: Dict[str, int] = {}
     if qarla is not None and qarla.records is not None:
-        catalogue = list(dict.fromkeys(list(qarla.first) + sorted(
-            {s for p in qarla.plans.values() for s in p.subsets})))
-        gid = {s.label: i for i, s in enumerate(catalogue)}
-        sizes = {s.label: s.size for s in catalogue}
-        ctx["sizes"] = sizes
-        plans = {}
-        for task, p in qarla.plans.items():
-            plans[task] = {"subsets_labels": [s.label for s in p.subsets],
-                           "gids": {"best": gid[p.best.label],
-                                    "best_single": gid[p.best_single.label],
-                                    "reps": [gid[r.label] for r in p.representatives
-                                             if r.label in gid],
-                                    "subsets": [gid[s.label] for s in p.subsets
-                                                if s.label in gid]}}
-        ctx["qarla"] = {"gid": gid, "labels": [s.label for s in catalogue],
-                        "first": [s.label for s in qarla.first],
-                        "detailed": [s.label for s in qarla.detailed], "plans": plans}
+        # a few names per task: each task's group makes its subsets
+        # (task_catalogue)
+        ctx["qarla"] = {"first": [s.label for s in qarla.first],
+                        "first_sizes": [s.size for s in qarla.first],
+                        "detailed": [s.label for s in qarla.detailed],
+                        "plans": {task: {"reps": [r.label for r in p.representatives],
+                                         "best": p.best.label,
+                                         "best_single": p.best_single.label}
+                                  for task, p in qarla.plans.items()}}
         ctx["wanted"] = sorted({p.best.label for p in qarla.plans.values()}
                                | {p.best_single.label for p in qarla.plans.values()})
         ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
