@@ -36,12 +36,10 @@ def read_sorted(path: str):
 
 
 def table_names(run_dir: str) -> List[str]:
-    """The run's tables: its folders holding Parquet files (not the
-    report's pages)."""
-    def is_table(folder: str) -> bool:
-        return any(name.endswith(".parquet") for _, _, files in os.walk(folder)
-                   for name in files)
-    return sorted(d for d in os.listdir(run_dir) if is_table(os.path.join(run_dir, d)))
+    """The run's tables: its folders but the report's pages."""
+    from qarla_spark.report import PAGES_DIR
+    return sorted(d for d in os.listdir(run_dir)
+                  if os.path.isdir(os.path.join(run_dir, d)) and d != PAGES_DIR)
 
 
 def differences(a, b) -> List[str]:

@@ -75,13 +75,24 @@ class Run:
         names = {t.get("task") for t in self.info.get("testbed") or []}
         names |= set((self.info.get("qarla") or {}).get("tasks", {}))
         for name in ("testbed", "king", "auc"):
-            arrow = self._read(name)
-            if arrow is not None:
-                names |= set(arrow["task"].unique().to_pylist())
+            names |= column_values(os.path.join(self.path, name), "task")
         return sorted(n for n in names if n is not None)
 
     def stage(self, name: str) -> Dict[str, Any]:
         return self.info.get(name) or {}
+
+
+def column_values(folder: str, column: str) -> set:
+    """The distinct values of one column of a Parquet folder (empty when
+    it does not exist), reading that column only: the driver drawing on
+    the executors lists a run's tasks without holding its tables (100
+    tasks: king/ alone is 100,000 rows)."""
+    if not os.path.isdir(folder):
+        return set()
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    values = pq.read_table(folder, columns=[column], pre_buffer=False)[column]
+    return set(pc.unique(values).to_pylist()) if len(values) else set()
 
 
 def read_arrow(folder: str, rows: Optional[Tuple[str, str]] = None):
