@@ -814,7 +814,8 @@ def main(argv=None) -> int:
         results_all = {"version": __version__, "spark": spark_version, "master": master,
                        "cores": cores, "machine": machine_before, "seed": args.seed,
                        "bootstrap": configs[parts[0]].bootstrap if parts else None,
-                       "labels": {p: labels[p] for p in parts},
+                       # the generated testbeds' too (plans runs "tasks" without its part)
+                       "labels": {p: labels[p] for p in dict.fromkeys([*parts, *generated])},
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
                        "generated": generated, "runs": results, "battery": battery,
