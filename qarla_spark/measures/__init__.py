@@ -23,6 +23,9 @@ topic contributes, and the exact arithmetic that combines topics.
 - :mod:`~qarla_spark.measures.group_statistics`: the intervals and paired
   tests of one group (a task's KING, a criterion's AUC, a set's
   correlations), as rows.
+- :mod:`~qarla_spark.measures.meta_eval`: judge-based meta-evaluation
+  (SPEC §11): pairwise accuracy, acc_eq and tie calibration, soft pairwise
+  accuracy, significance clusters, chance scores.
 
 How many models and peers each measure needs is shared by every layer:
 :mod:`qarla_spark.thresholds`. The stages (:mod:`qarla_spark.stages`) run

@@ -1,0 +1,398 @@
+"""Judge-based meta-evaluation statistics (issue 28; SPEC §11): how well a
+metric's scores agree with human scores, as small pure functions (numpy).
+
+In the manner of google-research/mt-metrics-eval's ``stats.py``: each
+function computes one statistic from score vectors (or from resampled
+scores it is handed); drawing the replicates is the caller's business
+(:mod:`~qarla_spark.measures.resampling`), so that the statistic and the
+resampling can be checked apart.
+
+- :func:`pairwise_accuracy`: system-level pairwise accuracy (Kocmi et al.
+  2021), a metric tie counting ½;
+- :func:`acc_eq`: pairwise accuracy with ties, a metric tie being a
+  difference ≤ ε (Deutsch, Foster & Freitag 2023);
+- :func:`tie_calibration`: the ε that maximises :func:`acc_eq`, over one
+  vector or averaged over groups (items) with one ε (Deutsch et al. 2023);
+- :func:`pairwise_p_values` and :func:`soft_pairwise_accuracy` (Thompson
+  et al. 2024);
+- :func:`significance_clusters`: mt-metrics-eval's greedy rank clusters;
+- :func:`chance_scores`: reproducible random metric scores for a chance
+  baseline.
+
+Determinism (docs/DECISIONS.md, "Determinism"): every value is a ratio of
+integer counts, or an exact rational, rounded once; ties are exact equality
+of the doubles given, so callers pass the exact values they compare (an
+exact mean rounded once, never a float sum in arrival order).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from qarla_spark.measures.resampling import ALPHA, uniforms
+
+NAN = float("nan")
+
+
+def _ratio(num: int, den: int) -> float:
+    """num / den correctly rounded (Python's integer true division); NaN
+    when den is 0."""
+    return int(num) / int(den) if den else NAN
+
+
+def _vectors(metric, human) -> Tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(metric, dtype=np.float64).ravel()
+    h = np.asarray(human, dtype=np.float64).ravel()
+    if m.shape != h.shape:
+        raise ValueError(f"metric and human scores differ in length ({m.size} vs {h.size})")
+    if not (np.isfinite(m).all() and np.isfinite(h).all()):
+        raise ValueError("scores must be finite (drop missing judgments before)")
+    return m, h
+
+
+def _pairs(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, 1)
+
+
+def _order(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """sign(x_i − x_j) per pair, by comparison (no subtraction)."""
+    return (x[i] > x[j]).astype(np.int8) - (x[i] < x[j]).astype(np.int8)
+
+
+# ---------------------------------------------------------------------------
+# pairwise accuracy (Kocmi et al. 2021)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairwiseAccuracy:
+    """``agree2`` = 2·(pairs the metric orders as the humans do) + (pairs
+    the metric ties); ``pairs2`` = 2·(pairs with unequal human scores)."""
+
+    agree2: int
+    pairs2: int
+
+    @property
+    def value(self) -> float:
+        """agree2 / pairs2, NaN without a pair of unequal human scores."""
+        return _ratio(self.agree2, self.pairs2)
+
+
+def pairwise_accuracy(metric, human) -> PairwiseAccuracy:
+    """System-level pairwise accuracy (Kocmi et al. 2021, "To Ship or Not
+    to Ship", §3): over the pairs of systems i < j whose human scores
+    differ, the share the metric orders the same way; a metric tie counts
+    ½ (Kocmi's sign agreement counts it 0). Ties are exact equality of the
+    given doubles."""
+    m, h = _vectors(metric, human)
+    i, j = _pairs(m.size)
+    sh, sm = _order(h, i, j), _order(m, i, j)
+    judged = sh != 0
+    agree = int(np.count_nonzero(judged & (sm == sh)))
+    ties = int(np.count_nonzero(judged & (sm == 0)))
+    return PairwiseAccuracy(2 * agree + ties, 2 * int(np.count_nonzero(judged)))
+
+
+# ---------------------------------------------------------------------------
+# pairwise accuracy with ties, tie calibration (Deutsch et al. 2023)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AccEq:
+    """The sufficient statistics of acc_eq over pairs: both order the pair
+    the same way (``concordant``) or oppositely (``discordant``); only the
+    humans tie (``ties_human``), only the metric (``ties_metric``), both
+    (``ties_both``)."""
+
+    concordant: int
+    discordant: int
+    ties_human: int
+    ties_metric: int
+    ties_both: int
+
+    @property
+    def pairs(self) -> int:
+        return (self.concordant + self.discordant + self.ties_human + self.ties_metric
+                + self.ties_both)
+
+    @property
+    def correct(self) -> int:
+        return self.concordant + self.ties_both
+
+    @property
+    def value(self) -> float:
+        """(C + T_hm) / (C + D + T_h + T_m + T_hm); NaN without a pair."""
+        return _ratio(self.correct, self.pairs)
+
+
+def _acc_eq_counts(m, h, i, j, epsilon: float) -> AccEq:
+    mtie = np.abs(m[i] - m[j]) <= epsilon
+    htie = h[i] == h[j]
+    same = _order(m, i, j) == _order(h, i, j)
+    n_both = int(np.count_nonzero(mtie & htie))
+    n_m = int(np.count_nonzero(mtie)) - n_both
+    n_h = int(np.count_nonzero(htie)) - n_both
+    ordered = ~mtie & ~htie
+    con = int(np.count_nonzero(ordered & same))
+    return AccEq(con, int(np.count_nonzero(ordered)) - con, n_h, n_m, n_both)
+
+
+def acc_eq(metric, human, epsilon: float = 0.0) -> AccEq:
+    """Pairwise accuracy with ties, acc_eq (Deutsch, Foster & Freitag 2023,
+    "Ties Matter", §4; mt-metrics-eval's ``KendallVariants(variant='acc23')``):
+    over all pairs i < j, the metric ties a pair when |m_i − m_j| ≤ ε (the
+    difference of the doubles), the humans when h_i = h_j exactly; a pair
+    is correct when both tie or both order it the same way:
+    (C + T_hm) / (C + D + T_h + T_m + T_hm)."""
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon must be a non-negative number, not {epsilon}")
+    m, h = _vectors(metric, human)
+    i, j = _pairs(m.size)
+    return _acc_eq_counts(m, h, i, j, float(epsilon))
+
+
+@dataclass(frozen=True)
+class TieCalibration:
+    """The chosen ``epsilon``; acc_eq there, exactly ``num / den`` (the
+    mean over the ``groups`` that have a pair of their acc_eq); ``counts``:
+    the sufficient statistics at ``epsilon`` summed over those groups."""
+
+    epsilon: float
+    num: int
+    den: int
+    groups: int
+    counts: AccEq
+
+    @property
+    def value(self) -> float:
+        return _ratio(self.num, self.den)
+
+
+def _group_pairs(codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Every pair i < j of positions with the same group code."""
+    order = np.argsort(codes, kind="stable")
+    _, starts, sizes = np.unique(codes[order], return_index=True, return_counts=True)
+    firsts, seconds = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for size in np.unique(sizes[sizes > 1]):
+        a, b = np.triu_indices(int(size), 1)
+        at = starts[sizes == size][:, None]
+        firsts.append((at + a).ravel())
+        seconds.append((at + b).ravel())
+    return order[np.concatenate(firsts)], order[np.concatenate(seconds)]
+
+
+def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCalibration:
+    """Tie calibration (Deutsch, Foster & Freitag 2023, §5; as
+    mt-metrics-eval's ``tau_optimization.tau_optimization`` with
+    ``acc_23``): the ε maximising acc_eq, among 0 and every distinct
+    |m_i − m_j| of a pair; equal values go to the smallest ε (the first
+    maximum of thresholds in ascending order, as its ``np.nanargmax``).
+
+    With ``groups`` (a label per score, e.g. the topic of each summary:
+    "group by item"), pairs are formed within a group only, and the value
+    is the mean over the groups that have a pair of their acc_eq, one ε for
+    all: mt-metrics-eval averages its rows' taus the same way (an unweighted
+    mean, not pooled counts).
+
+    O(P log P) for P pairs: the pairs sorted by |m_i − m_j| once, every
+    candidate's value from running sums (a pair that becomes a metric tie
+    gains 1 if the humans tie it, loses 1 if it was concordant); the
+    maximum found in doubles, then decided exactly among the candidates
+    within rounding of it."""
+    m, h = _vectors(metric, human)
+    if groups is None:
+        codes = np.zeros(m.size, dtype=np.int64)
+    else:
+        labels = np.asarray(groups)
+        if labels.shape != (m.size,):
+            raise ValueError("groups must give one label per score")
+        codes = np.unique(labels, return_inverse=True)[1].ravel()
+    i, j = _group_pairs(codes)
+    if not i.size:
+        return TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0))
+    _, g = np.unique(codes[i], return_inverse=True)            # groups with a pair
+    g = g.ravel()
+    n_groups = int(g.max()) + 1
+    per_group = np.bincount(g, minlength=n_groups)             # P_g
+    diff = np.abs(m[i] - m[j])
+    htie = h[i] == h[j]
+    con = ~htie & (diff > 0) & (_order(m, i, j) == _order(h, i, j))
+    delta = htie.astype(np.int64) - con
+
+    order = np.argsort(diff, kind="stable")
+    diff_s, delta_s, g_s = diff[order], delta[order], g[order]
+    ends = np.flatnonzero(np.r_[diff_s[1:] != diff_s[:-1], True])  # last pair ≤ each candidate
+    cands = diff_s[ends]
+    if cands[0] != 0.0:                                        # ε = 0 ties no pair
+        ends, cands = np.r_[-1, ends], np.r_[0.0, cands]
+
+    # doubles: Σ_g num_g(ε)/P_g for every candidate, to find the near-best
+    base = np.bincount(g, weights=con, minlength=n_groups).astype(np.int64)
+    running = np.r_[0.0, np.cumsum(delta_s / per_group[g_s])]
+    approx = float((base / per_group).sum()) + running[ends + 1]
+    slack = (diff.size + n_groups + 2) * n_groups * 2.0 ** -50   # > the rounding
+    near = np.flatnonzero(approx >= approx.max() - slack)
+
+    # exactly, for those: numerators summed per distinct P_g, over a common denominator
+    dens, cls = np.unique(per_group, return_inverse=True)
+    cls = cls.ravel()
+    cls_s = cls[g_s]
+    lcm = math.lcm(*(int(d) for d in dens))
+    exact = np.zeros(near.size, dtype=object)
+    for c, d in enumerate(dens):
+        start = int(base[cls == c].sum())
+        csum = np.r_[0, np.cumsum(np.where(cls_s == c, delta_s, 0))]
+        exact = exact + (start + csum[ends[near] + 1]).astype(object) * (lcm // int(d))
+    top = max(exact)
+    best = next(k for k, v in enumerate(exact) if v == top)   # the first: smallest ε
+    epsilon = float(cands[near[best]])
+    value = Fraction(int(exact[best]), lcm * n_groups)
+    return TieCalibration(epsilon, value.numerator, value.denominator, n_groups,
+                          _acc_eq_counts(m, h, i, j, epsilon))
+
+
+# ---------------------------------------------------------------------------
+# soft pairwise accuracy (Thompson et al. 2024)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class PairwisePValues:
+    """``at_least[i, j]`` = how many of the ``replicates`` null differences
+    of systems i and j reach the observed one; p[i, j] = at_least[i, j] /
+    replicates, the p-value of "i is better than j" (the diagonal means
+    nothing)."""
+
+    at_least: np.ndarray
+    replicates: int
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.at_least / self.replicates
+
+
+def pairwise_p_values(observed, resampled) -> PairwisePValues:
+    """One-sided p-values of "system i is better than system j" for every
+    pair (Thompson et al. 2024, "Improving Statistical Significance in
+    Human Evaluation of Automatic Metrics via Soft Pairwise Accuracy", §3;
+    mt-metrics-eval's ``pce.compute_pairwise_p_values``):
+
+        p_ij = #{b : r_bi − r_bj ≥ o_i − o_j} / B
+
+    ``observed`` (n,): the systems' scores o; ``resampled`` (B × n): their
+    scores r under the null — for the paper's paired permutation test, one
+    sign pattern s_b per replicate flipping every system's per-item scores
+    at once (r_bi = Σ_t s_bt·x_it, o_i = Σ_t x_it; e.g. the patterns of
+    :func:`~qarla_spark.measures.resampling.sign_flips`). As in the paper,
+    the B replicates are the random ones only: the observed pattern is not
+    added, and a null difference equal to the observed one counts whole.
+    Computed as the caller computed them: equal doubles compare equal."""
+    o = np.asarray(observed, dtype=np.float64).ravel()
+    r = np.asarray(resampled, dtype=np.float64)
+    if r.ndim != 2 or r.shape[1] != o.size or not r.shape[0]:
+        raise ValueError("resampled must be (replicates × systems) with at least one replicate")
+    if not (np.isfinite(o).all() and np.isfinite(r).all()):
+        raise ValueError("scores must be finite")
+    counts = np.empty((o.size, o.size), dtype=np.int64)
+    for a in range(o.size):
+        counts[a] = np.count_nonzero(r[:, [a]] - r >= o[a] - o, axis=0)
+    return PairwisePValues(counts, int(r.shape[0]))
+
+
+PValues = Union[PairwisePValues, np.ndarray, Sequence[Sequence[float]]]
+
+
+def _upper_fractions(p: PValues) -> list:
+    """The exact p-values of the pairs i < j, row by row."""
+    if isinstance(p, PairwisePValues):
+        i, j = _pairs(p.at_least.shape[0])
+        return [Fraction(int(k), p.replicates) for k in p.at_least[i, j]]
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError("p-values must be a square (systems × systems) matrix")
+    i, j = _pairs(arr.shape[0])
+    upper = arr[i, j]
+    if not ((upper >= 0) & (upper <= 1)).all():
+        raise ValueError("p-values must lie in [0, 1]")
+    return [Fraction(float(x)) for x in upper]
+
+
+def soft_pairwise_accuracy(p_metric: PValues, p_human: PValues) -> float:
+    """Soft pairwise accuracy (Thompson et al. 2024, §3):
+
+        SPA = 1 − mean over system pairs i < j of |p^metric_ij − p^human_ij|
+
+    from the one-sided p-values of "i is better than j" under each side's
+    scores (:func:`pairwise_p_values`, or square matrices whose upper
+    triangles hold them), the systems in the same order on both sides.
+    Exact (count ratios, or the doubles' values) and rounded once; NaN for
+    fewer than two systems."""
+    pm, ph = _upper_fractions(p_metric), _upper_fractions(p_human)
+    if len(pm) != len(ph):
+        raise ValueError("the two p-value matrices have different numbers of systems")
+    if not pm:
+        return NAN
+    distance = sum((abs(a - b) for a, b in zip(pm, ph)), Fraction(0)) / len(pm)
+    spa = 1 - distance
+    return spa.numerator / spa.denominator
+
+
+# ---------------------------------------------------------------------------
+# significance clusters (mt-metrics-eval)
+# ---------------------------------------------------------------------------
+
+def significantly_better(p, alpha: float = ALPHA) -> np.ndarray:
+    """better[i, j] = p[i, j] ≤ alpha, from p-values of "i is better than
+    j" (mt-metrics-eval's ``data.AssignRanks``: a p-value equal to alpha is
+    significant)."""
+    return np.asarray(p, dtype=np.float64) <= alpha
+
+
+def significance_clusters(values: Sequence[float], better,
+                          names: Optional[Sequence[str]] = None) -> Tuple[int, ...]:
+    """Ranks of significance clusters, 1 the top (mt-metrics-eval,
+    ``data.AssignRanks`` after ``data.CompareMetrics``; WMT metrics tasks):
+    the measures sorted by decreasing value, equal values by name (by
+    position without ``names``); walking down, a measure opens the next
+    rank when some member of the current cluster — any member, not only
+    its top — is significantly better than it (``better[k][i]``, e.g.
+    :func:`significantly_better`); else it joins the cluster. Only pairs
+    in sorted order are read: ``better[k][i]`` with k above i. Returns the
+    rank of each measure in the order given."""
+    vals = [float(v) for v in values]
+    if any(math.isnan(v) for v in vals):
+        raise ValueError("values must not be NaN")
+    keys = list(names) if names is not None else list(range(len(vals)))
+    if len(keys) != len(vals):
+        raise ValueError("one name per value")
+    sig = np.asarray(better, dtype=bool)
+    if sig.shape != (len(vals), len(vals)):
+        raise ValueError("better must be a square (measures × measures) matrix")
+    order = sorted(range(len(vals)), key=lambda k: (-vals[k], keys[k]))
+    ranks = [0] * len(vals)
+    rank, start = 1, 0
+    for pos, k in enumerate(order):
+        if sig[order[start:pos], k].any():
+            rank, start = rank + 1, pos
+        ranks[k] = rank
+    return tuple(ranks)
+
+
+# ---------------------------------------------------------------------------
+# chance baseline
+# ---------------------------------------------------------------------------
+
+def chance_scores(seed: int, label: Union[str, Sequence[str]], shape) -> np.ndarray:
+    """Random metric scores, uniform in [0, 1), for a chance baseline: the
+    same for the same (seed, label) in any process or numpy version (the
+    raw output of the Philox generator keyed by a BLAKE2b hash of the seed
+    and the label's parts, e.g. (task, criterion), :func:`~qarla_spark.
+    measures.resampling.uniforms`; never Python's salted ``hash``). The
+    chance band is the caller's: the statistic over many draws (label
+    parts such as the draw's number)."""
+    parts = (label,) if isinstance(label, str) else tuple(str(x) for x in label)
+    shape = tuple(int(s) for s in np.atleast_1d(shape))
+    return uniforms(int(seed), ("chance",) + parts, math.prod(shape)).reshape(shape)
