@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Tuple
 
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subsets
+from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
                                                    correlation_group, king_group)
 from qarla_spark.names import FAMILIES
@@ -133,9 +134,10 @@ def _statistics_reduce(key, items, ctx):
     q, h = ctx.get("qarla"), ctx.get("hbr")
     if group == "king" and q is not None and task in q["plans"]:
         first, plan = q["first"], q["plans"][task]
-        catalogue = task_catalogue(first, q["first_sizes"], plan["reps"])
+        own = subsets(plan["reps"])
+        catalogue = task_catalogue(first, q["first_sizes"], own)
         gid = {label: i for i, (label, _) in enumerate(catalogue)}
-        task_sets = [first, [s.label for s in subsets(plan["reps"])]]
+        task_sets = [first, [s.label for s in own]]
         rows, seen = [], set()
         for _, v in items:
             for s, label in enumerate(task_sets[v["family"]]):
@@ -206,14 +208,14 @@ def _statistics_reduce(key, items, ctx):
 
 
 def task_catalogue(first: List[str], first_sizes: List[int],
-                   reps: List[str]) -> List[Tuple[str, int]]:
+                   own: List[MetricSet]) -> List[Tuple[str, int]]:
     """The sets whose KING one task's group resamples, (label, size) in
     their column order: the first family's (``first``, in order), then the
-    subsets of the task's representatives ``reps`` not among them, sorted.
+    task's subsets of its representatives (``own``) not among them, sorted.
     Made in the task's group from its representatives (100 tasks of ten
     representatives: 100,000 subsets, 13.8 MB in one broadcast before)."""
     out = dict(zip(first, first_sizes))
-    for s in sorted(subsets(reps)):
+    for s in sorted(own):
         out.setdefault(s.label, s.size)
     return list(out.items())
 
