@@ -111,6 +111,34 @@ def describe_hbr(result, seed: int, stats=None) -> str:
     return "\n".join(lines)
 
 
+def describe_judges(stats, best=None) -> str:
+    """Judge-based meta-evaluation (issue 28), per task and criterion:
+    system-level pairwise accuracy (Kocmi et al. 2021) of the best set's
+    QUEEN, the best single metric and HBR, with the chance band, and
+    Kendall's τ of KING against it (``best``: task → (best set, best
+    single metric) labels)."""
+    pa = getattr(stats, "pairwise_accuracy", {})
+    if not pa:
+        return ""
+    lines = ["agreement with the judges (system-level pairwise accuracy [95%]; chance: "
+             "random scores, mean [95% band]):"]
+    for task, criterion in sorted({(t, c) for t, c, _ in pa}):
+        found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}
+        best_set, best_single = (best or {}).get(task, (None, None))
+        parts = []
+        for label, name in ((f"best set QUEEN({best_set})", f"QUEEN({best_set})"),
+                            (f"best single {best_single}", best_single),
+                            ("HBR", "HBR"), ("chance", "chance")):
+            v = found.get(name)
+            if v is not None:
+                parts.append(f"{label} {_ci(v.value, v)}")
+        tau = stats.king_vs_judges.get((task, criterion))
+        if tau is not None:
+            parts.append(f"KING vs judges τ {_ci(tau.value, tau, 2)}")
+        lines.append(f"  task {task}, {criterion}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
 class _NoStats:
     """No statistics stage: no interval, no test."""
 

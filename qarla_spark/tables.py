@@ -277,6 +277,34 @@ TABLES: Tuple[Table, ...] = (
           "single measure per criterion (AUC); the difference's 95% bootstrap interval, the "
           "mid-p-value of a paired sign-flip test over topics and its max-T adjustment within "
           "the family; significant: adjusted p < 0.05"),
+    Table("metric_eval", "statistics",
+          "judge-based meta-evaluation: every measure's agreement with each criterion",
+          _cols("task string, criterion string, measure string, level string, "
+                "statistic string, value double, ci_low double, ci_high double, "
+                "epsilon double, n_topics int, n_systems int, n_resamples int, unit string",
+                measure="a metric, `QUEEN(<set>)`, `HBR` or `chance`",
+                level="`system`\\|`summary`",
+                statistic="`pearson`\\|`spearman`\\|`kendall`\\|`pairwise_accuracy`\\|"
+                          "`soft_pairwise_accuracy`\\|`acc_eq`"),
+          "every HBR measure, the QUEEN of each detailed set and HBR × criterion × statistic "
+          "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
+          "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
+          "summary level acc_eq with its tie threshold `epsilon`; 95% percentile interval "
+          "over topics; `chance`: random scores, mean and 95% band over draws (`unit`)"),
+    Table("metric_ranks", "statistics",
+          "significance clusters of the measures by KING and by pairwise accuracy",
+          _cols("task string, criterion string, basis string, measure string, value double, "
+                "rank int", basis="`king`\\|`pairwise_accuracy`"),
+          "per task, the sets KING ranks (every single metric, requested sets, the best set; "
+          "criterion null) and, per criterion, the measures of `metric_eval/`; rank 1: the "
+          "top cluster (no member significantly better, paired bootstrap, "
+          "Benjamini-Hochberg)"),
+    Table("king_vs_judges", "statistics",
+          "does judge-free KING order the metrics as the judges do: Kendall's tau",
+          _cols("task string, criterion string, statistic string, n_measures int, "
+                "kendall double, ci_low double, ci_high double, n_resamples int, unit string"),
+          "task × criterion × judge-based statistic: Kendall's tau-b between the sets' KING "
+          "and the statistic of their QUEEN (a metric is its own set), 95% interval"),
 )
 
 BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}

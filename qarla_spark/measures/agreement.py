@@ -47,10 +47,9 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
 
 
 def _kendall_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    n = x.shape[1]
-    upper = np.triu(np.ones((n, n), dtype=bool), 1)
-    sx = np.sign(x[:, :, None] - x[:, None, :])[:, upper]
-    sy = np.sign(y[:, :, None] - y[:, None, :])[:, upper]
+    i, j = np.triu_indices(x.shape[1], 1)      # the pairs a < b, row by row
+    sx = np.sign(x[:, i] - x[:, j])
+    sy = np.sign(y[:, i] - y[:, j])
     with np.errstate(invalid="ignore", divide="ignore"):
         return (sx * sy).sum(axis=1) / np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
 

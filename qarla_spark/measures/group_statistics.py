@@ -93,23 +93,51 @@ def _matrix(rows, row_keys, col_keys):
     return out
 
 
-def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king"):
-    """KING (or JACK, ``kind``) intervals of every set of one task and the
-    comparisons of its plan. ``frame``: topic, gid, num, den (a row per
-    topic and set; every set has the same topics); ``labels[gid]``: the
-    set's name; ``plans[task]``: gids of the best set, the best single
-    metric, the representatives, the subsets."""
-    (task,) = key
+@dataclass(frozen=True)
+class RatioEstimates:
+    """KING (or JACK) of every set of one task as a mean over topics of
+    per-topic ratios: the counts (``wins``: T × sets, ``dens``: T), the
+    point values, the bootstrap replicates (B × sets) and the jackknife's."""
+
+    topics: list
+    gids: list
+    names: list
+    wins: np.ndarray
+    dens: np.ndarray
+    point: np.ndarray
+    reps: np.ndarray
+    jack: np.ndarray
+
+
+def ratio_estimates(task: str, frame, labels, seed: int, n: int) -> RatioEstimates:
+    """:class:`RatioEstimates` of a frame of topic, gid, num, den (a row per
+    topic and set; every set has the same topics; ``labels[gid]``: the
+    set's name)."""
     topics = sorted(set(frame["topic"]))
     gids = sorted(set(int(g) for g in frame["gid"]))
     wins = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["num"]), topics, gids)
     dens = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["den"]), topics,
                    gids).max(axis=1)
-    names = [labels[g] for g in gids]
     point = rs.weighted_ratio_means(wins, dens, np.ones((1, len(topics)), dtype=np.int64))[0]
     reps = rs.weighted_ratio_means(wins, dens, rs.poisson_weights(seed, task, topics, n))
     jack = rs.weighted_ratio_means(wins, dens, rs.jackknife_weights(len(topics)))
-    out = _ci_rows(kind, task, None, names, point, reps, jack)
+    return RatioEstimates(topics, gids, [labels[g] for g in gids], wins, dens, point, reps,
+                          jack)
+
+
+def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
+               estimates: RatioEstimates = None):
+    """KING (or JACK, ``kind``) intervals of every set of one task and the
+    comparisons of its plan. ``frame``: topic, gid, num, den (a row per
+    topic and set; every set has the same topics); ``labels[gid]``: the
+    set's name; ``plans[task]``: gids of the best set, the best single
+    metric, the representatives, the subsets; ``estimates``: the frame's
+    :func:`ratio_estimates`, when the caller has them."""
+    (task,) = key
+    e = estimates if estimates is not None else ratio_estimates(task, frame, labels, seed, n)
+    topics, gids, names, wins, dens = e.topics, e.gids, e.names, e.wins, e.dens
+    point, reps = e.point, e.reps
+    out = _ci_rows(kind, task, None, names, point, reps, e.jack)
     plan = plans.get(task) if kind == "king" else None
     if plan is None:
         return out

@@ -97,6 +97,26 @@ def pairwise_accuracy(metric, human) -> PairwiseAccuracy:
     return PairwiseAccuracy(2 * agree + ties, 2 * int(np.count_nonzero(judged)))
 
 
+def pairwise_accuracy_rows(metric, human) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`pairwise_accuracy` of many rows at once: ``metric`` (B × n ×
+    M: M measures' scores of n systems in each of B replicates) against
+    ``human`` (B × n). Returns (agree2 (B × M), pairs2 (B,)) as int64; a
+    system whose scores are NaN in a row (no topic in that replicate)
+    drops out of that row's pairs."""
+    m = np.asarray(metric, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    if m.ndim != 3 or h.shape != m.shape[:2]:
+        raise ValueError("metric must be (B × n × M) and human (B × n)")
+    i, j = _pairs(m.shape[1])
+    ok = np.isfinite(h[:, i]) & np.isfinite(h[:, j])
+    sh = np.where(ok, (h[:, i] > h[:, j]).astype(np.int8) - (h[:, i] < h[:, j]), 0)
+    judged = (sh != 0)[:, :, None]
+    sm = (m[:, i] > m[:, j]).astype(np.int8) - (m[:, i] < m[:, j])
+    agree = np.count_nonzero(judged & (sm == sh[:, :, None]), axis=1)
+    ties = np.count_nonzero(judged & (sm == 0), axis=1)
+    return (2 * agree + ties).astype(np.int64), 2 * np.count_nonzero(judged[:, :, 0], axis=1)
+
+
 # ---------------------------------------------------------------------------
 # pairwise accuracy with ties, tie calibration (Deutsch et al. 2023)
 # ---------------------------------------------------------------------------
@@ -255,6 +275,30 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
                           _acc_eq_counts(m, h, i, j, epsilon))
 
 
+def acc_eq_by_group(metric, human, groups, epsilon: float) -> Tuple[np.ndarray, np.ndarray,
+                                                                        np.ndarray]:
+    """(group labels, correct (G,), pairs (G,)): acc_eq's sufficient
+    statistics at ``epsilon`` within each group that has a pair (pairs
+    formed within a group only, as :func:`tie_calibration`), groups in
+    sorted order; correct = concordant + both tie. The per-group values
+    correct/pairs are the terms :func:`tie_calibration` averages."""
+    m, h = _vectors(metric, human)
+    labels = np.asarray(groups)
+    if labels.shape != (m.size,):
+        raise ValueError("groups must give one label per score")
+    names, codes = np.unique(labels, return_inverse=True)
+    codes = codes.ravel()
+    i, j = _group_pairs(codes)
+    g = codes[i]
+    sh, diff = _order(h, i, j), m[i] - m[j]
+    mtie = np.abs(diff) <= float(epsilon)
+    sm = np.where(mtie, 0, np.sign(diff).astype(np.int8))
+    correct = np.bincount(g, weights=(sm == sh), minlength=names.size).astype(np.int64)
+    pairs = np.bincount(g, minlength=names.size)
+    has = pairs > 0
+    return names[has], correct[has], pairs[has].astype(np.int64)
+
+
 # ---------------------------------------------------------------------------
 # soft pairwise accuracy (Thompson et al. 2024)
 # ---------------------------------------------------------------------------
@@ -296,9 +340,8 @@ def pairwise_p_values(observed, resampled) -> PairwisePValues:
         raise ValueError("resampled must be (replicates × systems) with at least one replicate")
     if not (np.isfinite(o).all() and np.isfinite(r).all()):
         raise ValueError("scores must be finite")
-    counts = np.empty((o.size, o.size), dtype=np.int64)
-    for a in range(o.size):
-        counts[a] = np.count_nonzero(r[:, [a]] - r >= o[a] - o, axis=0)
+    counts = np.count_nonzero(r[:, :, None] - r[:, None, :] >= o[:, None] - o[None, :],
+                              axis=0).astype(np.int64)
     return PairwisePValues(counts, int(r.shape[0]))
 
 
@@ -330,6 +373,16 @@ def soft_pairwise_accuracy(p_metric: PValues, p_human: PValues) -> float:
     triangles hold them), the systems in the same order on both sides.
     Exact (count ratios, or the doubles' values) and rounded once; NaN for
     fewer than two systems."""
+    if isinstance(p_metric, PairwisePValues) and isinstance(p_human, PairwisePValues) \
+            and p_metric.replicates == p_human.replicates \
+            and p_metric.at_least.shape == p_human.at_least.shape:
+        # one denominator: 1 − Σ|a_m − a_h| / (B·P) in integers, the same value
+        i, j = _pairs(p_metric.at_least.shape[0])
+        if not i.size:
+            return NAN
+        scale = p_metric.replicates * i.size
+        distance = int(np.abs(p_metric.at_least[i, j] - p_human.at_least[i, j]).sum())
+        return (scale - distance) / scale
     pm, ph = _upper_fractions(p_metric), _upper_fractions(p_human)
     if len(pm) != len(ph):
         raise ValueError("the two p-value matrices have different numbers of systems")
@@ -379,6 +432,68 @@ def significance_clusters(values: Sequence[float], better,
             rank, start = rank + 1, pos
         ranks[k] = rank
     return tuple(ranks)
+
+
+def paired_bootstrap_p(replicates) -> np.ndarray:
+    """p[a, b]: the paired bootstrap p-value of "measure a is better than
+    measure b" (Koehn 2004; Efron & Tibshirani 1993, §16.4), from the
+    replicates (B × M) of the measures' statistic under the same resamples
+    of the topics: (1 + #{b : r_ba ≤ r_bb}) / (1 + B'), over the B'
+    replicates where both are finite (a tie counts against "better"; 1 when
+    no replicate has both). The diagonal means nothing."""
+    r = np.asarray(replicates, dtype=np.float64)
+    if r.ndim != 2:
+        raise ValueError("replicates must be (B × measures)")
+    fin = np.isfinite(r)
+    out = np.ones((r.shape[1], r.shape[1]))
+    for a in range(r.shape[1]):
+        both = fin[:, [a]] & fin
+        not_better = np.count_nonzero(both & (r[:, [a]] <= r), axis=0)
+        out[a] = (1 + not_better) / (1 + np.count_nonzero(both, axis=0))
+    return out
+
+
+def benjamini_hochberg(p) -> np.ndarray:
+    """Benjamini & Hochberg (1995) adjusted p-values of a family (any
+    shape, NaN left out): p_(k)·m/k made monotone from the largest down,
+    at most 1."""
+    p = np.asarray(p, dtype=np.float64)
+    flat = p.ravel()
+    out = np.full(flat.shape, NAN)
+    at = np.flatnonzero(np.isfinite(flat))
+    if at.size:
+        order = at[np.argsort(flat[at], kind="stable")]
+        scaled = flat[order] * at.size / np.arange(1, at.size + 1)
+        out[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return out.reshape(p.shape)
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Significance clusters of measures: ``ranks`` (1 the top cluster) and
+    the adjusted p-values of "row better than column" that decided them
+    (pairs in sorted order only; NaN elsewhere)."""
+
+    ranks: Tuple[int, ...]
+    p_adjusted: np.ndarray
+
+
+def rank_clusters(values: Sequence[float], replicates, names: Sequence[str],
+                  alpha: float = ALPHA) -> Clusters:
+    """:func:`significance_clusters` of measures with point ``values`` and
+    bootstrap ``replicates`` (B × M, the same resamples for all): the
+    paired bootstrap p-value of every pair in sorted order (higher value
+    first, ties by name; :func:`paired_bootstrap_p`), adjusted together by
+    :func:`benjamini_hochberg` (M(M−1)/2 tests), significant at ≤ alpha."""
+    vals = np.asarray(values, dtype=np.float64)
+    order = sorted(range(vals.size), key=lambda k: (-vals[k], names[k]))
+    p = paired_bootstrap_p(replicates)
+    above = np.zeros(p.shape, dtype=bool)
+    for pos, k in enumerate(order):
+        above[k, order[pos + 1:]] = True
+    adjusted = np.where(above, benjamini_hochberg(np.where(above, p, NAN)), NAN)
+    better = np.where(above, adjusted <= alpha, False)
+    return Clusters(significance_clusters(vals, better, names), adjusted)
 
 
 # ---------------------------------------------------------------------------

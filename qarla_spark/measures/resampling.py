@@ -188,12 +188,12 @@ def _divide_scaled(sums, base: int, counts) -> np.ndarray:
     return _divide(sums, counts * (1 << -base))
 
 
-def _real_sums(values, weights):
-    """(sums, base): the exact Σ_t w_bt·values[t, s] of finite doubles as
-    Python integers, sums · 2^base. Each value is an integer times 2^e (a
-    common e): the integers, cut in 28-bit pieces, are summed by int64
-    matrix products (exact for weights < 2^8 and T < 2^27) and put back
-    together as Python integers."""
+def _level_parts(values, weights):
+    """(base, [(level, part)]): Σ_t w_bt·values[t, s] of finite doubles
+    as exact int64 partial sums — each value is an integer times 2^e (a
+    common e = ``base``), cut in 28-bit pieces; ``part`` (B × S) sums the
+    pieces at bits [level, level + 28) (exact: int64 products, or double
+    products of integers below 2^53 when the weights allow)."""
     values = np.asarray(values, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.int64)
     mant, expo = np.frexp(values)
@@ -204,9 +204,11 @@ def _real_sums(values, weights):
     shift = np.where(nonzero, expo - base, 0)
     negative = ints < 0
     magnitude = np.abs(ints)
-    sums = np.zeros((weights.shape[0], values.shape[1]), dtype=object)
     top = int(shift.max(initial=0)) + 53
     mask = (1 << _CHUNK) - 1
+    small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - _CHUNK)
+    weights_f = weights.astype(np.float64)
+    parts = []
     for level in range(0, top, _CHUNK):
         # piece of |ints| << shift at bits [level, level + 28)
         lo = level - shift                                  # bit of |ints| at this level
@@ -215,9 +217,42 @@ def _real_sums(values, weights):
         piece = np.where(lo <= 53, piece, 0)
         if not piece.any():
             continue
-        part = weights @ np.where(negative, -piece, piece)
+        signed = np.where(negative, -piece, piece)
+        # integers below 2^53 at every step: a double matrix product is exact
+        parts.append((level, (weights_f @ signed.astype(np.float64)).astype(np.int64) if small
+                      else weights @ signed))
+    return base, parts, small
+
+
+def _real_sums(values, weights):
+    """(sums, base): the exact Σ_t w_bt·values[t, s] of finite doubles as
+    Python integers, sums · 2^base (:func:`_level_parts` put back together
+    as Python integers)."""
+    base, parts, _ = _level_parts(values, weights)
+    weights = np.asarray(weights)
+    sums = np.zeros((weights.shape[0], np.shape(values)[1]), dtype=object)
+    for level, part in parts:
         sums = sums + part.astype(object) * (1 << level)
     return sums, base
+
+
+def replicate_sums(values, weights) -> np.ndarray:
+    """(B × S) doubles: Σ_t w_bt·values[t, s] of finite doubles, for many
+    replicates, deterministically: the exact integer partial sums of
+    :func:`_level_parts` (each below 2^53, so exact as doubles) added in
+    doubles from the highest level down, in that fixed order — the same
+    bits on any machine, within a few ulp of the exact sum, without the
+    Python integers of :func:`_real_sums` (10x faster on 1,000 replicates
+    of a thousand columns). For the replicates of a statistic; its point
+    value keeps the exact, once-rounded means."""
+    base, parts, small = _level_parts(values, weights)
+    if not small:
+        sums, base = _real_sums(values, weights)
+        return _divide_scaled(sums, base, np.ones(sums.shape, dtype=object))
+    out = np.zeros((np.shape(weights)[0], np.shape(values)[1]))
+    for level, part in reversed(parts):
+        out = out + np.ldexp(part.astype(np.float64), level + base)
+    return out
 
 
 def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
@@ -278,6 +313,40 @@ def grouped_real_means(values, columns, n_columns: int, weights):
         raise ValueError("grouped_real_means needs finite values")
     sums, base = _real_sums(matrix, weights)
     return _divide_scaled(sums, base, (weights @ count).astype(object))
+
+
+def grouped_signed_means(values, columns, n_columns: int, signs):
+    """(B × n_columns): Σ_t s_bt·v_t / n_c over the n_c rows of each column
+    (rows given as (topic position, column), distinct), for sign patterns
+    ``signs`` (B × T of ±1, e.g. :func:`sign_flips`): each column's mean
+    with its topics' values flipped — the null replicates of a paired
+    permutation test of means. Sums by :func:`replicate_sums`
+    (deterministic, not rounded once); NaN for a column without rows."""
+    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
+    signs = np.asarray(signs, dtype=np.int64)
+    matrix = np.zeros((signs.shape[1], n_columns), dtype=np.float64)
+    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(matrix).all():
+        raise ValueError("grouped_signed_means needs finite values")
+    counts = np.bincount(cols, minlength=n_columns).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return replicate_sums(matrix, signs) / counts[None, :]
+
+
+def grouped_replicate_means(values, columns, n_columns: int, weights):
+    """:func:`grouped_real_means` for many replicates, the sums by
+    :func:`replicate_sums` (deterministic, within a few ulp of the exact
+    means; NaN where a column's weights are all 0)."""
+    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
+    weights = np.asarray(weights, dtype=np.int64)
+    matrix = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
+    count = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
+    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
+    count[topics, cols] = 1.0
+    if not np.isfinite(matrix).all():
+        raise ValueError("grouped_replicate_means needs finite values")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return replicate_sums(matrix, weights) / (weights.astype(np.float64) @ count)
 
 
 # ---------------------------------------------------------------------------

@@ -220,7 +220,11 @@ def _hbr_kernel(row, ctx):
     hbr_frame = pd.DataFrame.from_records(hbr_rows, columns=["task", "topic", "summarizer",
                                                              "measure_set", "hbr", "std_error"])
     out = [(task, "hbr", hbr_frame),
-           (task, "hbr_x", {"topic": topic.topic, "rows": x_rows}),
+           (task, "hbr_x", {"topic": topic.topic, "rows": x_rows,
+                            # the judged summaries' measures, for metric_eval/
+                            "meta": {"names": list(names), "roles": list(roles), "x": x,
+                                     "judged": topic.judged}
+                            if ctx.get("statistics") and topic.judged is not None else None}),
            (task, "needs", {"need": distinct, "n_split": n_split_u})]
     judged = topic.judged
     if judged is not None:

@@ -26,11 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple
 
+import numpy as np
+
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.measures import judge_statistics as js
+from qarla_spark.measures.agreement import correlation_rows
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
-                                                   correlation_group, king_group)
+                                                   correlation_group, king_group,
+                                                   ratio_estimates)
+from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
@@ -51,6 +57,12 @@ class StatisticsResult:
     #: per task: (subsets whose KING is not significantly below the best
     #: set's, max-T adjusted at 5%, the best set included; subsets)
     subsets_kept: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    #: (task, criterion, measure): system-level pairwise accuracy of the
+    #: best set's QUEEN, the best single metric, HBR, and ``chance`` (its band)
+    pairwise_accuracy: Dict[Tuple[str, str, str], Interval] = field(default_factory=dict)
+    #: (task, criterion): Kendall's τ of KING against pairwise accuracy
+    king_vs_judges: Dict[Tuple[str, str], Interval] = field(default_factory=dict)
+    chance_draws: int = js.CHANCE_DRAWS
 
     def info(self, config=None) -> Dict[str, Any]:
         """The ``statistics`` entry of ``run.json`` (``config``: unused;
@@ -59,7 +71,8 @@ class StatisticsResult:
                 "bootstrap": "Poisson(1) weights per topic, seeded by (seed, task, topic)",
                 "interval": "percentile and BCa, 95%",
                 "test": "paired sign flips over topics (mid-p); max-T adjustment within each "
-                        "family"}
+                        "family",
+                "meta_evaluation": js.configuration(self.chance_draws)}
 
 
 # ---------------------------------------------------------------------------
@@ -87,6 +100,9 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
                 {"topic": value["topic"], "jack": value["jack"],
                  "n_models": value["n_models"]})]
         j = value["judged"]
+        if ctx.get("judged") and j is not None and len(value["peers"]):
+            queen = value["full_num"] / value["full_den"][:, None]
+            out += _meta_records(task, "s_meta_q", value["topic"], value["peers"], queen, j)
         if ctx.get("judged") and j is not None:
             for criterion in sorted(set(j["criterion"])):
                 sel = j["criterion"] == criterion
@@ -102,14 +118,48 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
                  {"topic": value["topic"], "wins2": wins2, "n_pairs": n_pairs})
                 for criterion, wins2, n_pairs in value["auc"]]
     if kind == "hbr_x":
-        return [(rd.key_of(task, "hcorr"), "s_hx", value)]
+        out = [(rd.key_of(task, "hcorr"), "s_hx", value)]
+        meta = value.get("meta")
+        if meta is not None:
+            hbr = {name: num / den for name, _, num, den in value["rows"]}
+            peers = [a for a, role in enumerate(meta["roles"]) if role == "peer"]
+            names = [meta["names"][a] for a in peers]
+            scores = np.column_stack([np.asarray(meta["x"], dtype=np.float64)[peers],
+                                      [hbr.get(name, np.nan) for name in names]])
+            out += _meta_records(task, "s_meta_h", value["topic"], names, scores,
+                                 meta["judged"])
+        return out
     if kind == "judgments":
         return [(rd.key_of(task, "hcorr"), "s_judg", value)]
     return []
 
 
+def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
+    """The records of one topic's judged summaries for the metric_eval
+    group of each criterion (``(task, "meta", criterion)``): the names,
+    their measures' scores (rows of ``scores``) and human scores (the mean
+    of each summary's judgments, exact and rounded once)."""
+    import math
+    at = {name: a for a, name in enumerate(names)}
+    found: Dict[str, Dict[str, list]] = {}
+    for name, criterion, score in zip(judged["summarizer"], judged["criterion"],
+                                      judged["score"]):
+        if name in at:
+            found.setdefault(criterion, {}).setdefault(name, []).append(float(score))
+    out = []
+    for criterion in sorted(found):
+        mine = sorted(found[criterion])
+        human = [math.fsum(found[criterion][n]) / len(found[criterion][n]) for n in mine]
+        out.append((rd.key_of(task, "meta", criterion), kind,
+                    {"topic": topic, "names": mine,
+                     "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
+                     "human": np.asarray(human, dtype=np.float64)}))
+    return out
+
+
 #: the kinds of :func:`statistics_records`
-STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg")
+STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg", "s_meta_q",
+                    "s_meta_h")
 
 
 def with_statistics(records: List[tuple], ctx) -> List[tuple]:
@@ -131,6 +181,8 @@ def _statistics_reduce(key, items, ctx):
     out: List[tuple] = []         # ROW_SCHEMA rows
     corr: List[tuple] = []        # correlation_ci rows (labelled)
     sizes: Dict[str, int] = {}    # of the sets in king_ci
+    extra: List[tuple] = []       # records of metric_eval, metric_ranks, the KING-judges τ
+    printed_meta: Dict[str, Any] = {}
     q, h = ctx.get("qarla"), ctx.get("hbr")
     if group == "king" and q is not None and task in q["plans"]:
         first, plan = q["first"], q["plans"][task]
@@ -149,9 +201,14 @@ def _statistics_reduce(key, items, ctx):
             gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
                     "reps": [gid[r] for r in plan["reps"] if r in gid],
                     "subsets": [gid[label] for label in task_sets[1]]}
-            out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
-                              [label for label, _ in catalogue], {task: gids}, seed, n)
+            frame = _frame(rows, ["topic", "gid", "num", "den"])
+            labels = [label for label, _ in catalogue]
+            estimates = ratio_estimates(task, frame, labels, seed, n)
+            out += king_group((task,), frame, labels, {task: gids}, seed, n,
+                              estimates=estimates)
             sizes = dict(catalogue)
+            ranked = _king_ranked(estimates, first, plan["best"])
+            extra += _king_ranks(task, ranked)
     elif group == "jack" and q is not None:
         rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
                 for _, v in items for s in range(len(q["detailed"]))]
@@ -199,12 +256,171 @@ def _statistics_reduce(key, items, ctx):
                       r[9])
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False)]
+    elif group == "meta":
+        extra, printed_meta = _meta_group(key, task, rest[0], items, ctx)
     corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
-    printed = _printed(task, out, corr, ctx)
+    printed = {**_printed(task, out, corr, ctx), **printed_meta}
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, n, sizes), *corr_records, *driver]
+    return [*_table_records(key, out, n, sizes), *corr_records, *extra, *driver]
+
+
+# ---------------------------------------------------------------------------
+# judge-based meta-evaluation (issue 28): metric_eval/, metric_ranks/, KING
+# against the judges
+# ---------------------------------------------------------------------------
+
+def _king_ranked(e, first: List[str], best: str):
+    """(labels, point, replicates) of the sets KING ranks: the first
+    family's (every single metric, the requested sets) and the task's best
+    set, those the task evaluated."""
+    wanted = list(dict.fromkeys([*first, best]))
+    at = {label: i for i, label in enumerate(e.names)}
+    cols = [at[label] for label in wanted if label in at]
+    return [e.names[c] for c in cols], e.point[cols], e.reps[:, cols]
+
+
+def _king_ranks(task, ranked) -> List[tuple]:
+    """metric_ranks/ rows of KING (criterion null) and the record the
+    KING-against-judges reduce reads."""
+    labels, point, reps = ranked
+    keep = [k for k, v in enumerate(point) if np.isfinite(v)]
+    if not keep:
+        return []
+    labels = [labels[k] for k in keep]
+    point, reps = point[keep], reps[:, keep]
+    ranks = rank_clusters(point, reps, labels).ranks
+    rows = [(task, None, "king", label, float(v), int(r))
+            for label, v, r in zip(labels, point, ranks)]
+    key = rd.key_of(task, "king")
+    return [rd.table_record(key, "metric_ranks", rows),
+            (rd.key_of(task, "tau"), "tau_king", {"names": labels, "point": point,
+                                                  "reps": reps})]
+
+
+def meta_measures(ctx) -> Tuple[List[str], List[str], List[str]]:
+    """The measures of metric_eval/ in column order, in three parts: the
+    HBR stage's single measures and ``HBR`` (from its records), the QUEEN of
+    each detailed set (from the QARLA stage's)."""
+    h, q = ctx.get("hbr"), ctx.get("qarla")
+    singles = list(h["names"][:-1]) if h else []
+    queens = [f"QUEEN({label})" for label in q["detailed"]] if q else []
+    return singles, queens, ([h["names"][-1]] if h else [])
+
+
+def _meta_data(items, ctx) -> js.JudgedScores:
+    """The score cube of one (task, criterion) from its topics' s_meta_h
+    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
+    singles, queens, hbr = meta_measures(ctx)
+    measures = singles + queens + hbr
+    by_topic: Dict[str, Dict[str, Any]] = {}
+    for kind, v in items:
+        by_topic.setdefault(v["topic"], {})[kind] = v
+    topics = sorted(by_topic)
+    systems = sorted({name for parts in by_topic.values() for v in parts.values()
+                      for name in v["names"]})
+    s_at = {name: i for i, name in enumerate(systems)}
+    scores = np.full((len(topics), len(systems), len(measures)), np.nan)
+    human = np.full((len(topics), len(systems)), np.nan)
+    where = {"s_meta_h": [*range(len(singles)), *range(len(singles) + len(queens),
+                                                       len(measures))],
+             "s_meta_q": list(range(len(singles), len(singles) + len(queens)))}
+    for t, topic in enumerate(topics):
+        for kind, v in by_topic[topic].items():
+            cols = [s_at[name] for name in v["names"]]
+            mine = scores[t]                                  # a view
+            mine[np.ix_(cols, where[kind])] = v["scores"]
+            human[t, cols] = v["human"]
+    return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
+
+
+def _meta_group(key, task, criterion, items, ctx):
+    """The metric_eval/ and metric_ranks/ rows of one (task, criterion),
+    the record of the KING-against-judges reduce, what the run prints."""
+    seed, n = ctx["seed"], ctx["n"]
+    data = _meta_data(items, ctx)
+    if not data.cells.any():
+        return [], {}
+    e = js.meta_evaluation(task, criterion, data, seed, n, ctx.get("chance_draws",
+                                                                    js.CHANCE_DRAWS))
+    rows = []
+    for (level, stat), found in e.estimates.items():
+        unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
+        for m, est in enumerate(found):
+            eps = e.epsilon[m] if stat == "acc_eq" else None
+            rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
+                         est.high, eps, e.n_topics, e.n_systems, n, unit))
+        band = e.chance.get((level, stat))
+        if band is not None:
+            rows.append((task, criterion, js.CHANCE, level, stat, band.value, band.low,
+                         band.high, None, e.n_topics, e.n_systems,
+                         ctx.get("chance_draws", js.CHANCE_DRAWS), js.CHANCE_UNIT))
+    pa = e.estimates[("system", "pairwise_accuracy")]
+    ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
+             for name, est, r in zip(e.measures, pa, e.ranks) if r]
+    # KING ranks sets: QUEEN(S) is S, a single metric its own set
+    singles, queens, _ = meta_measures(ctx)
+    kinglike = {**{m: m for m in singles}, **{q: q[len("QUEEN("):-1] for q in queens}}
+    cols = [m for m, name in enumerate(e.measures) if name in kinglike]
+    stats = {stat: (np.array([found[m].value for m in cols]),
+                    np.column_stack([found[m].replicates for m in cols]))
+             for (level, stat), found in e.estimates.items()
+             if cols and found[0].replicates is not None}
+    tau = (rd.key_of(task, "tau"), "tau_judge",
+           {"criterion": criterion, "names": [kinglike[e.measures[m]] for m in cols],
+            "stats": stats}) if cols else None
+    records = [rd.table_record(key, "metric_eval", rows)]
+    if ranks:
+        records.append(rd.table_record(key, "metric_ranks", ranks))
+    if tau is not None:
+        records.append(tau)
+    printed = {"pairwise_accuracy": {}}
+    wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
+    for name, est in zip(e.measures, pa):
+        label = kinglike.get(name)
+        if name == "HBR" or (label in wanted and label is not None):
+            printed["pairwise_accuracy"][(task, criterion, name)] = Interval(est.value, est.low,
+                                                                             est.high)
+    band = e.chance.get(("system", "pairwise_accuracy"))
+    if band is not None:
+        printed["pairwise_accuracy"][(task, criterion, js.CHANCE)] = Interval(
+            band.value, band.low, band.high)
+    return records, printed
+
+
+def _tau_reduce(key, items, ctx):
+    """king_vs_judges/ rows of one task: Kendall's τ between the sets'
+    KING and each judge-based statistic of their QUEEN (a single metric is
+    its own set), over the sets both have, with a percentile interval from
+    the same Poisson replicates (keyed by topic: replicate b resamples the
+    topics both share alike)."""
+    task = rd.key_parts(key)[0]
+    king = next((v for k, v in items if k == "tau_king"), None)
+    if king is None:
+        return []
+    at = {name: i for i, name in enumerate(king["names"])}
+    rows, printed = [], {}
+    for k, v in items:
+        if k != "tau_judge":
+            continue
+        for stat, (point, reps) in sorted(v["stats"].items()):
+            both = [m for m, name in enumerate(v["names"]) if name in at]
+            names = [v["names"][m] for m in both]
+            kcols = [at[name] for name in names]
+            tau = correlation_rows(names, king["point"][kcols][None], point[both][None],
+                                   kinds=("kendall",))[0, 0]
+            reps_t = correlation_rows(names, king["reps"][:, kcols], reps[:, both],
+                                      kinds=("kendall",))[:, 0]
+            low, high = rs.percentile_interval(reps_t)
+            rows.append((task, v["criterion"], stat, len(names), float(tau), low, high,
+                         ctx["n"], UNIT))
+            if stat == "pairwise_accuracy":
+                printed[(task, v["criterion"])] = Interval(float(tau), low, high)
+    out = [rd.table_record(key, "king_vs_judges", rows)] if rows else []
+    if printed:
+        out.append((key, "driver", (task, {"king_vs_judges": printed})))
+    return out
 
 
 def task_catalogue(first: List[str], first_sizes: List[int],
@@ -286,7 +502,7 @@ def _n_groups(ctx, qarla, tasks) -> int:
     n = 0
     for t in tasks:
         criteria = len(t.judgments)
-        n += 2 + 2 * criteria
+        n += 2 + 3 * criteria
         if qarla is not None:
             n += len(qarla.detailed) * criteria
     return n
@@ -320,14 +536,15 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         ctx["wanted"] = sorted({p.best.label for p in qarla.plans.values()}
                                | {p.best_single.label for p in qarla.plans.values()})
         ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
-        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr"]))
+        ctx["best_single"] = {task: p.best_single.label for task, p in qarla.plans.items()}
+        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr", "s_meta_q"]))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
         ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
                       "plans": {(task, c): {"hbr": HBR, "best": a.best[0],
                                             "median": a.median[0]}
                                 for task, cs in hbr.auc.items() for c, a in cs.items()}}
-        sources.append(rd.of_kinds(hbr.records, ["s_auc", "s_hx"]))
+        sources.append(rd.of_kinds(hbr.records, ["s_auc", "s_hx", "s_meta_h"]))
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
     if not sources:
@@ -354,11 +571,23 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
     reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context))
+    meta = ctx["judged"]
     names = (["king_ci", "jack_ci"] if "qarla" in ctx else []) + \
         (["auc_ci"] if "hbr" in ctx else []) + ["comparisons"] + \
-        (["correlation_ci"] if ctx["judged"] else [])
+        (["correlation_ci", "metric_eval"] if meta else []) + \
+        (["metric_ranks"] if "qarla" in ctx or meta else [])
+    if meta and "qarla" in ctx:
+        # KING against the judges: one reduce per task over what its KING
+        # group and its criteria's metric_eval groups kept (a second job)
+        taus = cache.persist(rd.reduce_by_key(rd.of_kinds(reduced, ["tau_king", "tau_judge"]), _tau_reduce,
+                                max(1, min(len(ctx["qarla"]["plans"]),
+                                           topic_partitions(spark))), context))
+        reduced = reduced.unionByName(taus)
+        names.append("king_vs_judges")
     result.tables.update(rd.records_tables(reduced, names))
     for _, _, (key, value) in rd.collect(reduced, ["driver"]):
+        result.pairwise_accuracy.update(value.get("pairwise_accuracy", {}))
+        result.king_vs_judges.update(value.get("king_vs_judges", {}))
         result.king.update(value.get("king", {}))
         result.jack.update(value.get("jack", {}))
         result.auc.update(value.get("auc", {}))

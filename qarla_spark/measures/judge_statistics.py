@@ -1,0 +1,304 @@
+"""Judge-based meta-evaluation of one (task, criterion) (issue 28; SPEC
+§11): every measure's agreement with the human scores, with bootstrap
+intervals over topics, the chance baseline and the significance clusters
+of pairwise accuracy. A pure function of the group's score cube (numpy):
+the statistics stage (:mod:`qarla_spark.stages.statistics`) runs one per
+(task, criterion) on an executor. The statistics themselves are
+:mod:`~qarla_spark.measures.meta_eval`'s; the resampling (Poisson weights
+and sign patterns keyed by (seed, task, topic), exact means)
+:mod:`~qarla_spark.measures.resampling`'s.
+
+The data: a summary's score under a measure (a metric: its mean similarity
+to the topic's references; ``QUEEN(<set>)`` with all references; ``HBR``)
+and its human score (the mean of its judgments) for every (topic, system)
+*cell* where the system's summary is judged and scored by every measure.
+A system's score is the mean over its cells of its summary scores, its
+human score the mean of its judgments' means — exact means, rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.measures import agreement
+from qarla_spark.measures import meta_eval as me
+from qarla_spark.measures import resampling as rs
+
+#: the measure name of the chance baseline's rows
+CHANCE = "chance"
+#: how many random measures the chance baseline draws
+CHANCE_DRAWS = 100
+#: the statistics at system level, with bootstrap replicates
+SYSTEM_STATISTICS = agreement.KINDS + ("pairwise_accuracy",)
+#: every statistic of ``metric_eval/``, (level, statistic)
+STATISTICS = tuple(("system", s) for s in SYSTEM_STATISTICS) + (
+    ("system", "soft_pairwise_accuracy"), ("summary", "acc_eq"))
+#: the unit of the intervals, of the chance band
+UNIT, CHANCE_UNIT = "topics", "draws"
+
+
+@dataclass(frozen=True)
+class JudgedScores:
+    """The score cube of one (task, criterion): ``scores[t, s, m]`` of the
+    summary of system s in topic t under measure m, ``human[t, s]`` its
+    human score; NaN where missing. Topics and systems sorted."""
+
+    topics: Tuple[str, ...]
+    systems: Tuple[str, ...]
+    measures: Tuple[str, ...]
+    scores: np.ndarray
+    human: np.ndarray
+
+    @property
+    def cells(self) -> np.ndarray:
+        """(T × S) bool: judged and scored by every measure."""
+        return np.isfinite(self.human) & np.isfinite(self.scores).all(axis=2)
+
+    def used(self) -> "JudgedScores":
+        """The topics and systems with a cell, cells only (NaN elsewhere)."""
+        c = self.cells
+        t, s = c.any(axis=1), c.any(axis=0)
+        scores = np.where(c[:, :, None], self.scores, np.nan)[np.ix_(t, s)]
+        human = np.where(c, self.human, np.nan)[np.ix_(t, s)]
+        return JudgedScores(tuple(np.asarray(self.topics, dtype=object)[t]),
+                            tuple(np.asarray(self.systems, dtype=object)[s]), self.measures,
+                            scores, human)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic's value, its 95% interval (or band) and, with bootstrap
+    replicates, the replicates."""
+
+    value: float
+    low: float
+    high: float
+    replicates: np.ndarray = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class MetaEvaluation:
+    """What one (task, criterion) gives: per (level, statistic), each
+    measure's :class:`Estimate`; the chance baseline per (level,
+    statistic); acc_eq's tie threshold per measure; the significance
+    clusters of pairwise accuracy."""
+
+    measures: Tuple[str, ...]
+    n_topics: int
+    n_systems: int
+    n_resamples: int
+    estimates: Dict[Tuple[str, str], List[Estimate]]
+    chance: Dict[Tuple[str, str], Estimate]
+    epsilon: List[float]
+    ranks: Tuple[int, ...] = ()
+
+
+# ---------------------------------------------------------------------------
+# system scores
+# ---------------------------------------------------------------------------
+
+def _positions(data: JudgedScores):
+    t_idx, s_idx = np.nonzero(data.cells)
+    return t_idx, s_idx
+
+
+def system_scores(data: JudgedScores, weights) -> Tuple[np.ndarray, np.ndarray]:
+    """(B × S × M) measure scores and (B × S) human scores of the systems:
+    each the weighted mean over the system's cells with the topics'
+    ``weights`` (B × T; NaN where a system's weights are all 0): exact and
+    rounded once for one row of weights (a point value), by
+    :func:`~qarla_spark.measures.resampling.grouped_replicate_means` for
+    replicates (deterministic, within a few ulp)."""
+    t_idx, s_idx = _positions(data)
+    n_s, n_m = len(data.systems), len(data.measures)
+    cols = (s_idx[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
+    means = rs.grouped_real_means if len(weights) == 1 else rs.grouped_replicate_means
+    x = means(data.scores[t_idx, s_idx, :].ravel(), (np.repeat(t_idx, n_m), cols), n_s * n_m,
+              weights)
+    h = means(data.human[t_idx, s_idx], (t_idx, s_idx), n_s, weights)
+    return x.reshape(len(x), n_s, n_m), h
+
+
+def flipped_scores(data: JudgedScores, signs) -> Tuple[np.ndarray, np.ndarray]:
+    """The null replicates of :func:`system_scores` for the paired
+    permutation test of Thompson et al. (2024): each topic's scores of
+    every system flipped by one sign pattern (``signs``: B × T of ±1)."""
+    t_idx, s_idx = _positions(data)
+    n_s, n_m = len(data.systems), len(data.measures)
+    cols = (s_idx[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
+    x = rs.grouped_signed_means(data.scores[t_idx, s_idx, :].ravel(),
+                                (np.repeat(t_idx, n_m), cols), n_s * n_m, signs)
+    h = rs.grouped_signed_means(data.human[t_idx, s_idx], (t_idx, s_idx), n_s, signs)
+    return x.reshape(len(x), n_s, n_m), h
+
+
+# ---------------------------------------------------------------------------
+# the statistics of given system scores
+# ---------------------------------------------------------------------------
+
+def system_statistics(systems: Sequence[str], x, h) -> Dict[str, np.ndarray]:
+    """Each system-level statistic (B × M) of measure scores ``x`` (B × S ×
+    M) against human scores ``h`` (B × S): Pearson, Spearman, Kendall
+    (:func:`~qarla_spark.measures.agreement.correlation_rows`, NaN below 3
+    systems) and pairwise accuracy (:func:`~qarla_spark.measures.meta_eval.
+    pairwise_accuracy_rows`, NaN without a pair the humans order)."""
+    x, h = np.asarray(x, dtype=np.float64), np.asarray(h, dtype=np.float64)
+    n_b, n_s, n_m = x.shape
+    # every (replicate, measure) a row of one call
+    r = agreement.correlation_rows(systems, x.transpose(0, 2, 1).reshape(n_b * n_m, n_s),
+                                   np.repeat(h, n_m, axis=0))
+    out = {kind: r[:, k].reshape(n_b, n_m) for k, kind in enumerate(agreement.KINDS)}
+    agree2, pairs2 = me.pairwise_accuracy_rows(x, h)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["pairwise_accuracy"] = np.where(pairs2[:, None] > 0,
+                                            agree2 / np.maximum(pairs2, 1)[:, None], np.nan)
+    return out
+
+
+def soft_pairwise_accuracies(x0, h0, xf, hf) -> np.ndarray:
+    """(M,): soft pairwise accuracy of each measure (Thompson et al. 2024)
+    from the systems' scores (``x0``: S × M, ``h0``: S) and their null
+    replicates under the same sign patterns (``xf``: B × S × M, ``hf``:
+    B × S)."""
+    human = me.pairwise_p_values(h0, hf)
+    return np.array([me.soft_pairwise_accuracy(me.pairwise_p_values(x0[:, m], xf[:, :, m]),
+                                               human) for m in range(x0.shape[1])])
+
+
+def _acc_eq(data: JudgedScores, m: int, scores=None):
+    """Tie calibration of measure ``m`` (or of ``scores``, T × S) at summary
+    level, grouped by topic; and each topic's (position, correct, pairs) at
+    the chosen ε."""
+    t_idx, s_idx = _positions(data)
+    metric = (data.scores[:, :, m] if scores is None else scores)[t_idx, s_idx]
+    human = data.human[t_idx, s_idx]
+    cal = me.tie_calibration(metric, human, groups=t_idx)
+    topics, correct, pairs = me.acc_eq_by_group(metric, human, t_idx, cal.epsilon)
+    return cal, topics, correct, pairs
+
+
+# ---------------------------------------------------------------------------
+# the group
+# ---------------------------------------------------------------------------
+
+def _estimate(point: float, reps) -> Estimate:
+    low, high = rs.percentile_interval(reps)
+    return Estimate(float(point), low, high, np.asarray(reps, dtype=np.float64))
+
+
+def _band(draws) -> Estimate:
+    d = np.asarray(draws, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if not d.size:
+        return Estimate(math.nan, math.nan, math.nan)
+    low, high = rs.percentile_interval(d)
+    return Estimate(math.fsum(d) / d.size, low, high)
+
+
+def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n: int,
+                    draws: int = CHANCE_DRAWS) -> MetaEvaluation:
+    """Every statistic of every measure of one (task, criterion), with
+    percentile intervals from ``n`` Poisson replicates over topics (seeded
+    by (seed, task, topic), as every interval of the run), soft pairwise
+    accuracy from ``n`` sign patterns (no interval: its p-values are
+    themselves resampled), acc_eq with its tie threshold calibrated once
+    on all topics, the chance baseline over ``draws`` random measures, and
+    the significance clusters of pairwise accuracy."""
+    data = data.used()
+    topics, systems = data.topics, data.systems
+    n_m = len(data.measures)
+    ones = np.ones((1, len(topics)), dtype=np.int64)
+    weights = rs.poisson_weights(seed, task, topics, n)
+    x0, h0 = (a[0] for a in system_scores(data, ones))
+    xb, hb = system_scores(data, weights)
+    point = system_statistics(systems, x0[None], h0[None])
+    reps = system_statistics(systems, xb, hb)
+    estimates: Dict[Tuple[str, str], List[Estimate]] = {
+        ("system", k): [_estimate(point[k][0, m], reps[k][:, m]) for m in range(n_m)]
+        for k in SYSTEM_STATISTICS}
+    flips = rs.sign_flips(seed, task, topics, n)
+    xf, hf = flipped_scores(data, flips)
+    spa = soft_pairwise_accuracies(x0, h0, xf, hf)
+    estimates[("system", "soft_pairwise_accuracy")] = [
+        Estimate(float(v), math.nan, math.nan) for v in spa]
+    accs, epsilon = [], []
+    for m in range(n_m):
+        cal, at, correct, pairs = _acc_eq(data, m)
+        epsilon.append(cal.epsilon)
+        r = rs.weighted_ratio_means(correct[:, None], pairs, weights[:, at])[:, 0] \
+            if len(at) else np.full(n, np.nan)
+        accs.append(_estimate(cal.value, r))
+    estimates[("summary", "acc_eq")] = accs
+    pa = estimates[("system", "pairwise_accuracy")]
+    ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
+    ranks = [0] * n_m
+    if ranked:
+        found = me.rank_clusters([pa[m].value for m in ranked],
+                                 np.column_stack([pa[m].replicates for m in ranked]),
+                                 [data.measures[m] for m in ranked])
+        for m, r in zip(ranked, found.ranks):
+            ranks[m] = r
+    return MetaEvaluation(data.measures, len(topics), len(systems), n, estimates,
+                          chance_baseline(task, criterion, data, seed, flips, draws),
+                          epsilon, tuple(ranks))
+
+
+def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, flips,
+                    draws: int) -> Dict[Tuple[str, str], Estimate]:
+    """Each statistic of ``draws`` random measures (uniform scores per
+    cell, keyed by (seed, task, criterion, draw):
+    :func:`~qarla_spark.measures.meta_eval.chance_scores`): the mean over
+    the draws and the 2.5-97.5% band."""
+    t_idx, s_idx = _positions(data)
+    if not draws or not t_idx.size:
+        return {}
+    shape = (len(data.topics), len(data.systems))
+    cube = np.stack([me.chance_scores(seed, (task, criterion, str(d)), shape)
+                     for d in range(draws)], axis=2)                    # T × S × D
+    cube = np.where(data.cells[:, :, None], cube, np.nan)
+    random = JudgedScores(data.topics, data.systems, tuple(map(str, range(draws))), cube,
+                          data.human)
+    ones = np.ones((1, len(data.topics)), dtype=np.int64)
+    x0, h0 = (a[0] for a in system_scores(random, ones))
+    stats = system_statistics(data.systems, x0[None], h0[None])
+    out = {("system", k): _band(stats[k][0]) for k in SYSTEM_STATISTICS}
+    xf, hf = flipped_scores(random, flips)
+    out[("system", "soft_pairwise_accuracy")] = _band(
+        soft_pairwise_accuracies(x0, h0, xf, hf))
+    out[("summary", "acc_eq")] = _band([_acc_eq(random, d)[0].value for d in range(draws)])
+    return out
+
+
+def configuration(draws: int = CHANCE_DRAWS) -> dict:
+    """How metric_eval/, metric_ranks/ and king_vs_judges/ are computed
+    (``run.json``, the report)."""
+    return {
+        "scores": "a summary's score: its mean similarity to the topic's references (a "
+                  "metric), its QUEEN with all references (QUEEN(<set>)), its HBR; its human "
+                  "score: the mean of its judgments; cells: (topic, system) judged and scored "
+                  "by every measure",
+        "system_score": "the mean over the system's cells (exact, rounded once)",
+        "correlations": "Pearson, Spearman, Kendall tau-b of the system scores",
+        "pairwise_accuracy": "Kocmi et al. 2021: pairs of systems with unequal human scores "
+                             "ordered alike; a metric tie counts 1/2",
+        "soft_pairwise_accuracy": "Thompson et al. 2024: 1 - mean |p_metric - p_human| over "
+                                  "system pairs, one-sided p-values from the sign patterns "
+                                  "of the paired tests (no interval)",
+        "acc_eq": "Deutsch et al. 2023: summary level, pairs within a topic, tie threshold "
+                  "epsilon calibrated once on all topics (the smallest of equal maxima), "
+                  "mean over topics",
+        "interval": "percentile, 95%, Poisson bootstrap over topics (the run's replicates)",
+        "chance": f"{draws} measures of uniform random scores per cell, seeded by (seed, "
+                  "task, criterion, draw): mean and 2.5-97.5% band",
+        "clusters": "mt-metrics-eval's greedy rank assignment; paired bootstrap p-values "
+                    "(1 + #{r: a <= b}) / (1 + B) of every pair in sorted order, "
+                    "Benjamini-Hochberg adjusted, significant at <= 0.05",
+        "king_vs_judges": "Kendall tau-b between the sets' KING and each statistic of their "
+                          "QUEEN (a single metric is its own set), interval from the same "
+                          "replicates",
+    }
+
