@@ -423,3 +423,126 @@ def test_a_task_plan_makes_its_subsets_when_asked():
     assert family["sizes"] == [s.size for s in plan.subsets]
     assert family["words"].shape[0] == 7
     assert "subsets" not in {f.name for f in __import__("dataclasses").fields(TaskPlan)}
+
+
+# ------------------------------------------- judge-based meta-evaluation (issue 28)
+
+def _exact_mean(values):
+    """The exact mean of doubles, rounded once (SPEC §11: ties are equal
+    doubles of exact means)."""
+    from fractions import Fraction
+    values = [Fraction(float(v)) for v in values]
+    return float(sum(values, Fraction(0)) / len(values))
+
+
+def _brute_pairwise_accuracy(metric, human):
+    """Kocmi et al. 2021 as a loop over pairs (a metric tie ½), counted
+    exactly."""
+    from fractions import Fraction
+    names = sorted(metric)
+    agree, pairs = Fraction(0), 0
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            x, y = names[a], names[b]
+            if human[x] == human[y]:
+                continue
+            pairs += 1
+            if metric[x] == metric[y]:
+                agree += Fraction(1, 2)
+            elif (metric[x] > metric[y]) == (human[x] > human[y]):
+                agree += 1
+    return float(agree / pairs)
+
+
+def _brute_system_scores(t, criterion):
+    """From the written tables alone, independently of the stage: each
+    peer's per-topic score under R-1.a (mean similarity to the topic's
+    models), QUEEN of the best set (queen/, all models) and HBR (hbr/), its
+    per-topic human score (mean of its judgments); a system's score: the
+    exact mean over the topics where it has all of them."""
+    from collections import defaultdict
+    roles = {(r.topic, r.summarizer): r.role for r in t["summaries"].itertuples()}
+    sims = t["similarities"]
+    sims = sims[(sims.metric == "R-1.a")]
+    per = defaultdict(dict)         # (topic, peer) -> measure -> value
+    grouped = defaultdict(list)
+    for r in sims.itertuples():
+        if roles[(r.topic, r.summarizer_s)] == "peer" and \
+                roles[(r.topic, r.summarizer_r)] == "model":
+            grouped[(r.topic, r.summarizer_s)].append(r.value)
+    for cell, values in grouped.items():
+        per[cell]["R-1.a"] = _exact_mean(values)
+    best = t["jack"].metric_set.tolist()
+    q = t["queen"]
+    q = q[q.holdout.isna() & (q.role == "peer")]
+    for r in q.itertuples():
+        per[(r.topic, r.summarizer)][f"QUEEN({r.metric_set})"] = r.queen
+    for r in t["hbr"].itertuples():
+        if roles[(r.topic, r.summarizer)] == "peer":
+            per[(r.topic, r.summarizer)]["HBR"] = r.hbr
+    judg = t["judgments"]
+    judg = judg[judg.criterion == criterion]
+    human = {cell: _exact_mean(g.score) for cell, g in judg.groupby(["topic", "summarizer"])}
+    measures = {m for cell in per.values() for m in cell}
+    cells = [c for c in human if c in per and set(per[c]) == measures]
+    systems = sorted({s for _, s in cells})
+    x = {m: {s: _exact_mean([per[c][m] for c in cells if c[1] == s]) for s in systems}
+         for m in measures}
+    h = {s: _exact_mean([human[c] for c in cells if c[1] == s]) for s in systems}
+    return x, h, best
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_metric_eval_pairwise_accuracy_agrees_with_a_brute_force_over_the_tables(stats_run):
+    """metric_eval/'s system-level pairwise accuracy of a metric, of the
+    QUEEN of each detailed set and of HBR, recomputed from the similarity,
+    queen, hbr and judgment tables with exact means and a loop over pairs;
+    the task without judgments has no row."""
+    from qarla_spark.measures.judge_statistics import CHANCE, STATISTICS
+    _, t = stats_run
+    me = t["metric_eval"]
+    assert set(me.task) == {TASK}
+    for criterion in sorted(set(t["judgments"].criterion)):
+        x, h, _ = _brute_system_scores(t, criterion)
+        mine = me[(me.criterion == criterion) & (me.statistic == "pairwise_accuracy")]
+        got = dict(zip(mine.measure, mine.value))
+        for measure in ("R-1.a", "HBR", *[m for m in x if m.startswith("QUEEN(")]):
+            assert got[measure] == _brute_pairwise_accuracy(x[measure], h), (criterion, measure)
+        rows = me[me.criterion == criterion]
+        assert set(zip(rows.level, rows.statistic)) == set(STATISTICS)
+        chance = rows[rows.measure == CHANCE]
+        assert len(chance) == len(STATISTICS)
+        assert (chance.ci_low <= chance.value).all() and (chance.value <= chance.ci_high).all()
+        acc = rows[rows.statistic == "acc_eq"]
+        assert acc[acc.measure != CHANCE].epsilon.notna().all()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_king_vs_judges_is_kendalls_tau_of_the_king_and_metric_eval_tables(stats_run):
+    """king_vs_judges/: Kendall's tau-b (scipy) between KING of the sets
+    (king/) and pairwise accuracy of their QUEEN (a single metric is its own
+    set), over the sets both tables hold; the ranks of metric_ranks/ start
+    at 1 and never fall as the value falls."""
+    from scipy import stats
+    _, t = stats_run
+    king = dict(zip(t["king"].metric_set, t["king"].king))
+    me = t["metric_eval"]
+    kvj = t["king_vs_judges"]
+    for r in kvj[kvj.statistic == "pairwise_accuracy"].itertuples():
+        rows = me[(me.criterion == r.criterion) & (me.statistic == "pairwise_accuracy")]
+        pairs = []
+        for m, v in zip(rows.measure, rows.value):
+            label = m[len("QUEEN("):-1] if m.startswith("QUEEN(") else m
+            if m not in ("HBR", "chance") and label in king:
+                pairs.append((king[label], v))
+        assert r.n_measures == len(pairs)
+        expected = stats.kendalltau(*zip(*pairs)).statistic
+        assert r.kendall == pytest.approx(expected, abs=1e-12)
+        assert r.ci_low <= r.ci_high
+    ranks = t["metric_ranks"]
+    for _, g in ranks.groupby(["basis", "criterion"], dropna=False):
+        g = g.sort_values("value", ascending=False)
+        assert g["rank"].min() == 1
+        assert (g["rank"].diff().dropna() >= 0).all()

@@ -139,7 +139,6 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     group of each criterion (``(task, "meta", criterion)``): the names,
     their measures' scores (rows of ``scores``) and human scores (the mean
     of each summary's judgments, exact and rounded once)."""
-    import math
     at = {name: a for a, name in enumerate(names)}
     found: Dict[str, Dict[str, list]] = {}
     for name, criterion, score in zip(judged["summarizer"], judged["criterion"],
@@ -149,12 +148,18 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     out = []
     for criterion in sorted(found):
         mine = sorted(found[criterion])
-        human = [math.fsum(found[criterion][n]) / len(found[criterion][n]) for n in mine]
+        human = [_exact_mean(found[criterion][n]) for n in mine]
         out.append((rd.key_of(task, "meta", criterion), kind,
                     {"topic": topic, "names": mine,
                      "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
                      "human": np.asarray(human, dtype=np.float64)}))
     return out
+
+
+def _exact_mean(values) -> float:
+    """The mean of doubles, exact and rounded once."""
+    from fractions import Fraction
+    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
 
 
 #: the kinds of :func:`statistics_records`
