@@ -119,6 +119,23 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
     rep.add_argument("--out", dest="report_out", metavar="FILE", default=None,
                      help="where to write it (default: RUN_DIR/report.html)")
 
+    exp = sub.add_parser(
+        "export", help="write a run's per-summary scores for SacreROUGE or mt-metrics-eval",
+        description="Write the per-summary scores of a finished run (each metric's mean "
+                    "similarity to the topic's models, QUEEN of each metric set, HBR) from its "
+                    "run.json and Parquet tables alone; no Spark. sacrerouge: SacreROUGE's "
+                    "Metrics JSONL, DIR/<task>/metrics.jsonl (one object per summary). mtme: "
+                    "mt-metrics-eval's test-set layout, DIR/<run folder name>/ (a task is a "
+                    "language pair, a topic a segment, the peers the systems, the models the "
+                    "reference 'refs'; system and segment level, and the human judgments). "
+                    "DIR must not exist or be empty; DIR/qarla-export.json maps the names "
+                    "written back to the run's.")
+    exp.add_argument("run_dir", metavar="RUN_DIR", help="a run directory qarla run wrote")
+    exp.add_argument("--format", dest="export_format", required=True,
+                     metavar="{sacrerouge,mtme}", help="the file format to write")
+    exp.add_argument("--out", dest="export_out", required=True, metavar="DIR",
+                     help="the folder to write (absent or empty)")
+
     prof = sub.add_parser(
         "profile", help="where a run's time went, from Spark's event log",
         description="Per stage of a finished run and for the whole run: Spark jobs, tasks, "
@@ -212,6 +229,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from qarla_spark.report.export import export_run
+    record = export_run(args.run_dir, args.export_format, args.export_out)
+    parts = record.get("tasks") or record.get("lps") or {}
+    print(f"export: {args.export_out} ({args.export_format}, {len(parts)} task(s))")
+    return 0
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     import json
 
@@ -248,10 +273,10 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
             "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report,
-            "profile": cmd_profile, "package": cmd_package}
+            "export": cmd_export, "profile": cmd_profile, "package": cmd_package}
 #: the commands that read inputs or tables in this process: their pyarrow
 #: memory comes from the system's allocator (qarla_spark.memory)
-READS_TABLES = ("validate", "run", "similarities", "report")
+READS_TABLES = ("validate", "run", "similarities", "report", "export")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
