@@ -306,8 +306,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         qarla, hbr, stats = (found.get(name) for name in ("qarla", "hbr", "statistics"))
         with run_stage(spark, windows, progress, "writing", timings, "commit_s"):
             writer.wait()
-            from qarla_spark.summary import (describe_hbr, describe_judges, describe_qarla,
-                                             describe_statistics)
+            from qarla_spark.summary import (describe_across, describe_hbr, describe_judges,
+                                             describe_qarla, describe_statistics)
             if qarla is not None:
                 texts += [describe_qarla(t, stats) for t in qarla.tasks]
             if hbr is not None:
@@ -315,7 +315,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             if stats is not None:
                 best = {t.task: (t.best_set.label, t.best_single.label)
                         for t in (qarla.tasks if qarla is not None else [])}
-                texts += [t for t in (describe_judges(stats, best),) if t]
+                texts += [t for t in (describe_judges(stats, best), describe_across(stats))
+                          if t]
                 texts.append(describe_statistics(stats))
             extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
             info = run_info(spark, config, command, report, started, timings)

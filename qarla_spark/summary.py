@@ -139,6 +139,29 @@ def describe_judges(stats, best=None) -> str:
     return "\n".join(lines)
 
 
+def describe_across(stats) -> str:
+    """Across tasks (issue 28): per basis, the pooled best measure with its
+    interval and the tasks it is best or tied in, and the pooled top
+    cluster."""
+    found = getattr(stats, "across", {})
+    if not found:
+        return ""
+    lines = ["across tasks (pooled over all topics of all tasks [95%]; best or tied: in the "
+             "task's top significance cluster):"]
+    for (basis, criterion), a in sorted(found.items()):
+        if not a:
+            continue
+        what = "KING" if basis == "king" else f"pairwise accuracy, {criterion}"
+        top = a["top"][:6]
+        more = f", ... ({len(a['top']) - len(top)} more)" if len(a["top"]) > len(top) else ""
+        tied, name = a["most_tied"]
+        lines.append(f"  {what}: best {a['best']} {_ci(a['value'].value, a['value'])}, best or "
+                     f"tied in {a['best_or_tied']} of {a['n_tasks']} tasks; most often best or "
+                     f"tied: {name} ({tied} of {a['n_tasks']}); top cluster: "
+                     f"{', '.join(top)}{more}")
+    return "\n".join(lines)
+
+
 class _NoStats:
     """No statistics stage: no interval, no test."""
 

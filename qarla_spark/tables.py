@@ -305,6 +305,15 @@ TABLES: Tuple[Table, ...] = (
                 "kendall double, ci_low double, ci_high double, n_resamples int, unit string"),
           "task × criterion × judge-based statistic: Kendall's tau-b between the sets' KING "
           "and the statistic of their QUEEN (a metric is its own set), 95% interval"),
+    Table("across", "statistics",
+          "across tasks: each measure per task and pooled, best or tied in how many tasks",
+          _cols("basis string, criterion string, measure string, scope string, value double, "
+                "ci_low double, ci_high double, rank int, best_or_tied int, n_tasks int",
+                basis="`king`\\|`pairwise_accuracy`", scope="`pooled` or a task"),
+          "runs of ≥ 2 tasks: per basis (KING; pairwise accuracy per criterion) and measure "
+          "the tasks have, the pooled value over all topics of all tasks (bootstrap "
+          "stratified by task) with its cluster rank and the tasks it is best or tied in "
+          "(rank 1 there), and each task's value and rank"),
 )
 
 BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}

@@ -326,3 +326,20 @@ def test_partition_columns_are_read_as_strings(tmp_path):
     assert sorted(whole["task"]) == ["a", "a", "b", "b"]
     assert not isinstance(whole["task"].dtype, pd.CategoricalDtype)
     assert list(run.of_task("hbr_correlations", "b")["task"]) == ["b", "b"]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_run_of_two_tasks_opens_with_the_across_answer(report_run):
+    """Issue 28: the across-task section comes first (before the overview),
+    names KING's pooled best with the tasks it is best or tied in, and a
+    judged task's section has the judges' part with the chance band."""
+    page = written(report_run)
+    assert 0 < page.index('id="across"') < page.index('id="overview"')
+    across = page.split('id="across"', 1)[1].split("</section>", 1)[0]
+    assert re.search(r"<b>KING</b>: best <b>[^<]+</b> [0-9.]+ \[[0-9.]+, [0-9.]+\], best or "
+                     r"tied in [0-2] of 2 tasks", across), across[:500]
+    news = page.split('id="task-news-judges"', 1)[1].split("</section>", 1)[0]
+    assert "chance" in news and "KING against the judges" in news
+    chat = page.split('id="task-chat-two-judges"', 1)[1].split("</section>", 1)[0]
+    assert "it has no human judgments" in chat

@@ -95,6 +95,9 @@ class MetaEvaluation:
     chance: Dict[Tuple[str, str], Estimate]
     epsilon: List[float]
     ranks: Tuple[int, ...] = ()
+    #: pairwise accuracy's counts, row 0 the point, rows 1..n the
+    #: replicates: agree2 ((n+1) × M), pairs2 (n+1)
+    pa_counts: Tuple[np.ndarray, np.ndarray] = None
 
 
 # ---------------------------------------------------------------------------
@@ -140,23 +143,32 @@ def flipped_scores(data: JudgedScores, signs) -> Tuple[np.ndarray, np.ndarray]:
 # the statistics of given system scores
 # ---------------------------------------------------------------------------
 
-def system_statistics(systems: Sequence[str], x, h) -> Dict[str, np.ndarray]:
+def system_statistics(systems: Sequence[str], x, h, signs=None) -> Dict[str, np.ndarray]:
     """Each system-level statistic (B × M) of measure scores ``x`` (B × S ×
-    M) against human scores ``h`` (B × S): Pearson, Spearman, Kendall
-    (:func:`~qarla_spark.measures.agreement.correlation_rows`, NaN below 3
-    systems) and pairwise accuracy (:func:`~qarla_spark.measures.meta_eval.
-    pairwise_accuracy_rows`, NaN without a pair the humans order)."""
+    M) against human scores ``h`` (B × S): Pearson and Spearman
+    (:func:`~qarla_spark.measures.agreement.correlation_rows`), Kendall's
+    τ_b and pairwise accuracy from the signs of the pairs
+    (:func:`~qarla_spark.measures.meta_eval.sign_sums`, or ``signs`` when
+    the caller has them; the same values as ``correlation_rows``' Kendall
+    and :func:`~qarla_spark.measures.meta_eval.pairwise_accuracy`). The
+    correlations are NaN below 3 systems or when a row holds a NaN (a
+    system without topic in a replicate); pairwise accuracy is NaN without
+    a pair the humans order."""
     x, h = np.asarray(x, dtype=np.float64), np.asarray(h, dtype=np.float64)
     n_b, n_s, n_m = x.shape
     # every (replicate, measure) a row of one call
     r = agreement.correlation_rows(systems, x.transpose(0, 2, 1).reshape(n_b * n_m, n_s),
-                                   np.repeat(h, n_m, axis=0))
-    out = {kind: r[:, k].reshape(n_b, n_m) for k, kind in enumerate(agreement.KINDS)}
-    agree2, pairs2 = me.pairwise_accuracy_rows(x, h)
+                                   np.repeat(h, n_m, axis=0), kinds=("pearson", "spearman"))
+    out = {kind: r[:, k].reshape(n_b, n_m) for k, kind in enumerate(("pearson", "spearman"))}
+    signs = signs if signs is not None else me.sign_sums(x, h)
+    complete = np.isfinite(x).all(axis=1) & np.isfinite(h).all(axis=1)[:, None]
+    out["kendall"] = np.where(complete & (n_s >= agreement.MIN_SYSTEMS), signs.kendall_b(),
+                              np.nan)
+    agree2, pairs2 = signs.pairwise_accuracy_counts()
     with np.errstate(invalid="ignore", divide="ignore"):
         out["pairwise_accuracy"] = np.where(pairs2[:, None] > 0,
                                             agree2 / np.maximum(pairs2, 1)[:, None], np.nan)
-    return out
+    return {k: out[k] for k in SYSTEM_STATISTICS}
 
 
 def soft_pairwise_accuracies(x0, h0, xf, hf) -> np.ndarray:
@@ -169,16 +181,18 @@ def soft_pairwise_accuracies(x0, h0, xf, hf) -> np.ndarray:
                                                human) for m in range(x0.shape[1])])
 
 
-def _acc_eq(data: JudgedScores, m: int, scores=None):
-    """Tie calibration of measure ``m`` (or of ``scores``, T × S) at summary
-    level, grouped by topic; and each topic's (position, correct, pairs) at
-    the chosen ε."""
+def _acc_eq(data: JudgedScores, m: int, pairs=None):
+    """Tie calibration of measure ``m`` at summary level, grouped by topic
+    (``pairs``: the cells' :func:`~qarla_spark.measures.meta_eval.
+    group_pairs` by topic, if made); and each topic's (position, correct,
+    pairs) at the chosen ε."""
     t_idx, s_idx = _positions(data)
-    metric = (data.scores[:, :, m] if scores is None else scores)[t_idx, s_idx]
+    metric = data.scores[t_idx, s_idx, m]
     human = data.human[t_idx, s_idx]
-    cal = me.tie_calibration(metric, human, groups=t_idx)
-    topics, correct, pairs = me.acc_eq_by_group(metric, human, t_idx, cal.epsilon)
-    return cal, topics, correct, pairs
+    grouping = pairs if pairs is not None else me.group_pairs(t_idx)
+    cal = me.tie_calibration(metric, human, groups=grouping)
+    topics, correct, n_pairs = me.acc_eq_by_group(metric, human, grouping, cal.epsilon)
+    return cal, topics, correct, n_pairs
 
 
 # ---------------------------------------------------------------------------
@@ -215,8 +229,12 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
     weights = rs.poisson_weights(seed, task, topics, n)
     x0, h0 = (a[0] for a in system_scores(data, ones))
     xb, hb = system_scores(data, weights)
-    point = system_statistics(systems, x0[None], h0[None])
-    reps = system_statistics(systems, xb, hb)
+    signs = me.sign_sums(np.concatenate([x0[None], xb]), np.concatenate([h0[None], hb]))
+    counts = signs.pairwise_accuracy_counts()
+    point = system_statistics(systems, x0[None], h0[None], me.SignSums(
+        signs.concordance[:1], signs.metric_pairs[:1], signs.human_pairs[:1]))
+    reps = system_statistics(systems, xb, hb, me.SignSums(
+        signs.concordance[1:], signs.metric_pairs[1:], signs.human_pairs[1:]))
     estimates: Dict[Tuple[str, str], List[Estimate]] = {
         ("system", k): [_estimate(point[k][0, m], reps[k][:, m]) for m in range(n_m)]
         for k in SYSTEM_STATISTICS}
@@ -226,8 +244,9 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
     estimates[("system", "soft_pairwise_accuracy")] = [
         Estimate(float(v), math.nan, math.nan) for v in spa]
     accs, epsilon = [], []
+    by_topic = me.group_pairs(_positions(data)[0])
     for m in range(n_m):
-        cal, at, correct, pairs = _acc_eq(data, m)
+        cal, at, correct, pairs = _acc_eq(data, m, by_topic)
         epsilon.append(cal.epsilon)
         r = rs.weighted_ratio_means(correct[:, None], pairs, weights[:, at])[:, 0] \
             if len(at) else np.full(n, np.nan)
@@ -244,7 +263,7 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
             ranks[m] = r
     return MetaEvaluation(data.measures, len(topics), len(systems), n, estimates,
                           chance_baseline(task, criterion, data, seed, flips, draws),
-                          epsilon, tuple(ranks))
+                          epsilon, tuple(ranks), counts)
 
 
 def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, flips,
@@ -269,7 +288,9 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
     xf, hf = flipped_scores(random, flips)
     out[("system", "soft_pairwise_accuracy")] = _band(
         soft_pairwise_accuracies(x0, h0, xf, hf))
-    out[("summary", "acc_eq")] = _band([_acc_eq(random, d)[0].value for d in range(draws)])
+    by_topic = me.group_pairs(t_idx)
+    out[("summary", "acc_eq")] = _band([_acc_eq(random, d, by_topic)[0].value
+                                        for d in range(draws)])
     return out
 
 

@@ -97,24 +97,59 @@ def pairwise_accuracy(metric, human) -> PairwiseAccuracy:
     return PairwiseAccuracy(2 * agree + ties, 2 * int(np.count_nonzero(judged)))
 
 
-def pairwise_accuracy_rows(metric, human) -> Tuple[np.ndarray, np.ndarray]:
-    """:func:`pairwise_accuracy` of many rows at once: ``metric`` (B × n ×
-    M: M measures' scores of n systems in each of B replicates) against
-    ``human`` (B × n). Returns (agree2 (B × M), pairs2 (B,)) as int64; a
-    system whose scores are NaN in a row (no topic in that replicate)
-    drops out of that row's pairs."""
+@dataclass(frozen=True, eq=False)
+class SignSums:
+    """Sums over the pairs of systems i < j of each row (a replicate):
+    ``concordance`` = Σ sign(m_i − m_j)·sign(h_i − h_j) (B × M measures),
+    ``metric_pairs`` = #{m_i ≠ m_j} (B × M), ``human_pairs`` = #{h_i ≠
+    h_j} (B,), all int64; a system whose human score is NaN in a row drops
+    out of that row's human pairs."""
+
+    concordance: np.ndarray
+    metric_pairs: np.ndarray
+    human_pairs: np.ndarray
+
+    def pairwise_accuracy_counts(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(agree2, pairs2) of :class:`PairwiseAccuracy` per row and measure:
+        over the pairs the humans order, 2·agree + metric ties = human_pairs
+        + concordance (a pair the humans order adds +1 when the metric
+        agrees, −1 when it disagrees, 0 when it ties)."""
+        return self.human_pairs[:, None] + self.concordance, 2 * self.human_pairs
+
+    def kendall_b(self) -> np.ndarray:
+        """Kendall's τ_b = concordance / sqrt(metric_pairs · human_pairs)
+        (B × M; NaN when a side is constant)."""
+        den = self.metric_pairs * self.human_pairs[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, self.concordance / np.sqrt(den.astype(np.float64)),
+                            np.nan)
+
+
+def sign_sums(metric, human) -> SignSums:
+    """:class:`SignSums` of ``metric`` (B × n × M: M measures' scores of n
+    systems in each of B rows) against ``human`` (B × n), from the signs of
+    every pair once (int8)."""
     m = np.asarray(metric, dtype=np.float64)
     h = np.asarray(human, dtype=np.float64)
     if m.ndim != 3 or h.shape != m.shape[:2]:
         raise ValueError("metric must be (B × n × M) and human (B × n)")
     i, j = _pairs(m.shape[1])
     ok = np.isfinite(h[:, i]) & np.isfinite(h[:, j])
-    sh = np.where(ok, (h[:, i] > h[:, j]).astype(np.int8) - (h[:, i] < h[:, j]), 0)
-    judged = (sh != 0)[:, :, None]
-    sm = (m[:, i] > m[:, j]).astype(np.int8) - (m[:, i] < m[:, j])
-    agree = np.count_nonzero(judged & (sm == sh[:, :, None]), axis=1)
-    ties = np.count_nonzero(judged & (sm == 0), axis=1)
-    return (2 * agree + ties).astype(np.int64), 2 * np.count_nonzero(judged[:, :, 0], axis=1)
+    sh = np.where(ok, (h[:, i] > h[:, j]).astype(np.int8) - (h[:, i] < h[:, j]), 0
+                  ).astype(np.int8)
+    sm = (m[:, i] > m[:, j]).astype(np.int8) - (m[:, i] < m[:, j]).astype(np.int8)
+    return SignSums(np.einsum("bpm,bp->bm", sm, sh, dtype=np.int64),
+                    np.count_nonzero(sm, axis=1).astype(np.int64),
+                    np.count_nonzero(sh, axis=1).astype(np.int64))
+
+
+def pairwise_accuracy_rows(metric, human) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`pairwise_accuracy` of many rows at once: ``metric`` (B × n ×
+    M) against ``human`` (B × n). Returns (agree2 (B × M), pairs2 (B,)) as
+    int64 (:meth:`SignSums.pairwise_accuracy_counts`); a system whose
+    scores are NaN in a row (no topic in that replicate) drops out of that
+    row's pairs."""
+    return sign_sums(metric, human).pairwise_accuracy_counts()
 
 
 # ---------------------------------------------------------------------------
@@ -205,6 +240,39 @@ def _group_pairs(codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return order[np.concatenate(firsts)], order[np.concatenate(seconds)]
 
 
+@dataclass(frozen=True, eq=False)
+class GroupPairs:
+    """Scores' groups and every pair i < j within a group, made once for
+    many calls on the same groups (:func:`group_pairs`): ``names`` the
+    sorted labels, ``codes`` each score's position in them."""
+
+    names: np.ndarray
+    codes: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+
+
+def group_pairs(groups) -> GroupPairs:
+    """:class:`GroupPairs` of a label per score."""
+    names, codes = np.unique(np.asarray(groups), return_inverse=True)
+    codes = codes.ravel()
+    i, j = _group_pairs(codes)
+    return GroupPairs(names, codes, i, j)
+
+
+def _grouping(groups, size: int) -> GroupPairs:
+    if isinstance(groups, GroupPairs):
+        found = groups
+    else:
+        labels = np.zeros(size, dtype=np.int64) if groups is None else np.asarray(groups)
+        if labels.shape != (size,):
+            raise ValueError("groups must give one label per score")
+        found = group_pairs(labels)
+    if found.codes.shape != (size,):
+        raise ValueError("groups must give one label per score")
+    return found
+
+
 def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCalibration:
     """Tie calibration (Deutsch, Foster & Freitag 2023, §5; as
     mt-metrics-eval's ``tau_optimization.tau_optimization`` with
@@ -213,7 +281,7 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
     maximum of thresholds in ascending order, as its ``np.nanargmax``).
 
     With ``groups`` (a label per score, e.g. the topic of each summary:
-    "group by item"), pairs are formed within a group only, and the value
+    "group by item"; or their :func:`group_pairs`), pairs are formed within a group only, and the value
     is the mean over the groups that have a pair of their acc_eq, one ε for
     all: mt-metrics-eval averages its rows' taus the same way (an unweighted
     mean, not pooled counts).
@@ -224,14 +292,8 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
     maximum found in doubles, then decided exactly among the candidates
     within rounding of it."""
     m, h = _vectors(metric, human)
-    if groups is None:
-        codes = np.zeros(m.size, dtype=np.int64)
-    else:
-        labels = np.asarray(groups)
-        if labels.shape != (m.size,):
-            raise ValueError("groups must give one label per score")
-        codes = np.unique(labels, return_inverse=True)[1].ravel()
-    i, j = _group_pairs(codes)
+    grouping = _grouping(groups, m.size)
+    codes, i, j = grouping.codes, grouping.i, grouping.j
     if not i.size:
         return TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0))
     _, g = np.unique(codes[i], return_inverse=True)            # groups with a pair
@@ -283,12 +345,8 @@ def acc_eq_by_group(metric, human, groups, epsilon: float) -> Tuple[np.ndarray, 
     sorted order; correct = concordant + both tie. The per-group values
     correct/pairs are the terms :func:`tie_calibration` averages."""
     m, h = _vectors(metric, human)
-    labels = np.asarray(groups)
-    if labels.shape != (m.size,):
-        raise ValueError("groups must give one label per score")
-    names, codes = np.unique(labels, return_inverse=True)
-    codes = codes.ravel()
-    i, j = _group_pairs(codes)
+    grouping = _grouping(groups, m.size)
+    names, codes, i, j = grouping.names, grouping.codes, grouping.i, grouping.j
     g = codes[i]
     sh, diff = _order(h, i, j), m[i] - m[j]
     mtie = np.abs(diff) <= float(epsilon)

@@ -7,8 +7,9 @@ atomic rename (:func:`write_report`). Figures are static SVG drawn by
 matplotlib (:mod:`qarla_spark.report.figures`); styles and the small
 table-sorting script are inline; nothing is fetched when it is viewed.
 
-Layout: a header (signature, seed, date, command, elapsed time), an
-overview with one row per task linking to its section, the input problems,
+Layout: a header (signature, seed, date, command, elapsed time), the
+across-task answer (runs of two or more tasks), an overview with one row per
+task linking to its section, the input problems,
 then per task the sections of :data:`qarla_spark.report.sections.SECTIONS`.
 """
 
@@ -22,7 +23,8 @@ from qarla_spark.report import html as h
 from qarla_spark.paths import local_path
 from qarla_spark.report.data import ReportError, Run, load_run
 from qarla_spark.report.sections import (FAMILY_HBR_BEST, SECTIONS, TASK_TAIL, TaskView,
-                                         auc_rows, best_pearson, task_head, task_part,
+                                         across_section, auc_rows, best_pearson, task_head,
+                                         task_part,
                                          jack_intervals, king_intervals, king_of,
                                          problems_block, task_section)
 
@@ -191,6 +193,7 @@ def _pieces(run: Run, shown_path: Optional[str]) -> Iterator[str]:
     views = task_views(run)
     yield h.page_start(f"qarla_spark report: {', '.join(v.task for v in views)}",
                        header(run, shown_path))
+    yield across_section(run)
     yield overview(views)
     yield problems_block(run)
     for view in views:
@@ -267,8 +270,8 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
             out.write(TASK_TAIL.encode("utf-8"))
 
         if one_page:
-            _write_page(target, [h.page_start(title, top), overview_of(values),
-                                 problems_block(run)],
+            _write_page(target, [h.page_start(title, top), across_section(run),
+                                 overview_of(values), problems_block(run)],
                         [lambda out: [body(out, i) for i in range(len(views))]])
         else:
             pages = os.path.join(folder, PAGES_DIR)
@@ -280,7 +283,7 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
                              f'<p><a href="../{h.esc(os.path.basename(target))}">'
                              "← overview of every task</a></p>"],
                             [lambda out, i=i: body(out, i)])
-            _write_page(target, [h.page_start(title, top),
+            _write_page(target, [h.page_start(title, top), across_section(run),
                                  overview_of(values, lambda i: f"{PAGES_DIR}/{names[i]}"),
                                  problems_block(run)], [])
     finally:

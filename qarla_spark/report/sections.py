@@ -86,7 +86,7 @@ def missing(view: TaskView, *names: str) -> Optional[str]:
 
 
 JUDGED = {"king_pearson", "correlations", "auc", "auc_ci", "robustness", "hetero_curve",
-          "hbr_correlations", "correlation_ci"}
+          "hbr_correlations", "correlation_ci", "metric_eval", "king_vs_judges"}
 
 
 def judged_criteria(view: TaskView) -> List[str]:
@@ -548,6 +548,128 @@ def significance_section(view: TaskView) -> str:
     return "".join(out)
 
 
+def _ci_cell(value, low, high, digits: int = 3) -> Cell:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Cell("n/a", "", "n")
+    return Cell(esc(interval(float(value), low, high, digits)), repr(float(value)), "n")
+
+
+def _configuration(run: Run) -> str:
+    """How the judge-based statistics were made (run.json)."""
+    found = (run.stage("statistics") or {}).get("meta_evaluation") or {}
+    if not found:
+        return ""
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in found.items())
+    return f'<details><summary>how these were computed</summary><dl class="meta">{items}</dl>' \
+        "</details>"
+
+
+def judges_section(view: TaskView) -> str:
+    """Every measure against each criterion (metric_eval/), the chance band,
+    the clusters of pairwise accuracy (metric_ranks/) and KING against the
+    judges (king_vs_judges/)."""
+    why = missing(view, "metric_eval")
+    if why:
+        return note(why)
+    ev = view.rows("metric_eval")
+    ranks = view.rows("metric_ranks")
+    kvj = view.rows("king_vs_judges")
+    out = ["<p>Each measure's agreement with the judges: system-level pairwise accuracy "
+           "(Kocmi et al. 2021; the share of system pairs ordered as the judges order them), "
+           "soft pairwise accuracy (Thompson et al. 2024), Kendall's τ, and summary-level "
+           "acc_eq with its calibrated tie threshold ε (Deutsch et al. 2023); 95% intervals "
+           "over topics; <b>chance</b>: random scores (mean and 95% band); rank: significance "
+           "cluster of pairwise accuracy (1 = no measure significantly better).</p>"]
+    if kvj is not None:
+        rows = [[r.criterion, r.statistic, r.n_measures, _ci_cell(r.kendall, r.ci_low,
+                                                                 r.ci_high, 2)]
+                for r in kvj.sort_values(["criterion", "statistic"]).itertuples()]
+        out.append("<p>KING against the judges: Kendall's τ between the sets' KING and each "
+                   "statistic of their QUEEN (does judge-free KING pick the metrics the "
+                   "judges would?).</p>")
+        out.append(table(["criterion", "statistic", "measures", "Kendall τ [95%]"], rows,
+                         table_id=view.sub("kvj-table")))
+    best = {view.best_set and f"QUEEN({view.best_set})", view.best_single, "HBR", "chance"}
+    for criterion in sorted(set(ev["criterion"])):
+        mine = ev[ev["criterion"] == criterion]
+        wide: Dict[str, Dict[str, tuple]] = {}
+        for r in mine.itertuples():
+            wide.setdefault(r.measure, {})[r.statistic] = (r.value, r.ci_low, r.ci_high,
+                                                          r.epsilon)
+        rank = {} if ranks is None else {
+            r.measure: r.rank for r in ranks[(ranks["basis"] == "pairwise_accuracy")
+                                             & (ranks["criterion"] == criterion)].itertuples()}
+        order = sorted(wide, key=lambda m: (-(wide[m].get("pairwise_accuracy", (-1,))[0]
+                                              if not math.isnan(wide[m].get(
+                                                  "pairwise_accuracy", (-1,))[0]) else -1), m))
+
+        def stat(m, k, digits=3):
+            v = wide[m].get(k)
+            return _ci_cell(*v[:3], digits) if v is not None else None
+        rows = [[m, rank.get(m), stat(m, "pairwise_accuracy"), stat(m, "soft_pairwise_accuracy"),
+                 stat(m, "kendall", 2), stat(m, "acc_eq"),
+                 (wide[m].get("acc_eq") or (None,) * 4)[3]] for m in order]
+        classes = ["hl" if m in best else "" for m in order]
+        head = ["measure", "rank", "pairwise accuracy", "soft PA", "Kendall τ", "acc_eq",
+                "ε"]
+        top = [m for m in order if rank.get(m) == 1]
+        chance = wide.get("chance", {}).get("pairwise_accuracy")
+        lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
+                f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
+                + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")
+        out.append(lead + f"<details><summary>every measure for {esc(criterion)} "
+                   f"({len(order)})</summary>"
+                   + table(head, rows, classes, table_id=view.sub(f"judges-{criterion}"))
+                   + "</details>")
+    out.append(_configuration(view.run))
+    return "".join(out)
+
+
+def across_section(run: Run) -> str:
+    """Across tasks (runs of two or more tasks): per basis, each measure's
+    pooled value, its cluster, the tasks it is best or tied in, and its
+    value per task (when there are at most 12 tasks). Empty when the run
+    has no across/ table."""
+    found = run.table("across")
+    if found is None or not len(found):
+        return ""
+    out = ["<p>Which measure to trust over all tasks: each measure's value pooled over all "
+           "topics of all tasks (KING: the mean over topics; pairwise accuracy: the system "
+           "pairs of every task together) with its 95% interval (bootstrap stratified by "
+           "task), its significance cluster (1 = none significantly better), and in how many "
+           "tasks it is in the top cluster (best or tied).</p>"]
+    pooled = found[found["scope"] == "pooled"]
+    tasks = sorted(set(found["scope"]) - {"pooled"})
+    show_tasks = len(tasks) <= 12
+    for (basis, criterion), part in pooled.groupby(
+            [pooled["basis"], pooled["criterion"].fillna("")], sort=True):
+        what = "KING" if basis == "king" else f"pairwise accuracy, {criterion}"
+        part = part.sort_values(["value", "measure"], ascending=[False, True])
+        lead = part.iloc[0]
+        top = part[part["rank"] == 1]["measure"].tolist()
+        out.append(f"<p class=lead><b>{esc(what)}</b>: best <b>{esc(lead.measure)}</b> "
+                   f"{esc(interval(lead.value, lead.ci_low, lead.ci_high))}, best or tied in "
+                   f"{int(lead.best_or_tied)} of {int(lead.n_tasks)} tasks; top cluster: "
+                   f"{len(top)} measure(s).</p>")
+        per_task = {}
+        if show_tasks:
+            mine = found[(found["basis"] == basis) & (found["criterion"].fillna("") == criterion)
+                         & (found["scope"] != "pooled")]
+            per_task = {(r.measure, r.scope): r.value for r in mine.itertuples()}
+        rows = [[r.measure, r.rank, _ci_cell(r.value, r.ci_low, r.ci_high),
+                 Cell(esc(f"{int(r.best_or_tied)} of {int(r.n_tasks)}"), int(r.best_or_tied),
+                      "n"), *[per_task.get((r.measure, t)) for t in tasks if show_tasks]]
+                for r in part.itertuples()]
+        head = ["measure", "rank", "pooled [95%]", "best or tied",
+                *[f"{t}" for t in tasks if show_tasks]]
+        out.append(f"<details{' open' if len(part) <= 20 else ''}><summary>every measure "
+                   f"({len(part)})</summary>"
+                   + table(head, rows, table_id=f"across-{basis}-{criterion}".rstrip("-"))
+                   + "</details>")
+    out.append(_configuration(run))
+    return section("across", "Across tasks: which metric to trust", "".join(out), 2)
+
+
 # ------------------------------------------------------------------ a task
 
 #: (id suffix, link text, title, function) of every section of a task
@@ -566,6 +688,7 @@ SECTIONS: Sequence[Tuple[str, str, str, Callable[[TaskView], str]]] = (
     ("hetero", "heterogeneity", "HBR: the heterogeneity curve", hetero_section),
     ("significance", "significance", "Is the difference real? Significance tests",
      significance_section),
+    ("judges", "judges", "Which metrics agree with the judges", judges_section),
 )
 
 

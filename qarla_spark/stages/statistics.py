@@ -31,6 +31,7 @@ import numpy as np
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.agreement import correlation_rows
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
@@ -63,6 +64,9 @@ class StatisticsResult:
     #: (task, criterion): Kendall's τ of KING against pairwise accuracy
     king_vs_judges: Dict[Tuple[str, str], Interval] = field(default_factory=dict)
     chance_draws: int = js.CHANCE_DRAWS
+    #: (basis, criterion — "" for KING): the pooled best measure, its
+    #: interval, the tasks it is best or tied in, the pooled top cluster
+    across: Dict[Tuple[str, str], dict] = field(default_factory=dict)
 
     def info(self, config=None) -> Dict[str, Any]:
         """The ``statistics`` entry of ``run.json`` (``config``: unused;
@@ -214,6 +218,11 @@ def _statistics_reduce(key, items, ctx):
             sizes = dict(catalogue)
             ranked = _king_ranked(estimates, first, plan["best"])
             extra += _king_ranks(task, ranked)
+            if ctx.get("n_tasks", 0) >= 2:
+                cols = [estimates.names.index(label) for label in ranked[0]]
+                extra.append((rd.key_of(ACROSS, "king"), "x_king", {
+                    "task": task, "topics": estimates.topics, "names": ranked[0],
+                    "wins": estimates.wins[:, cols], "dens": estimates.dens}))
     elif group == "jack" and q is not None:
         rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
                 for _, v in items for s in range(len(q["detailed"]))]
@@ -376,6 +385,10 @@ def _meta_group(key, task, criterion, items, ctx):
            {"criterion": criterion, "names": [kinglike[e.measures[m]] for m in cols],
             "stats": stats}) if cols else None
     records = [rd.table_record(key, "metric_eval", rows)]
+    if ctx.get("n_tasks", 0) >= 2:
+        records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
+            "task": task, "names": list(e.measures), "agree2": e.pa_counts[0],
+            "pairs2": e.pa_counts[1]}))
     if ranks:
         records.append(rd.table_record(key, "metric_ranks", ranks))
     if tau is not None:
@@ -392,6 +405,60 @@ def _meta_group(key, task, criterion, items, ctx):
         printed["pairwise_accuracy"][(task, criterion, js.CHANCE)] = Interval(
             band.value, band.low, band.high)
     return records, printed
+
+
+#: the first part of the keys of the across-task groups
+ACROSS = "across"
+
+
+def _second_reduce(key, items, ctx):
+    """The second reduce of the stage: a task's KING against its judges
+    (records ``tau_*``), or one across-task basis (``x_*``)."""
+    kinds = {k for k, _ in items}
+    if kinds & {"x_king", "x_pa"}:
+        return _across_reduce(key, items, ctx)
+    return _tau_reduce(key, items, ctx)
+
+
+def _across_reduce(key, items, ctx):
+    """across/ rows of one basis over every task (KING; or the pairwise
+    accuracy of one criterion, the tasks that judge it), when two or more
+    tasks have it; what the run prints of it."""
+    parts = rd.key_parts(key)
+    basis, criterion = parts[1], (parts[2] if len(parts) > 2 else None)
+    if basis == "king":
+        counts = [xt.KingCounts(v["task"], tuple(v["topics"]), tuple(v["names"]), v["wins"],
+                                v["dens"]) for k, v in items if k == "x_king"]
+        if len(counts) < 2:
+            return []
+        found = xt.across_tasks(*xt.pooled_king(counts, ctx["seed"], ctx["n"]))
+    else:
+        counts = [xt.PairCounts(v["task"], tuple(v["names"]), v["agree2"], v["pairs2"])
+                  for k, v in items if k == "x_pa"]
+        if len(counts) < 2:
+            return []
+        found = xt.across_tasks(*xt.pooled_counts(counts))
+    rows = xt.across_rows(basis, criterion, found)
+    printed = _across_printed(found)
+    return [rd.table_record(key, "across", rows),
+            (key, "driver", (ACROSS, {"across": {(basis, criterion or ""): printed}}))]
+
+
+def _across_printed(found) -> dict:
+    """The pooled top measure, its interval and the tasks it is best or tied
+    in; the members of the pooled top cluster (by value)."""
+    p = found.pooled
+    ok = [m for m in range(len(p.names)) if found.pooled_ranks[m]]
+    if not ok:
+        return {}
+    best = sorted(ok, key=lambda m: (-p.point[m], p.names[m]))
+    top = [p.names[m] for m in best if found.pooled_ranks[m] == 1]
+    m = best[0]
+    low, high = rs.percentile_interval(p.reps[:, m])
+    tied = found.best_or_tied()
+    return {"best": p.names[m], "value": Interval(float(p.point[m]), low, high),
+            "best_or_tied": tied[m], "n_tasks": len(found.tasks), "top": top,
+            "most_tied": max((tied[k], p.names[k]) for k in ok)}
 
 
 def _tau_reduce(key, items, ctx):
@@ -570,6 +637,8 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         for r in judgments.select("task", "criterion").distinct().collect():
             found.setdefault(r["task"], []).append(r["criterion"])
         ctx["criteria"] = {t: sorted(c) for t, c in found.items()}
+    ctx["n_tasks"] = len(ctx["qarla"]["plans"]) if "qarla" in ctx \
+        else len(ctx.get("criteria", {}))
     n_groups = _n_groups(ctx, qarla, tasks)
     n_reduce = max(1, min(n_groups, topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
@@ -584,15 +653,24 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     if meta and "qarla" in ctx:
         # KING against the judges: one reduce per task over what its KING
         # group and its criteria's metric_eval groups kept (a second job)
-        taus = cache.persist(rd.reduce_by_key(rd.of_kinds(reduced, ["tau_king", "tau_judge"]), _tau_reduce,
-                                max(1, min(len(ctx["qarla"]["plans"]),
-                                           topic_partitions(spark))), context))
-        reduced = reduced.unionByName(taus)
         names.append("king_vs_judges")
+    if ctx.get("n_tasks", 0) >= 2:
+        names.append("across")
+    second = [k for k, wanted in (("tau_king", "king_vs_judges"), ("tau_judge", "king_vs_judges"),
+                                  ("x_king", "across"), ("x_pa", "across")) if wanted in names]
+    if second:
+        # one reduce per task (KING against the judges) and per across-task
+        # basis, over what the first reduce's groups kept: a second job
+        n_second = len(ctx["qarla"]["plans"]) if "qarla" in ctx else 1
+        later = cache.persist(rd.reduce_by_key(
+            rd.of_kinds(reduced, second), _second_reduce,
+            max(1, min(n_second + 8, topic_partitions(spark))), context))
+        reduced = reduced.unionByName(later)
     result.tables.update(rd.records_tables(reduced, names))
     for _, _, (key, value) in rd.collect(reduced, ["driver"]):
         result.pairwise_accuracy.update(value.get("pairwise_accuracy", {}))
         result.king_vs_judges.update(value.get("king_vs_judges", {}))
+        result.across.update(value.get("across", {}))
         result.king.update(value.get("king", {}))
         result.jack.update(value.get("jack", {}))
         result.auc.update(value.get("auc", {}))

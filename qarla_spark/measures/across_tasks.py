@@ -1,0 +1,190 @@
+"""Across tasks (issue 28; SPEC §11): which metric (set) to trust over all
+of a run's tasks — each measure's value per task beside a pooled estimate
+over all topics of all tasks, how many tasks it is best or tied in, and the
+significance clusters of the pooled estimate. Pure functions of the tasks'
+counts (numpy): the statistics stage runs one group per basis (KING; the
+pairwise accuracy of each criterion) on an executor.
+
+The pooled bootstrap is stratified by task: replicate b gives every topic
+the Poisson weight keyed by (seed, task, topic)
+(:func:`~qarla_spark.measures.resampling.poisson_weights`), so each task is
+resampled on its own, with the same weights as its per-task intervals.
+
+- KING pooled: the mean over all topics of all tasks of the per-topic KING
+  ratios (a task weighs by its topics), exact and rounded once
+  (:func:`pooled_king`).
+- Pairwise accuracy pooled: the system pairs of every task counted together,
+  Σ agree2 / Σ pairs2 (:func:`pooled_counts`): a task weighs by its judged
+  pairs of systems.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.measures import resampling as rs
+from qarla_spark.measures.meta_eval import rank_clusters
+
+#: the ``scope`` of a pooled row of ``across/``
+POOLED = "pooled"
+
+
+@dataclass(frozen=True)
+class KingCounts:
+    """One task's KING counts: ``wins[t, m]`` of topic t and set m over the
+    topic's cases ``dens[t]``."""
+
+    task: str
+    topics: Tuple[str, ...]
+    names: Tuple[str, ...]
+    wins: np.ndarray
+    dens: np.ndarray
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """One task's pairwise-accuracy counts: row 0 the point, rows 1..B the
+    replicates; ``agree2`` (B+1 × M), ``pairs2`` (B+1)."""
+
+    task: str
+    names: Tuple[str, ...]
+    agree2: np.ndarray
+    pairs2: np.ndarray
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """Point values (M,) and replicates (B × M) of the measures ``names``."""
+
+    names: Tuple[str, ...]
+    point: np.ndarray
+    reps: np.ndarray
+
+
+@dataclass(frozen=True)
+class AcrossTasks:
+    """The pooled estimate, each task's, and the clusters of both."""
+
+    pooled: Estimates
+    tasks: Dict[str, Estimates]
+    pooled_ranks: Tuple[int, ...]
+    task_ranks: Dict[str, Tuple[int, ...]]
+
+    def best_or_tied(self) -> List[int]:
+        """Per measure: the tasks in which it is in the top cluster."""
+        return [sum(int(r[m] == 1) for r in self.task_ranks.values())
+                for m in range(len(self.pooled.names))]
+
+
+def common_names(parts) -> Tuple[str, ...]:
+    """The measures every task has, in the first task's order."""
+    if not parts:
+        return ()
+    shared = set(parts[0].names).intersection(*(set(p.names) for p in parts[1:]))
+    return tuple(n for n in parts[0].names if n in shared)
+
+
+def _columns(part, names) -> List[int]:
+    at = {n: i for i, n in enumerate(part.names)}
+    return [at[n] for n in names]
+
+
+def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[Estimates,
+                                                                         Dict[str, Estimates]]:
+    """KING pooled over all topics of all tasks and each task's own, with
+    ``n`` replicates (stratified by task), over the sets every task has."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = common_names(parts)
+    wins, dens, weights, tasks = [], [], [], {}
+    for p in parts:
+        cols = _columns(p, names)
+        w = rs.poisson_weights(seed, p.task, p.topics, n)
+        mine = np.asarray(p.wins, dtype=np.int64)[:, cols]
+        den = np.asarray(p.dens, dtype=np.int64)
+        ones = np.ones((1, len(p.topics)), dtype=np.int64)
+        tasks[p.task] = Estimates(names, rs.weighted_ratio_means(mine, den, ones)[0],
+                                  rs.weighted_ratio_means(mine, den, w))
+        wins.append(mine)
+        dens.append(den)
+        weights.append(w)
+    if not parts:
+        return Estimates(names, np.zeros(0), np.zeros((n, 0))), tasks
+    wins_all, dens_all = np.vstack(wins), np.concatenate(dens)
+    w_all = np.hstack(weights)
+    ones = np.ones((1, len(dens_all)), dtype=np.int64)
+    pooled = Estimates(names, rs.weighted_ratio_means(wins_all, dens_all, ones)[0],
+                       rs.weighted_ratio_means(wins_all, dens_all, w_all))
+    return pooled, tasks
+
+
+def _ratio(num, den) -> np.ndarray:
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    out = np.full(num.shape, np.nan)
+    ok = np.broadcast_to(den, num.shape) > 0
+    out[ok] = (num.astype(object)[ok] / np.broadcast_to(den, num.shape).astype(object)[ok]
+               ).astype(np.float64)
+    return out
+
+
+def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[Estimates, Dict[str, Estimates]]:
+    """Pairwise accuracy pooled over the system pairs of all tasks, Σ agree2
+    / Σ pairs2 per replicate (each task's replicate b drawn from its own
+    topics' weights), and each task's own, over the measures every task
+    has."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = common_names(parts)
+    tasks = {}
+    agree = pairs = 0
+    for p in parts:
+        a = np.asarray(p.agree2, dtype=np.int64)[:, _columns(p, names)]
+        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
+        ratio = _ratio(a, d)
+        tasks[p.task] = Estimates(names, ratio[0], ratio[1:])
+        agree, pairs = agree + a, pairs + d
+    if not parts:
+        return Estimates(names, np.zeros(0), np.zeros((0, 0))), tasks
+    ratio = _ratio(agree, pairs)
+    return Estimates(names, ratio[0], ratio[1:]), tasks
+
+
+def _ranks(e: Estimates) -> Tuple[int, ...]:
+    """Significance clusters of the measures with a value (0: none)."""
+    keep = [m for m in range(len(e.names)) if np.isfinite(e.point[m])]
+    ranks = [0] * len(e.names)
+    if keep:
+        found = rank_clusters(e.point[keep], e.reps[:, keep], [e.names[m] for m in keep])
+        for m, r in zip(keep, found.ranks):
+            ranks[m] = r
+    return tuple(ranks)
+
+
+def across_tasks(pooled: Estimates, tasks: Dict[str, Estimates]) -> AcrossTasks:
+    """The clusters of the pooled estimate and of each task's."""
+    return AcrossTasks(pooled, tasks, _ranks(pooled),
+                       {task: _ranks(e) for task, e in sorted(tasks.items())})
+
+
+def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
+    """``across/`` rows: per measure, the pooled row (scope ``pooled``: its
+    interval, cluster rank, the tasks it is best or tied in, of how many)
+    and one row per task (scope: the task; best_or_tied 1 when in the task's
+    top cluster)."""
+    rows = []
+    best = found.best_or_tied()
+    n_tasks = len(found.tasks)
+    p = found.pooled
+    for m, name in enumerate(p.names):
+        low, high = rs.percentile_interval(p.reps[:, m])
+        rank = found.pooled_ranks[m] or None
+        rows.append((basis, criterion, name, POOLED, float(p.point[m]), low, high, rank,
+                     best[m], n_tasks))
+        for task, e in found.tasks.items():
+            low, high = rs.percentile_interval(e.reps[:, m])
+            r = found.task_ranks[task][m]
+            rows.append((basis, criterion, name, task, float(e.point[m]), low, high, r or None,
+                         int(r == 1), 1))
+    return rows

@@ -1,0 +1,133 @@
+"""Issue 28, across tasks (qarla_spark.measures.across_tasks, SPEC §11):
+the pooled estimates against exact fractions over the tasks' counts (the
+Poisson weights are the resampling's, taken as given), the rows' counts of
+tasks best or tied, and the shared two-task run's across/ table against its
+king/ table."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import across_tasks as xt
+from qarla_spark.measures import resampling as rs
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+def king_counts(draw, task, names, n_topics):
+    dens = [draw(st.integers(1, 6)) for _ in range(n_topics)]
+    wins = [[draw(st.integers(0, d)) for _ in names] for d in dens]
+    return xt.KingCounts(task, tuple(f"t{k}" for k in range(n_topics)), tuple(names),
+                         np.array(wins, dtype=np.int64), np.array(dens, dtype=np.int64))
+
+
+@st.composite
+def king_tasks(draw):
+    names = ["a", "b", "c"]
+    out = []
+    for k in range(draw(st.integers(2, 3))):
+        mine = names + (["only"] if k == 0 else [])        # a set one task lacks
+        order = draw(st.permutations(mine))
+        out.append(king_counts(draw, f"task{k}", list(order), draw(st.integers(1, 4))))
+    return out
+
+
+def ref_pooled(parts, names, weights_of):
+    """Σ over tasks and topics of w·wins/dens over Σ w, per set, in fractions."""
+    out = []
+    for name in names:
+        num, den = Fraction(0), 0
+        for p in parts:
+            m = p.names.index(name)
+            w = weights_of(p)
+            for t in range(len(p.topics)):
+                num += w[t] * Fraction(int(p.wins[t, m]), int(p.dens[t]))
+                den += int(w[t])
+        out.append(float(num / den) if den else float("nan"))
+    return out
+
+
+@given(king_tasks())
+@SETTINGS
+def test_pooled_king_is_the_mean_over_every_topic_of_every_task(parts):
+    pooled, tasks = xt.pooled_king(parts, seed=3, n=5)
+    first = min(parts, key=lambda p: p.task)
+    names = tuple(n for n in first.names if n != "only")
+    assert pooled.names == names                    # the sets every task has, first's order
+    assert list(pooled.point) == ref_pooled(parts, names, lambda p: [1] * len(p.topics))
+    for b in range(5):
+        got = pooled.reps[b]
+        want = ref_pooled(parts, names,
+                          lambda p: rs.poisson_weights(3, p.task, p.topics, 5)[b])
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert [g for g in got if g == g] == [w for w in want if w == w]
+    for p in parts:
+        assert list(tasks[p.task].point) == ref_pooled([p], names, lambda q: [1] * len(q.topics))
+
+
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(1, 4)),
+                min_size=2, max_size=4), st.integers(0, 3))
+@SETTINGS
+def test_pooled_pairwise_accuracy_sums_the_tasks_pairs(spec, extra_rows):
+    rng = np.random.default_rng(len(spec) + extra_rows)
+    parts = []
+    for k, (a, b, pairs) in enumerate(spec):
+        pairs2 = rng.integers(0, 2 * pairs + 1, size=extra_rows + 1) * 2
+        agree2 = np.stack([rng.integers(0, p + 1, size=2) for p in pairs2])
+        parts.append(xt.PairCounts(f"t{k}", ("x", "y"), agree2, pairs2))
+    pooled, tasks = xt.pooled_counts(parts)
+    for row in range(extra_rows + 1):
+        den = sum(int(p.pairs2[row]) for p in parts)
+        for m in range(2):
+            num = sum(int(p.agree2[row, m]) for p in parts)
+            got = pooled.point[m] if row == 0 else pooled.reps[row - 1, m]
+            if den:
+                assert got == float(Fraction(num, den))
+            else:
+                assert np.isnan(got)
+
+
+def test_rows_count_the_tasks_where_a_measure_is_in_the_top_cluster():
+    """Two tasks: in one, "a" is far above "b" in every replicate (clusters
+    1, 2); in the other they are level (1, 1). Pooled: a best, b second."""
+    reps_sep = np.column_stack([np.full(200, 0.9), np.full(200, 0.1)])
+    reps_tie = np.column_stack([np.linspace(0.4, 0.6, 200), np.linspace(0.6, 0.4, 200)])
+    tasks = {"one": xt.Estimates(("a", "b"), np.array([0.9, 0.1]), reps_sep),
+             "two": xt.Estimates(("a", "b"), np.array([0.5, 0.5]), reps_tie)}
+    pooled = xt.Estimates(("a", "b"), np.array([0.7, 0.3]), (reps_sep + reps_tie) / 2)
+    found = xt.across_tasks(pooled, tasks)
+    assert found.task_ranks == {"one": (1, 2), "two": (1, 1)}
+    assert found.best_or_tied() == [2, 1]
+    rows = xt.across_rows("king", None, found)
+    pooled_rows = {r[2]: r for r in rows if r[3] == xt.POOLED}
+    assert pooled_rows["a"][7:] == (1, 2, 2) and pooled_rows["b"][7:] == (2, 1, 2)
+    assert {(r[2], r[3]): r[8] for r in rows if r[3] != xt.POOLED} == {
+        ("a", "one"): 1, ("b", "one"): 0, ("a", "two"): 1, ("b", "two"): 1}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_runs_across_table_holds_each_tasks_king(two_task_run):
+    """The shared two-task run: across/ has KING pooled and per task; a
+    task's row is its value in king/, bit for bit; the pooled value lies
+    between the tasks' (a mean over their topics)."""
+    import pandas as pd
+    out = two_task_run.out
+    across = pd.read_parquet(f"{out}/across")
+    king = pd.read_parquet(f"{out}/king")
+    rows = across[across.basis == "king"]
+    assert set(rows.scope) == {xt.POOLED, *set(king.task.astype(str))}
+    kings = {(str(r.task), r.metric_set): r.king for r in king.itertuples()}
+    for r in rows[rows.scope != xt.POOLED].itertuples():
+        assert r.value == kings[(r.scope, r.measure)]
+    for measure, g in rows.groupby("measure"):
+        per_task = g[g.scope != xt.POOLED].value
+        pooled = g[g.scope == xt.POOLED].iloc[0]
+        assert per_task.min() <= pooled.value <= per_task.max()
+        assert pooled.n_tasks == 2 and 0 <= pooled.best_or_tied <= 2
+    assert (across[across.basis == "pairwise_accuracy"]).empty   # one judged task only
