@@ -409,6 +409,30 @@ def test_soft_pairwise_accuracy_equals_the_loop(data):
     assert me.soft_pairwise_accuracy(pm, ph) == float(want)
 
 
+@SETTINGS
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.integers(1, 9),
+    st.lists(st.integers(0, 9), min_size=n * n, max_size=n * n),
+    st.lists(st.integers(0, 9), min_size=n * n, max_size=n * n))))
+def test_soft_pairwise_accuracy_of_counts_with_one_denominator_equals_the_loop(data):
+    """Both sides counts over the same B (the integer fast path): the same
+    exact 1 − mean |k_m/B − k_h/B| as the loop with fractions, rounded
+    once; NaN for one system."""
+    b, km, kh = data
+    km = [min(k, b) for k in km]
+    kh = [min(k, b) for k in kh]
+    n = math.isqrt(len(km))
+    got = me.soft_pairwise_accuracy(me.PairwisePValues(np.array(km).reshape(n, n), b),
+                                    me.PairwisePValues(np.array(kh).reshape(n, n), b))
+    pairs = list(itertools.combinations(range(n), 2))
+    if not pairs:
+        assert math.isnan(got)
+        return
+    distance = sum((abs(Fraction(km[x * n + y], b) - Fraction(kh[x * n + y], b))
+                    for x, y in pairs), Fraction(0))
+    assert got == float(1 - distance / len(pairs))
+
+
 # ---------------------------------------------------------------------------
 # significance clusters
 # ---------------------------------------------------------------------------

@@ -126,19 +126,6 @@ def system_scores(data: JudgedScores, weights) -> Tuple[np.ndarray, np.ndarray]:
     return x.reshape(len(x), n_s, n_m), h
 
 
-def flipped_scores(data: JudgedScores, signs) -> Tuple[np.ndarray, np.ndarray]:
-    """The null replicates of :func:`system_scores` for the paired
-    permutation test of Thompson et al. (2024): each topic's scores of
-    every system flipped by one sign pattern (``signs``: B × T of ±1)."""
-    t_idx, s_idx = _positions(data)
-    n_s, n_m = len(data.systems), len(data.measures)
-    cols = (s_idx[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
-    x = rs.grouped_signed_means(data.scores[t_idx, s_idx, :].ravel(),
-                                (np.repeat(t_idx, n_m), cols), n_s * n_m, signs)
-    h = rs.grouped_signed_means(data.human[t_idx, s_idx], (t_idx, s_idx), n_s, signs)
-    return x.reshape(len(x), n_s, n_m), h
-
-
 # ---------------------------------------------------------------------------
 # the statistics of given system scores
 # ---------------------------------------------------------------------------
@@ -171,14 +158,26 @@ def system_statistics(systems: Sequence[str], x, h, signs=None) -> Dict[str, np.
     return {k: out[k] for k in SYSTEM_STATISTICS}
 
 
-def soft_pairwise_accuracies(x0, h0, xf, hf) -> np.ndarray:
+def flipped_p_values(data: JudgedScores, signs):
+    """(human, [measure m]): the one-sided p-values of "system i is better
+    than system j" of the paired permutation test of Thompson et al. (2024),
+    each topic's scores of every system flipped by one sign pattern
+    (``signs``: B × T of ±1), the counts decided exactly
+    (:func:`~qarla_spark.measures.resampling.signed_mean_at_least`): a null
+    difference of means equal to the observed one counts whole, whatever
+    the rounding of the means."""
+    cells, n = data.cells, len(signs)
+    human = me.PairwisePValues(rs.signed_mean_at_least(data.human, cells, signs), n)
+    metric = rs.signed_mean_at_least(data.scores, cells, signs)
+    return human, [me.PairwisePValues(a, n) for a in metric]
+
+
+def soft_pairwise_accuracies(data: JudgedScores, signs) -> np.ndarray:
     """(M,): soft pairwise accuracy of each measure (Thompson et al. 2024)
-    from the systems' scores (``x0``: S × M, ``h0``: S) and their null
-    replicates under the same sign patterns (``xf``: B × S × M, ``hf``:
-    B × S)."""
-    human = me.pairwise_p_values(h0, hf)
-    return np.array([me.soft_pairwise_accuracy(me.pairwise_p_values(x0[:, m], xf[:, :, m]),
-                                               human) for m in range(x0.shape[1])])
+    from the p-values of :func:`flipped_p_values` under the sign patterns
+    ``signs`` (B × T)."""
+    human, metric = flipped_p_values(data, signs)
+    return np.array([me.soft_pairwise_accuracy(p, human) for p in metric])
 
 
 def _acc_eq(data: JudgedScores, m: int, pairs=None):
@@ -239,8 +238,7 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
         ("system", k): [_estimate(point[k][0, m], reps[k][:, m]) for m in range(n_m)]
         for k in SYSTEM_STATISTICS}
     flips = rs.sign_flips(seed, task, topics, n)
-    xf, hf = flipped_scores(data, flips)
-    spa = soft_pairwise_accuracies(x0, h0, xf, hf)
+    spa = soft_pairwise_accuracies(data, flips)
     estimates[("system", "soft_pairwise_accuracy")] = [
         Estimate(float(v), math.nan, math.nan) for v in spa]
     accs, epsilon = [], []
@@ -285,9 +283,7 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
     x0, h0 = (a[0] for a in system_scores(random, ones))
     stats = system_statistics(data.systems, x0[None], h0[None])
     out = {("system", k): _band(stats[k][0]) for k in SYSTEM_STATISTICS}
-    xf, hf = flipped_scores(random, flips)
-    out[("system", "soft_pairwise_accuracy")] = _band(
-        soft_pairwise_accuracies(x0, h0, xf, hf))
+    out[("system", "soft_pairwise_accuracy")] = _band(soft_pairwise_accuracies(random, flips))
     by_topic = me.group_pairs(t_idx)
     out[("summary", "acc_eq")] = _band([_acc_eq(random, d, by_topic)[0].value
                                         for d in range(draws)])

@@ -255,6 +255,58 @@ def replicate_sums(values, weights) -> np.ndarray:
     return out
 
 
+def signed_mean_at_least(values, cells, signs) -> np.ndarray:
+    """(S × S) int64, or (K × S × S) for ``values`` T × S × K:
+    at_least[i, j] = #{b : r_bi − r_bj ≥ o_i − o_j}, decided exactly, for
+    the means o_s = Σ_t v_ts / n_s over the n_s cells of column s
+    (``cells``: T × S bool; ``values`` read at cells only) and their
+    flipped r_bs = Σ_t s_bt·v_ts / n_s (``signs``: B × T of ±1) — the
+    counts of :func:`~qarla_spark.measures.meta_eval.pairwise_p_values`
+    without comparing rounded means (a null difference equal to the
+    observed one, frequent with Likert scores, counts whole). With A_bs =
+    Σ_{t: s_bt = −1} v_ts, the condition is n_j·A_bi ≤ n_i·A_bj: the exact
+    int64 level sums of :func:`_level_parts`, their carries propagated from
+    the lowest level up."""
+    cells = np.asarray(cells, dtype=bool)
+    values = np.asarray(values, dtype=np.float64)
+    single = values.ndim == 2
+    cube = values[:, :, None] if single else values
+    n_t, n_s, n_k = cube.shape
+    signs = np.asarray(signs, dtype=np.int64)
+    if signs.ndim != 2 or signs.shape[1] != n_t or not (np.abs(signs) == 1).all():
+        raise ValueError("signs must be (replicates × topics) of ±1")
+    if cells.shape != (n_t, n_s):
+        raise ValueError("cells must be (topics × columns)")
+    cube = np.where(cells[:, :, None], cube, 0.0)
+    if not np.isfinite(cube).all():
+        raise ValueError("signed_mean_at_least needs finite values")
+    if n_t >= 2 ** 16:
+        raise ValueError("too many topics for int64 comparisons")
+    n_b = signs.shape[0]
+    counts = cells.sum(axis=0).astype(np.int64)
+    base, parts, _ = _level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
+    by_level = {level: part.reshape(n_b, n_s, n_k) for level, part in parts}
+    top = max(by_level, default=0)
+    i, j = np.triu_indices(n_s, 1)
+    mask = (1 << _CHUNK) - 1
+    out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
+    step = max(1, (1 << 22) // max(1, n_b * i.size))      # measures at once: ~4M pairs
+    for k0 in range(0, n_k, step):
+        ks = slice(k0, k0 + step)
+        carry = np.zeros((n_b, i.size, len(range(n_k)[ks])), dtype=np.int64)
+        rest = np.zeros(carry.shape, dtype=bool)        # a nonzero bit below the carry
+        for level in range(0, top + 1, _CHUNK):
+            part = by_level.get(level)
+            v = carry if part is None else (carry + part[:, i, ks] * counts[j, None]
+                                            - part[:, j, ks] * counts[i, None])
+            rest |= (v & mask) != 0
+            carry = v >> _CHUNK                         # floor: the bits kept are ≥ 0
+        # Σ_level (n_j·A_bi − n_i·A_bj)·2^level = carry·2^top' + (bits kept: ≥ 0, < 2^top')
+        out[ks, i, j] = np.count_nonzero((carry < 0) | ((carry == 0) & ~rest), axis=0).T
+        out[ks, j, i] = np.count_nonzero(carry >= 0, axis=0).T
+    return out[0] if single else out
+
+
 def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
     """(B × n_columns): for each replicate b and column s, the exact weighted
     mean Σ w_b,t(r)·num_r/den_r / Σ w_b,t(r) over the rows r of column s
@@ -313,24 +365,6 @@ def grouped_real_means(values, columns, n_columns: int, weights):
         raise ValueError("grouped_real_means needs finite values")
     sums, base = _real_sums(matrix, weights)
     return _divide_scaled(sums, base, (weights @ count).astype(object))
-
-
-def grouped_signed_means(values, columns, n_columns: int, signs):
-    """(B × n_columns): Σ_t s_bt·v_t / n_c over the n_c rows of each column
-    (rows given as (topic position, column), distinct), for sign patterns
-    ``signs`` (B × T of ±1, e.g. :func:`sign_flips`): each column's mean
-    with its topics' values flipped — the null replicates of a paired
-    permutation test of means. Sums by :func:`replicate_sums`
-    (deterministic, not rounded once); NaN for a column without rows."""
-    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
-    signs = np.asarray(signs, dtype=np.int64)
-    matrix = np.zeros((signs.shape[1], n_columns), dtype=np.float64)
-    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
-    if not np.isfinite(matrix).all():
-        raise ValueError("grouped_signed_means needs finite values")
-    counts = np.bincount(cols, minlength=n_columns).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return replicate_sums(matrix, signs) / counts[None, :]
 
 
 def grouped_replicate_means(values, columns, n_columns: int, weights):
