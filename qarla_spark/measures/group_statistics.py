@@ -284,15 +284,24 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
         x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
     for topic, name, score in zip(y_rows["topic"], y_rows["summarizer"], y_rows["score"]):
         y_by_topic.setdefault(topic, {})[name] = score
+    # the topics with the same summarizers correlated in one call (row by
+    # row, the numbers of one call per topic)
+    batches: Dict[tuple, list] = {}
     for topic in topics:
         x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
-        names = [s for s in x_of if s in y_t]
-        if not names:
-            continue
-        r = agreement.correlations(names, [x_of[s] for s in names], [y_t[s] for s in names],
-                                   min_n=agreement.MIN_POINTS)
-        if np.isfinite(r[0]):
-            per_topic.append(r)
+        names = tuple(sorted(s for s in x_of if s in y_t))
+        if names:
+            batches.setdefault(names, []).append(topic)
+    found: Dict[str, np.ndarray] = {}
+    for names, mine in batches.items():
+        rows_x = [[x_by_topic[t][s] for s in names] for t in mine]
+        rows_y = [[y_by_topic[t][s] for s in names] for t in mine]
+        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
+        found.update(zip(mine, r))
+    for topic in topics:
+        r = found.get(topic)
+        if r is not None and np.isfinite(r[0]):
+            per_topic.append(tuple(float(v) for v in r))
             cols.append(t_at[topic])
     if not per_topic:
         return out
