@@ -263,10 +263,10 @@ TABLES: Tuple[Table, ...] = (
                 "level string, correlation string, value double, method string, "
                 "ci_low double, ci_high double, n_resamples int, unit string",
                 score="`QUEEN`\\|`HBR`"),
-          "the correlations of `correlations/` (QUEEN of the detailed sets, system and summary "
-          "level) and `hbr_correlations/`, each kind (`pearson`, `spearman`, `kendall`) with "
-          "its 95% interval; system level resampled over `topics`, `systems` and `both` "
-          "(`unit`), summary level over topics"),
+          "the correlations of `correlations/` of each task's best set (QUEEN, system and "
+          "summary level) and `hbr_correlations/`, each kind (`pearson`, `spearman`, "
+          "`kendall`) with its 95% interval; system level resampled over `topics`, `systems` "
+          "and `both` (`unit`), summary level over topics (every measure: `metric_eval/`)"),
     Table("comparisons", "statistics", "paired tests of the comparisons the run prints",
           _cols("task string, family string, criterion string, a string, b string, "
                 "value_a double, value_b double, difference double, ci_low double, "

@@ -107,15 +107,18 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
         if ctx.get("judged") and j is not None and len(value["peers"]):
             queen = value["full_num"] / value["full_den"][:, None]
             out += _meta_records(task, "s_meta_q", value["topic"], value["peers"], queen, j)
-        if ctx.get("judged") and j is not None:
+        best = ctx.get("best", {}).get(task)
+        if ctx.get("judged") and j is not None and best is not None:
+            # correlation_ci/: the best set's correlations, every unit (what
+            # the run prints); metric_eval/ has every detailed set's
+            s = list(ctx["labels"]).index(best.label)
             for criterion in sorted(set(j["criterion"])):
                 sel = j["criterion"] == criterion
                 judged = {"summarizer": j["summarizer"][sel], "score": j["score"][sel]}
-                for s in range(ctx["n_detailed"]):
-                    out.append((rd.key_of(task, "corr", s, criterion), "s_corr",
-                                {"topic": value["topic"], "peers": value["peers"],
-                                 "num": value["full_num"][:, s], "den": value["full_den"],
-                                 "judged": judged}))
+                out.append((rd.key_of(task, "corr", s, criterion), "s_corr",
+                            {"topic": value["topic"], "peers": value["peers"],
+                             "num": value["full_num"][:, s], "den": value["full_den"],
+                             "judged": judged}))
         return out
     if kind == "auc_topic":
         return [(rd.key_of(task, "auc", criterion), "s_auc",
@@ -576,7 +579,7 @@ def _n_groups(ctx, qarla, tasks) -> int:
         criteria = len(t.judgments)
         n += 2 + 3 * criteria
         if qarla is not None:
-            n += len(qarla.detailed) * criteria
+            n += criteria
     return n
 
 
