@@ -260,7 +260,8 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
         for m, r in zip(ranked, found.ranks):
             ranks[m] = r
     return MetaEvaluation(data.measures, len(topics), len(systems), n, estimates,
-                          chance_baseline(task, criterion, data, seed, flips, draws),
+                          chance_baseline(task, criterion, data, seed, flips, draws)
+                          if draws else {},
                           epsilon, tuple(ranks), counts)
 
 

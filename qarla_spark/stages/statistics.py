@@ -156,10 +156,12 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     for criterion in sorted(found):
         mine = sorted(found[criterion])
         human = [_exact_mean(found[criterion][n]) for n in mine]
-        out.append((rd.key_of(task, "meta", criterion), kind,
-                    {"topic": topic, "names": mine,
-                     "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
-                     "human": np.asarray(human, dtype=np.float64)}))
+        value = {"topic": topic, "names": mine,
+                 "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
+                 "human": np.asarray(human, dtype=np.float64)}
+        # the measures' group and the chance baseline's (the same cells)
+        out += [(rd.key_of(task, "meta", criterion), kind, value),
+                (rd.key_of(task, "chance", criterion), kind, value)]
     return out
 
 
@@ -275,6 +277,8 @@ def _statistics_reduce(key, items, ctx):
                                                 summary_level=False)]
     elif group == "meta":
         extra, printed_meta = _meta_group(key, task, rest[0], items, ctx)
+    elif group == "chance":
+        extra, printed_meta = _chance_group(key, task, rest[0], items, ctx)
     corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
     printed = {**_printed(task, out, corr, ctx), **printed_meta}
     # most groups print nothing (a correlation of a set that is not the
@@ -359,8 +363,7 @@ def _meta_group(key, task, criterion, items, ctx):
     data = _meta_data(items, ctx)
     if not data.cells.any():
         return [], {}
-    e = js.meta_evaluation(task, criterion, data, seed, n, ctx.get("chance_draws",
-                                                                    js.CHANCE_DRAWS))
+    e = js.meta_evaluation(task, criterion, data, seed, n, draws=0)
     rows = []
     for (level, stat), found in e.estimates.items():
         unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
@@ -368,11 +371,6 @@ def _meta_group(key, task, criterion, items, ctx):
             eps = e.epsilon[m] if stat == "acc_eq" else None
             rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
                          est.high, eps, e.n_topics, e.n_systems, n, unit))
-        band = e.chance.get((level, stat))
-        if band is not None:
-            rows.append((task, criterion, js.CHANCE, level, stat, band.value, band.low,
-                         band.high, None, e.n_topics, e.n_systems,
-                         ctx.get("chance_draws", js.CHANCE_DRAWS), js.CHANCE_UNIT))
     pa = e.estimates[("system", "pairwise_accuracy")]
     ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
              for name, est, r in zip(e.measures, pa, e.ranks) if r]
@@ -403,11 +401,25 @@ def _meta_group(key, task, criterion, items, ctx):
         if name == "HBR" or (label in wanted and label is not None):
             printed["pairwise_accuracy"][(task, criterion, name)] = Interval(est.value, est.low,
                                                                              est.high)
-    band = e.chance.get(("system", "pairwise_accuracy"))
-    if band is not None:
-        printed["pairwise_accuracy"][(task, criterion, js.CHANCE)] = Interval(
-            band.value, band.low, band.high)
     return records, printed
+
+
+def _chance_group(key, task, criterion, items, ctx):
+    """The chance baseline's metric_eval/ rows of one (task, criterion) (the
+    cells of its measures' group) and its printed band."""
+    data = _meta_data(items, ctx).used()
+    if not data.cells.any():
+        return [], {}
+    draws = ctx.get("chance_draws", js.CHANCE_DRAWS)
+    flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
+    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, draws)
+    rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high, None,
+             len(data.topics), len(data.systems), draws, js.CHANCE_UNIT)
+            for (level, stat), band in found.items()]
+    band = found.get(("system", "pairwise_accuracy"))
+    printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
+        band.value, band.low, band.high)}} if band is not None else {}
+    return [rd.table_record(key, "metric_eval", rows)], printed
 
 
 #: the first part of the keys of the across-task groups
@@ -577,7 +589,7 @@ def _n_groups(ctx, qarla, tasks) -> int:
     n = 0
     for t in tasks:
         criteria = len(t.judgments)
-        n += 2 + 3 * criteria
+        n += 2 + 4 * criteria
         if qarla is not None:
             n += criteria
     return n
@@ -643,7 +655,9 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     ctx["n_tasks"] = len(ctx["qarla"]["plans"]) if "qarla" in ctx \
         else len(ctx.get("criteria", {}))
     n_groups = _n_groups(ctx, qarla, tasks)
-    n_reduce = max(1, min(n_groups, topic_partitions(spark))) if n_groups \
+    # two partitions a core's share: the groups' costs differ (a criterion's
+    # metric_eval group is ~1 s on SummEval, a correlation group 0.1 s)
+    n_reduce = max(1, min(n_groups, 2 * topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
     context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
