@@ -32,6 +32,8 @@ from qarla_spark.measures import resampling as rs
 CHANCE = "chance"
 #: how many random measures the chance baseline draws
 CHANCE_DRAWS = 100
+#: a random measure's scores are multiples of 1 / CHANCE_GRID in [0, 1)
+CHANCE_GRID = 2 ** 24
 #: the statistics at system level, with bootstrap replicates
 SYSTEM_STATISTICS = agreement.KINDS + ("pairwise_accuracy",)
 #: every statistic of ``metric_eval/``, (level, statistic)
@@ -275,8 +277,9 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
     if not draws or not t_idx.size:
         return {}
     shape = (len(data.topics), len(data.systems))
-    cube = np.stack([me.chance_scores(seed, (task, criterion, str(d)), shape)
-                     for d in range(draws)], axis=2)                    # T × S × D
+    # on a grid of 2^24 values (ties all but impossible, exact sums short)
+    cube = np.floor(np.stack([me.chance_scores(seed, (task, criterion, str(d)), shape)
+                              for d in range(draws)], axis=2) * CHANCE_GRID) / CHANCE_GRID
     cube = np.where(data.cells[:, :, None], cube, np.nan)
     random = JudgedScores(data.topics, data.systems, tuple(map(str, range(draws))), cube,
                           data.human)

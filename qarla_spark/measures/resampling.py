@@ -200,11 +200,18 @@ def _level_parts(values, weights):
     ints = (mant * 2.0 ** 53).astype(np.int64)
     expo = expo.astype(np.int64) - 53
     nonzero = ints != 0
-    base = int(expo[nonzero].min()) if nonzero.any() else 0
-    shift = np.where(nonzero, expo - base, 0)
     negative = ints < 0
     magnitude = np.abs(ints)
-    top = int(shift.max(initial=0)) + 53
+    # each value as odd × 2^e: short doubles (k / 2^24, Likert means of few
+    # judgments) then need few 28-bit levels
+    low_bit = magnitude & -magnitude
+    zeros = np.where(nonzero, np.frexp(low_bit.astype(np.float64))[1] - 1, 0)
+    magnitude = magnitude >> zeros
+    expo = expo + zeros
+    base = int(expo[nonzero].min()) if nonzero.any() else 0
+    shift = np.where(nonzero, expo - base, 0)
+    length = np.where(nonzero, np.frexp(magnitude.astype(np.float64))[1], 0)
+    top = int((shift + length).max(initial=0))
     mask = (1 << _CHUNK) - 1
     small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - _CHUNK)
     weights_f = weights.astype(np.float64)
@@ -288,6 +295,16 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     by_level = {level: part.reshape(n_b, n_s, n_k) for level, part in parts}
     top = max(by_level, default=0)
     i, j = np.triu_indices(n_s, 1)
+    if len(by_level) <= 1:
+        # one level (short doubles, e.g. scores on a grid): the sums are
+        # int64 (|A| < 2^44, n < 2^16), compared directly
+        a = next(iter(by_level.values()), np.zeros((n_b, n_s, n_k), dtype=np.int64))
+        out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
+        left = a[:, i, :] * counts[j, None]
+        right = a[:, j, :] * counts[i, None]
+        out[:, i, j] = np.count_nonzero(left <= right, axis=0).T
+        out[:, j, i] = np.count_nonzero(right <= left, axis=0).T
+        return out[0] if single else out
     mask = (1 << _CHUNK) - 1
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
     step = max(1, (1 << 22) // max(1, n_b * i.size))      # measures at once: ~4M pairs
