@@ -27,6 +27,7 @@ exact mean rounded once, never a float sum in arrival order).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -251,6 +252,15 @@ class GroupPairs:
     i: np.ndarray
     j: np.ndarray
 
+    @functools.cached_property
+    def pair_groups(self) -> Tuple[np.ndarray, int, np.ndarray]:
+        """(g, G, P): each pair's group among the G groups with a pair, and
+        each such group's pairs."""
+        _, g = np.unique(self.codes[self.i], return_inverse=True)
+        g = g.ravel()
+        n_groups = int(g.max()) + 1 if g.size else 0
+        return g, n_groups, np.bincount(g, minlength=n_groups)
+
 
 def group_pairs(groups) -> GroupPairs:
     """:class:`GroupPairs` of a label per score."""
@@ -296,16 +306,13 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
     codes, i, j = grouping.codes, grouping.i, grouping.j
     if not i.size:
         return TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0))
-    _, g = np.unique(codes[i], return_inverse=True)            # groups with a pair
-    g = g.ravel()
-    n_groups = int(g.max()) + 1
-    per_group = np.bincount(g, minlength=n_groups)             # P_g
+    g, n_groups, per_group = grouping.pair_groups               # groups with a pair, P_g
     diff = np.abs(m[i] - m[j])
     htie = h[i] == h[j]
     con = ~htie & (diff > 0) & (_order(m, i, j) == _order(h, i, j))
     delta = htie.astype(np.int64) - con
 
-    order = np.argsort(diff, kind="stable")
+    order = np.argsort(diff)        # the order within equal differences never shows
     diff_s, delta_s, g_s = diff[order], delta[order], g[order]
     ends = np.flatnonzero(np.r_[diff_s[1:] != diff_s[:-1], True])  # last pair ≤ each candidate
     cands = diff_s[ends]
