@@ -155,9 +155,10 @@ def describe_across(stats) -> str:
         top = a["top"][:6]
         more = f", ... ({len(a['top']) - len(top)} more)" if len(a["top"]) > len(top) else ""
         tied, name = a["most_tied"]
+        most = f"; most often best or tied: {name} ({tied} of {a['n_tasks']})" \
+            if name != a["best"] else ""
         lines.append(f"  {what}: best {a['best']} {_ci(a['value'].value, a['value'])}, best or "
-                     f"tied in {a['best_or_tied']} of {a['n_tasks']} tasks; most often best or "
-                     f"tied: {name} ({tied} of {a['n_tasks']}); top cluster: "
+                     f"tied in {a['best_or_tied']} of {a['n_tasks']} tasks{most}; top cluster: "
                      f"{', '.join(top)}{more}")
     return "\n".join(lines)
 

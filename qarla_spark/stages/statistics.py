@@ -473,7 +473,9 @@ def _across_printed(found) -> dict:
     tied = found.best_or_tied()
     return {"best": p.names[m], "value": Interval(float(p.point[m]), low, high),
             "best_or_tied": tied[m], "n_tasks": len(found.tasks), "top": top,
-            "most_tied": max((tied[k], p.names[k]) for k in ok)}
+            # the most often best or tied (ties: the higher pooled value)
+            "most_tied": next((tied[k], p.names[k]) for k in sorted(
+                ok, key=lambda k: (-tied[k], -p.point[k], p.names[k])))}
 
 
 def _tau_reduce(key, items, ctx):
