@@ -48,6 +48,10 @@ def describe_qarla(t, stats=None) -> str:
              f"  best single metric: {t.best_single.label}  KING "
              f"{_ci(t.best_single_king, stats_.king.get((t.task, t.best_single.label)))} "
              f"(the best set {beats} it)"]
+    chance = getattr(stats_, "king_chance", {}).get(t.task)
+    if chance is not None:
+        lines.append(f"  chance: KING of a random metric {_ci(chance.value, chance)} (mean and "
+                     "95% band of random draws)")
     found = stats_.comparisons.get((t.task, FAMILIES["best_single"], ""))
     if found and t.best_set != t.best_single:
         lines.append("  best set − best single: " + describe_comparison(found[0]))

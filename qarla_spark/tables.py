@@ -246,9 +246,10 @@ TABLES: Tuple[Table, ...] = (
     Table("king_ci", "statistics", "bootstrap intervals of KING over topics",
           _cols("task string, metric_set string, n_metrics int, king double, method string, "
                 "ci_low double, ci_high double, n_resamples int, unit string",
-                method="`percentile`\\|`bca`"),
+                method="`percentile`\\|`bca`\\|`chance`"),
           "every set of `king/` × method: 95% interval from `--bootstrap` Poisson replicates "
-          "over topics (`unit`)"),
+          "over topics (`unit`); `chance`: KING of a random metric, mean and 95% band over "
+          "draws"),
     Table("jack_ci", "statistics", "bootstrap intervals of JACK over topics",
           _cols("task string, metric_set string, jack double, method string, ci_low double, "
                 "ci_high double, n_resamples int, unit string"),

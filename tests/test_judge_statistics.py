@@ -835,3 +835,33 @@ def test_configuration_mentions_every_statistic():
     for _, stat in js.STATISTICS:
         assert stat.lower() in text, stat
     assert "37 measures" in conf["chance"]
+
+
+# ---------------------------------------------------------------- KING's chance
+
+def test_king_chance_is_the_mean_over_topics_of_the_picked_random_topics():
+    """Each draw's KING is the exact mean over the task's topics of
+    wins / models of the random topic each picks (uniforms keyed by seed,
+    task, topic), recomputed here with fractions; the pool is the run's own
+    QUEEN/KING kernels on random similarities, reproducible, and a held-out
+    reference beats every system about as often as chance says (1 in
+    peers + 1, ±)."""
+    from fractions import Fraction
+    shapes = [("t0", 4, 3), ("t1", 5, 2), ("t2", 4, 3)]
+    got = js.king_chance(7, "task", shapes, draws=20)
+    draws = []
+    for d in range(20):
+        total = Fraction(0)
+        for topic, m, p in shapes:
+            pool = js.king_chance_pool(7, m, p)
+            u = rs.uniforms(7, ("king chance", "task", topic), 20)[d]
+            total += Fraction(int(pool[min(int(u * pool.size), pool.size - 1)]), m)
+        draws.append(float(total / len(shapes)))
+    assert got.value == pytest.approx(sum(draws) / 20, abs=1e-15)
+    assert got.low == rs.percentile_interval(draws)[0]
+    assert got.low <= got.value <= got.high
+    pool = js.king_chance_pool(7, 4, 3)
+    assert np.array_equal(pool, js.king_chance_pool.__wrapped__(7, 4, 3))
+    assert not np.array_equal(pool, js.king_chance_pool.__wrapped__(8, 4, 3))
+    assert 0.1 < pool.mean() / 4 < 0.45          # 1 / (3 + 1) = 0.25
+    assert np.isnan(js.king_chance(7, "task", [], draws=20).value)

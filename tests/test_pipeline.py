@@ -29,11 +29,12 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
     result = pipeline.run(spark, config, command=["qarla", "run"])
 
     assert sorted(p.name for p in out.iterdir()) == [
-        "auc", "auc_ci", "clusters", "comparisons", "correlation_ci", "correlations", "hbr",
-        "hbr_correlations", "hbr_systems", "hetero_curve", "heterogeneity", "human_test",
-        "jack", "jack_ci", "jack_curve", "judgments", "king", "king_ci", "king_pearson",
-        "orange", "problems", "queen", "report.html", "robustness", "run.json",
-        "similarities", "sources", "summaries", "systems", "testbed"]
+        "across", "auc", "auc_ci", "clusters", "comparisons", "correlation_ci", "correlations",
+        "hbr", "hbr_correlations", "hbr_systems", "hetero_curve", "heterogeneity",
+        "human_test", "jack", "jack_ci", "jack_curve", "judgments", "king", "king_ci",
+        "king_pearson", "king_vs_judges", "metric_eval", "metric_ranks", "orange", "problems",
+        "queen", "report.html", "robustness", "run.json", "similarities", "sources",
+        "summaries", "systems", "testbed"]
     from qarla_spark.tables import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted([t.name for t in TABLES]
                                                            + ["report.html", "run.json"])

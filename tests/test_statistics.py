@@ -230,7 +230,10 @@ def stats_run(two_task_run):
 def test_the_replicate_of_all_ones_is_the_reported_value(stats_run):
     result, t = stats_run
     king = t["king"].set_index(["task", "metric_set"]).king
-    ci = t["king_ci"].set_index(["task", "metric_set", "method"])
+    chance = t["king_ci"][t["king_ci"].method == "chance"]
+    assert list(chance.metric_set) == ["chance"] and list(chance.unit) == ["draws"]
+    assert (chance.ci_low <= chance.king).all() and (chance.king <= chance.ci_high).all()
+    ci = t["king_ci"][t["king_ci"].method != "chance"].set_index(["task", "metric_set", "method"])
     assert len(ci) == 2 * len(king)
     for (task, name), value in king.items():
         for method in ("percentile", "bca"):

@@ -18,6 +18,7 @@ human score the mean of its judgments' means — exact means, rounded once.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
@@ -323,3 +324,59 @@ def configuration(draws: int = CHANCE_DRAWS) -> dict:
                           "replicates",
     }
 
+
+
+# ---------------------------------------------------------------------------
+# KING's chance baseline
+# ---------------------------------------------------------------------------
+
+#: random topics simulated per (models, peers) configuration
+KING_CHANCE_TOPICS = 100
+
+
+@functools.lru_cache(maxsize=16)
+def king_chance_pool(seed: int, n_models: int, n_peers: int, triples: str = "standard",
+                     method: str = "auto", size: int = KING_CHANCE_TOPICS) -> np.ndarray:
+    """(size,) int64: KING's wins (held-out references that beat every
+    system, of ``n_models``) in each of ``size`` random topics of that
+    shape: one metric whose similarities are random scores on the chance
+    grid (keyed by (seed, "king", models, peers, topic)), through the run's
+    own QUEEN and KING kernels. Remembered per worker (a run's topics share
+    a few shapes)."""
+    from qarla_spark.measures.masks import set_words
+    from qarla_spark.measures.queen import king_cases, queen_counts
+    n = n_models + n_peers
+    roles = np.array(["model"] * n_models + ["peer"] * n_peers)
+    words = np.asarray([set_words([0], 1)], dtype=np.int64)
+    out = np.zeros(size, dtype=np.int64)
+    for r in range(size):
+        values = np.floor(me.chance_scores(seed, ("king", str(n_models), str(n_peers), str(r)),
+                                           (n, n, 1)) * CHANCE_GRID) / CHANCE_GRID
+        values[np.arange(n), np.arange(n), 0] = np.nan
+        cases = king_cases(queen_counts(roles, values, words, triples, method))
+        out[r] = int(cases[0][0]) if cases is not None else 0
+    out.setflags(write=False)
+    return out
+
+
+def king_chance(seed: int, task: str, topics: Sequence[Tuple[str, int, int]],
+                draws: int = CHANCE_DRAWS, triples: str = "standard",
+                method: str = "auto") -> Estimate:
+    """KING of a random metric over a task's ``topics`` ((topic, models,
+    peers) of each topic KING uses): in each of ``draws`` draws, every topic
+    takes the outcome of one random topic of its shape
+    (:func:`king_chance_pool`, picked by uniforms keyed by (seed, task,
+    topic)), KING the exact mean over topics of wins / models; the mean
+    over draws and the 2.5-97.5% band."""
+    if not topics or not draws:
+        return Estimate(math.nan, math.nan, math.nan)
+    wins = np.empty((len(topics), draws), dtype=np.int64)
+    dens = np.empty(len(topics), dtype=np.int64)
+    for t, (topic, n_models, n_peers) in enumerate(topics):
+        pool = king_chance_pool(int(seed), int(n_models), int(n_peers), triples, method)
+        pick = np.minimum((rs.uniforms(seed, ("king chance", task, topic), draws)
+                           * pool.size).astype(np.int64), pool.size - 1)
+        wins[t] = pool[pick]
+        dens[t] = n_models
+    ones = np.ones((1, len(topics)), dtype=np.int64)
+    return _band(rs.weighted_ratio_means(wins, dens, ones)[0])

@@ -64,6 +64,8 @@ class StatisticsResult:
     #: (task, criterion): Kendall's τ of KING against pairwise accuracy
     king_vs_judges: Dict[Tuple[str, str], Interval] = field(default_factory=dict)
     chance_draws: int = js.CHANCE_DRAWS
+    #: task: KING of a random metric, mean and 95% band over draws
+    king_chance: Dict[str, Interval] = field(default_factory=dict)
     #: (basis, criterion — "" for KING): the pooled best measure, its
     #: interval, the tasks it is best or tied in, the pooled top cluster
     across: Dict[Tuple[str, str], dict] = field(default_factory=dict)
@@ -223,6 +225,15 @@ def _statistics_reduce(key, items, ctx):
             sizes = dict(catalogue)
             ranked = _king_ranked(estimates, first, plan["best"])
             extra += _king_ranks(task, ranked)
+            shapes = sorted({(v["topic"], int(v["den"]), int(v["n_pairs"]) // int(v["den"]))
+                             for _, v in items if v["family"] == 0})
+            draws = ctx.get("chance_draws", js.CHANCE_DRAWS)
+            band = js.king_chance(seed, task, shapes, draws, q.get("triples", "standard"),
+                                  q.get("method", "auto"))
+            out.append(("king", task, None, None, js.CHANCE, None, None, None, band.value,
+                        js.CHANCE, band.low, band.high, None, None))
+            sizes[js.CHANCE] = 1
+            printed_meta = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
             if ctx.get("n_tasks", 0) >= 2:
                 cols = [estimates.names.index(label) for label in ranked[0]]
                 extra.append((rd.key_of(ACROSS, "king"), "x_king", {
@@ -284,7 +295,8 @@ def _statistics_reduce(key, items, ctx):
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, n, sizes), *corr_records, *extra, *driver]
+    return [*_table_records(key, out, n, sizes, ctx.get("chance_draws", js.CHANCE_DRAWS)),
+            *corr_records, *extra, *driver]
 
 
 # ---------------------------------------------------------------------------
@@ -525,7 +537,7 @@ def task_catalogue(first: List[str], first_sizes: List[int],
     return list(out.items())
 
 
-def _table_records(key, rows, n, sizes):
+def _table_records(key, rows, n, sizes, chance_draws: int = js.CHANCE_DRAWS):
     """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
     jack_ci, auc_ci and comparisons (``n`` replicates; ``sizes`` of the
     sets of the king_ci rows)."""
@@ -534,7 +546,10 @@ def _table_records(key, rows, n, sizes):
         (k, task, family, criterion, a, b, value_a, value_b, value, method, low, high, p,
          p_adj) = r
         if k == "king":
-            if a in sizes:
+            if method == js.CHANCE:
+                tables["king_ci"].append((task, a, 1, value, method, low, high,
+                                          chance_draws, js.CHANCE_UNIT))
+            elif a in sizes:
                 tables["king_ci"].append((task, a, sizes[a], value, method, low, high, n, UNIT))
         elif k == "jack":
             tables["jack_ci"].append((task, a, value, method, low, high, n, UNIT))
@@ -615,7 +630,9 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     if qarla is not None and qarla.records is not None:
         # a few names per task: each task's group makes its subsets
         # (task_catalogue)
-        ctx["qarla"] = {"first": [s.label for s in qarla.first],
+        ctx["qarla"] = {"triples": getattr(config, "triples", "standard"),
+                        "method": getattr(config, "queen_method", "auto"),
+                        "first": [s.label for s in qarla.first],
                         "first_sizes": [s.size for s in qarla.first],
                         "detailed": [s.label for s in qarla.detailed],
                         "plans": {task: {"reps": [r.label for r in p.representatives],
@@ -673,10 +690,10 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         # KING against the judges: one reduce per task over what its KING
         # group and its criteria's metric_eval groups kept (a second job)
         names.append("king_vs_judges")
-    if ctx.get("n_tasks", 0) >= 2:
-        names.append("across")
+    names.append("across")          # rows only with two tasks or more
     second = [k for k, wanted in (("tau_king", "king_vs_judges"), ("tau_judge", "king_vs_judges"),
-                                  ("x_king", "across"), ("x_pa", "across")) if wanted in names]
+                                  ("x_king", "across"), ("x_pa", "across"))
+              if wanted in names and (wanted != "across" or ctx.get("n_tasks", 0) >= 2)]
     if second:
         # one reduce per task (KING against the judges) and per across-task
         # basis, over what the first reduce's groups kept: a second job
@@ -690,6 +707,7 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         result.pairwise_accuracy.update(value.get("pairwise_accuracy", {}))
         result.king_vs_judges.update(value.get("king_vs_judges", {}))
         result.across.update(value.get("across", {}))
+        result.king_chance.update(value.get("king_chance", {}))
         result.king.update(value.get("king", {}))
         result.jack.update(value.get("jack", {}))
         result.auc.update(value.get("auc", {}))
