@@ -674,9 +674,9 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     ctx["n_tasks"] = len(ctx["qarla"]["plans"]) if "qarla" in ctx \
         else len(ctx.get("criteria", {}))
     n_groups = _n_groups(ctx, qarla, tasks)
-    # two partitions a core's share: the groups' costs differ (a criterion's
-    # metric_eval group is ~1 s on SummEval, a correlation group 0.1 s)
-    n_reduce = max(1, min(n_groups, 2 * topic_partitions(spark))) if n_groups \
+    # four partitions a core's share: the groups' costs differ (a criterion's
+    # metric_eval group is ~0.6 s on SummEval, a correlation group 0.05 s)
+    n_reduce = max(1, min(n_groups, 4 * topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
     context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
