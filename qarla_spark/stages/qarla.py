@@ -378,9 +378,13 @@ def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
     cases = king_cases(q)
     if cases is not None:
         win, n_le = cases
+        judged = topic.judged
         out.append((task, "case", {"topic": topic.topic, "family": family, "win": win,
                                    "n_le": n_le, "den": len(q.models),
-                                   "n_pairs": len(q.models) * len(q.peers)}))
+                                   "n_pairs": len(q.models) * len(q.peers),
+                                   # the statistics' KING against the judges
+                                   "criteria": sorted(set(judged["criterion"]))
+                                   if judged is not None else []}))
     return out
 
 

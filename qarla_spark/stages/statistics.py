@@ -100,7 +100,11 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
     computed in parallel and the shuffle moves them without Python. Called
     by the stages' kernels (``ctx``: ``n_detailed``, ``judged``)."""
     if kind == "case":
-        return [(rd.key_of(task, "king"), "s_case", value)]
+        # KING's cases: its group, and each criterion's metric_eval group
+        # (KING against the judges, on the same replicates)
+        return [(rd.key_of(task, "king"), "s_case", value)] + \
+            [(rd.key_of(task, "meta", c), "s_meta_k", value)
+             for c in (value.get("criteria") or [])]
     if kind == "detail":
         out = [(rd.key_of(task, "jack"), "s_jack",
                 {"topic": value["topic"], "jack": value["jack"],
@@ -175,7 +179,7 @@ def _exact_mean(values) -> float:
 
 #: the kinds of :func:`statistics_records`
 STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg", "s_meta_q",
-                    "s_meta_h")
+                    "s_meta_h", "s_meta_k")
 
 
 def with_statistics(records: List[tuple], ctx) -> List[tuple]:
@@ -315,8 +319,7 @@ def _king_ranked(e, first: List[str], best: str):
 
 
 def _king_ranks(task, ranked) -> List[tuple]:
-    """metric_ranks/ rows of KING (criterion null) and the record the
-    KING-against-judges reduce reads."""
+    """metric_ranks/ rows of KING (criterion null)."""
     labels, point, reps = ranked
     keep = [k for k, v in enumerate(point) if np.isfinite(v)]
     if not keep:
@@ -326,10 +329,7 @@ def _king_ranks(task, ranked) -> List[tuple]:
     ranks = rank_clusters(point, reps, labels).ranks
     rows = [(task, None, "king", label, float(v), int(r))
             for label, v, r in zip(labels, point, ranks)]
-    key = rd.key_of(task, "king")
-    return [rd.table_record(key, "metric_ranks", rows),
-            (rd.key_of(task, "tau"), "tau_king", {"names": labels, "point": point,
-                                                  "reps": reps})]
+    return [rd.table_record(rd.key_of(task, "king"), "metric_ranks", rows)]
 
 
 def meta_measures(ctx) -> Tuple[List[str], List[str], List[str]]:
@@ -349,7 +349,8 @@ def _meta_data(items, ctx) -> js.JudgedScores:
     measures = singles + queens + hbr
     by_topic: Dict[str, Dict[str, Any]] = {}
     for kind, v in items:
-        by_topic.setdefault(v["topic"], {})[kind] = v
+        if kind in ("s_meta_h", "s_meta_q"):
+            by_topic.setdefault(v["topic"], {})[kind] = v
     topics = sorted(by_topic)
     systems = sorted({name for parts in by_topic.values() for v in parts.values()
                       for name in v["names"]})
@@ -394,19 +395,22 @@ def _meta_group(key, task, criterion, items, ctx):
                     np.column_stack([found[m].replicates for m in cols]))
              for (level, stat), found in e.estimates.items()
              if cols and found[0].replicates is not None}
-    tau = (rd.key_of(task, "tau"), "tau_judge",
-           {"criterion": criterion, "names": [kinglike[e.measures[m]] for m in cols],
-            "stats": stats}) if cols else None
+    king = _king_of_ranked(task, items, ctx)
+    tau_rows, tau_printed = _king_vs_judges(
+        task, criterion, king, [kinglike[e.measures[m]] for m in cols], stats, n) \
+        if cols and king is not None else ([], {})
     records = [rd.table_record(key, "metric_eval", rows)]
+    if tau_rows:
+        records.append(rd.table_record(key, "king_vs_judges", tau_rows))
     if ctx.get("n_tasks", 0) >= 2:
         records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
             "task": task, "names": list(e.measures), "agree2": e.pa_counts[0],
             "pairs2": e.pa_counts[1]}))
     if ranks:
         records.append(rd.table_record(key, "metric_ranks", ranks))
-    if tau is not None:
-        records.append(tau)
     printed = {"pairwise_accuracy": {}}
+    if tau_printed:
+        printed["king_vs_judges"] = tau_printed
     wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
     for name, est in zip(e.measures, pa):
         label = kinglike.get(name)
@@ -439,12 +443,8 @@ ACROSS = "across"
 
 
 def _second_reduce(key, items, ctx):
-    """The second reduce of the stage: a task's KING against its judges
-    (records ``tau_*``), or one across-task basis (``x_*``)."""
-    kinds = {k for k, _ in items}
-    if kinds & {"x_king", "x_pa"}:
-        return _across_reduce(key, items, ctx)
-    return _tau_reduce(key, items, ctx)
+    """The second reduce of the stage: one across-task basis (``x_*``)."""
+    return _across_reduce(key, items, ctx)
 
 
 def _across_reduce(key, items, ctx):
@@ -490,38 +490,58 @@ def _across_printed(found) -> dict:
                 ok, key=lambda k: (-tied[k], -p.point[k], p.names[k])))}
 
 
-def _tau_reduce(key, items, ctx):
-    """king_vs_judges/ rows of one task: Kendall's τ between the sets'
-    KING and each judge-based statistic of their QUEEN (a single metric is
-    its own set), over the sets both have, with a percentile interval from
-    the same Poisson replicates (keyed by topic: replicate b resamples the
-    topics both share alike)."""
-    task = rd.key_parts(key)[0]
-    king = next((v for k, v in items if k == "tau_king"), None)
-    if king is None:
-        return []
-    at = {name: i for i, name in enumerate(king["names"])}
+def _king_of_ranked(task, items, ctx):
+    """(labels, point, replicates) of KING of the sets KING ranks (every
+    single metric, the requested sets, the task's best set), from the KING
+    cases the metric_eval group also receives (``s_meta_k``): the numbers of
+    the task's KING group (the same cases, topics and weights)."""
+    q = ctx.get("qarla")
+    plan = (q or {}).get("plans", {}).get(task)
+    cases = [v for k, v in items if k == "s_meta_k"]
+    if plan is None or not cases:
+        return None
+    first = q["first"]
+    own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
+    wanted = list(dict.fromkeys([*first, plan["best"]]))
+    gid = {label: g for g, label in enumerate(wanted)}
+    rows, seen = [], set()
+    for v in cases:
+        labels = first if v["family"] == 0 else own
+        for s, label in enumerate(labels):
+            g = gid.get(label)
+            if g is not None and (v["topic"], g) not in seen:
+                seen.add((v["topic"], g))
+                rows.append((v["topic"], g, int(v["win"][s]), int(v["den"])))
+    if not rows:
+        return None
+    e = ratio_estimates(task, _frame(rows, ["topic", "gid", "num", "den"]), wanted,
+                        ctx["seed"], ctx["n"])
+    keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
+    return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
+
+
+def _king_vs_judges(task, criterion, king, names, stats, n):
+    """king_vs_judges/ rows of one (task, criterion): Kendall's τ between the
+    sets' KING and each judge-based statistic of their QUEEN (a single metric
+    is its own set), over the sets both have, with a percentile interval
+    from the same Poisson replicates (keyed by topic: replicate b resamples
+    the topics both share alike); what the run prints (pairwise accuracy)."""
+    labels, point_k, reps_k = king
+    at = {name: i for i, name in enumerate(labels)}
+    both = [m for m, name in enumerate(names) if name in at]
+    common = [names[m] for m in both]
+    kcols = [at[name] for name in common]
     rows, printed = [], {}
-    for k, v in items:
-        if k != "tau_judge":
-            continue
-        for stat, (point, reps) in sorted(v["stats"].items()):
-            both = [m for m, name in enumerate(v["names"]) if name in at]
-            names = [v["names"][m] for m in both]
-            kcols = [at[name] for name in names]
-            tau = correlation_rows(names, king["point"][kcols][None], point[both][None],
-                                   kinds=("kendall",))[0, 0]
-            reps_t = correlation_rows(names, king["reps"][:, kcols], reps[:, both],
-                                      kinds=("kendall",))[:, 0]
-            low, high = rs.percentile_interval(reps_t)
-            rows.append((task, v["criterion"], stat, len(names), float(tau), low, high,
-                         ctx["n"], UNIT))
-            if stat == "pairwise_accuracy":
-                printed[(task, v["criterion"])] = Interval(float(tau), low, high)
-    out = [rd.table_record(key, "king_vs_judges", rows)] if rows else []
-    if printed:
-        out.append((key, "driver", (task, {"king_vs_judges": printed})))
-    return out
+    for stat, (point, reps) in sorted(stats.items()):
+        tau = correlation_rows(common, point_k[kcols][None], point[both][None],
+                               kinds=("kendall",))[0, 0]
+        reps_t = correlation_rows(common, reps_k[:, kcols], reps[:, both],
+                                  kinds=("kendall",))[:, 0]
+        low, high = rs.percentile_interval(reps_t)
+        rows.append((task, criterion, stat, len(common), float(tau), low, high, n, UNIT))
+        if stat == "pairwise_accuracy":
+            printed[(task, criterion)] = Interval(float(tau), low, high)
+    return rows, printed
 
 
 def task_catalogue(first: List[str], first_sizes: List[int],
@@ -643,7 +663,8 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
                                | {p.best_single.label for p in qarla.plans.values()})
         ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
         ctx["best_single"] = {task: p.best_single.label for task, p in qarla.plans.items()}
-        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr", "s_meta_q"]))
+        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr", "s_meta_q",
+                                                  "s_meta_k"]))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
         ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
@@ -687,20 +708,14 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         (["correlation_ci", "metric_eval"] if meta else []) + \
         (["metric_ranks"] if "qarla" in ctx or meta else [])
     if meta and "qarla" in ctx:
-        # KING against the judges: one reduce per task over what its KING
-        # group and its criteria's metric_eval groups kept (a second job)
         names.append("king_vs_judges")
     names.append("across")          # rows only with two tasks or more
-    second = [k for k, wanted in (("tau_king", "king_vs_judges"), ("tau_judge", "king_vs_judges"),
-                                  ("x_king", "across"), ("x_pa", "across"))
-              if wanted in names and (wanted != "across" or ctx.get("n_tasks", 0) >= 2)]
-    if second:
-        # one reduce per task (KING against the judges) and per across-task
-        # basis, over what the first reduce's groups kept: a second job
-        n_second = len(ctx["qarla"]["plans"]) if "qarla" in ctx else 1
+    if ctx.get("n_tasks", 0) >= 2:
+        # one reduce per across-task basis over what the first reduce's
+        # groups kept: a second job, for runs of two tasks or more
         later = cache.persist(rd.reduce_by_key(
-            rd.of_kinds(reduced, second), _second_reduce,
-            max(1, min(n_second + 8, topic_partitions(spark))), context))
+            rd.of_kinds(reduced, ["x_king", "x_pa"]), _second_reduce,
+            max(1, min(8, topic_partitions(spark))), context))
         reduced = reduced.unionByName(later)
     result.tables.update(rd.records_tables(reduced, names))
     for _, _, (key, value) in rd.collect(reduced, ["driver"]):
