@@ -7,7 +7,14 @@ paired sign-flip tests with bootstrap intervals of the difference for the
 comparisons the run prints (best set vs best single metric, vs each
 representative, vs every other subset of the representatives — adjusted
 for the family with the max-T method — and HBR vs the best and the median
-single measure per criterion).
+single measure per criterion). With judgments (issue 28), every
+measure's agreement with each criterion (``metric_eval/``: correlations,
+pairwise accuracy, soft pairwise accuracy, acc_eq, and the chance
+baseline), the significance clusters of KING and of pairwise accuracy
+(``metric_ranks/``) and KING against the judges (``king_vs_judges/``),
+one group per (task, criterion) (:mod:`qarla_spark.measures.
+judge_statistics`); with two tasks or more, the across-task answer
+(``across/``, :mod:`qarla_spark.measures.across_tasks`) in a second reduce.
 
 The unit of resampling is the topic (Deutsch et al.'s "inputs"); system-
 level correlations are also resampled over systems and over both. Nothing
@@ -370,8 +377,9 @@ def _meta_data(items, ctx) -> js.JudgedScores:
 
 
 def _meta_group(key, task, criterion, items, ctx):
-    """The metric_eval/ and metric_ranks/ rows of one (task, criterion),
-    the record of the KING-against-judges reduce, what the run prints."""
+    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one
+    (task, criterion), its record for the across-task reduce (runs of two
+    tasks or more), what the run prints."""
     seed, n = ctx["seed"], ctx["n"]
     data = _meta_data(items, ctx)
     if not data.cells.any():
@@ -639,7 +647,8 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     many sign patterns), seeded by ``config.seed``. ``tasks``: the
     testbed's description (its tasks' criteria; without it, the HBR
     correlations are not computed). One reduce per (task, statistic) over
-    the stages' per-topic records: one Spark job."""
+    the stages' per-topic records: one Spark job (and one more over its
+    across-task records for a run of two tasks or more)."""
     from qarla_spark.stages.hbr import HBR, judgment_records
 
     n, seed = config.bootstrap, config.seed
