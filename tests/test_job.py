@@ -40,7 +40,18 @@ def test_spark_submit_job_runs_and_spark_submit_settings_win(tmp_path):
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == "complete" and info["seed"] == 21
     assert info["master"] == "local[1]"  # spark-submit's --master beat the profile's local[*]
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in _without_daemon_broken_pipes(proc.stderr)
+
+
+def _without_daemon_broken_pipes(text: str) -> str:
+    """``text`` without the tracebacks PySpark's worker daemon prints when the
+    JVM closes a reused worker's socket at shutdown (``daemon.py`` ... 
+    ``BrokenPipeError``: seen once in a loaded full suite, the run complete
+    and its exit status 0; PySpark's race, not the job's). Any other
+    traceback stays."""
+    import re
+    return re.sub(r"Traceback \(most recent call last\):\n(?:\s+File \"[^\"]*pyspark/daemon\.py\""
+                  r"[^\n]*\n)+BrokenPipeError: \[Errno 32\] Broken pipe\n?", "", text)
 
 
 def test_spark_submit_job_bad_input_is_one_paragraph(tmp_path):
