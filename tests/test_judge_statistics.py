@@ -188,7 +188,7 @@ def old_kendall_b(x, y):
 
 @SETTINGS
 @given(st.integers(1, 3), st.integers(0, 6), st.integers(1, 3), st.data())
-def test_pairwise_accuracy_rows_equal_the_loop_row_by_row(n_rows, n_sys, n_meas, data):
+def test_sign_sums_pairwise_accuracy_equals_the_loop_row_by_row(n_rows, n_sys, n_meas, data):
     """Each (row, measure) against the loop on that row's systems; a system
     missing from a row (NaN human and metric scores: no topic in that
     replicate) is dropped from the row before the loop."""
@@ -203,7 +203,7 @@ def test_pairwise_accuracy_rows_equal_the_loop_row_by_row(n_rows, n_sys, n_meas,
                        dtype=bool).reshape(n_rows, n_sys)
     metric[missing] = NAN
     human[missing] = NAN
-    agree2, pairs2 = me.pairwise_accuracy_rows(metric, human)
+    agree2, pairs2 = me.sign_sums(metric, human).pairwise_accuracy_counts()
     assert agree2.shape == (n_rows, n_meas) and pairs2.shape == (n_rows,)
     assert agree2.dtype == np.int64 and pairs2.dtype == np.int64
     for b in range(n_rows):

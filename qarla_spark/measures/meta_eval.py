@@ -144,15 +144,6 @@ def sign_sums(metric, human) -> SignSums:
                     np.count_nonzero(sh, axis=1).astype(np.int64))
 
 
-def pairwise_accuracy_rows(metric, human) -> Tuple[np.ndarray, np.ndarray]:
-    """:func:`pairwise_accuracy` of many rows at once: ``metric`` (B × n ×
-    M) against ``human`` (B × n). Returns (agree2 (B × M), pairs2 (B,)) as
-    int64 (:meth:`SignSums.pairwise_accuracy_counts`); a system whose
-    scores are NaN in a row (no topic in that replicate) drops out of that
-    row's pairs."""
-    return sign_sums(metric, human).pairwise_accuracy_counts()
-
-
 # ---------------------------------------------------------------------------
 # pairwise accuracy with ties, tie calibration (Deutsch et al. 2023)
 # ---------------------------------------------------------------------------
