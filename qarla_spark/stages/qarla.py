@@ -943,7 +943,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
         "indices": [list(s.indices(metrics)) for s in family3.sets],
         "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
         "baselines": baselines, "plain_baselines": plain_baselines, "best": best,
-        "judged": judged, "statistics": stats, "n_detailed": len(family3.sets)})
+        "judged": judged, "statistics": stats})
     map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
     red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
                                           n_reduce, ctx3))

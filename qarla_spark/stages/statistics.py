@@ -70,7 +70,6 @@ class StatisticsResult:
     pairwise_accuracy: Dict[Tuple[str, str, str], Interval] = field(default_factory=dict)
     #: (task, criterion): Kendall's τ of KING against pairwise accuracy
     king_vs_judges: Dict[Tuple[str, str], Interval] = field(default_factory=dict)
-    chance_draws: int = js.CHANCE_DRAWS
     #: task: KING of a random metric, mean and 95% band over draws
     king_chance: Dict[str, Interval] = field(default_factory=dict)
     #: (basis, criterion — "" for KING): the pooled best measure, its
@@ -85,7 +84,7 @@ class StatisticsResult:
                 "interval": "percentile and BCa, 95%",
                 "test": "paired sign flips over topics (mid-p); max-T adjustment within each "
                         "family",
-                "meta_evaluation": js.configuration(self.chance_draws)}
+                "meta_evaluation": js.configuration()}
 
 
 # ---------------------------------------------------------------------------
@@ -105,7 +104,7 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
     QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
     (HBR of each summary and every judgment) — so that a task's groups are
     computed in parallel and the shuffle moves them without Python. Called
-    by the stages' kernels (``ctx``: ``n_detailed``, ``judged``)."""
+    by the stages' kernels (``ctx``: ``judged``, ``best``, ``labels``)."""
     if kind == "case":
         # KING's cases: its group, and each criterion's metric_eval group
         # (KING against the judges, on the same replicates)
@@ -238,8 +237,8 @@ def _statistics_reduce(key, items, ctx):
             extra += _king_ranks(task, ranked)
             shapes = sorted({(v["topic"], int(v["den"]), int(v["n_pairs"]) // int(v["den"]))
                              for _, v in items if v["family"] == 0})
-            draws = ctx.get("chance_draws", js.CHANCE_DRAWS)
-            band = js.king_chance(seed, task, shapes, draws, q.get("triples", "standard"),
+            band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS,
+                                  q.get("triples", "standard"),
                                   q.get("method", "auto"))
             out.append(("king", task, None, None, js.CHANCE, None, None, None, band.value,
                         js.CHANCE, band.low, band.high, None, None))
@@ -306,8 +305,7 @@ def _statistics_reduce(key, items, ctx):
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, n, sizes, ctx.get("chance_draws", js.CHANCE_DRAWS)),
-            *corr_records, *extra, *driver]
+    return [*_table_records(key, out, n, sizes), *corr_records, *extra, *driver]
 
 
 # ---------------------------------------------------------------------------
@@ -315,11 +313,17 @@ def _statistics_reduce(key, items, ctx):
 # against the judges
 # ---------------------------------------------------------------------------
 
+def ranked_sets(first: List[str], best: str) -> List[str]:
+    """The sets KING ranks and sets beside the judges: the first family's
+    (every single metric, the requested sets) and the task's best set."""
+    return list(dict.fromkeys([*first, best]))
+
+
 def _king_ranked(e, first: List[str], best: str):
     """(labels, point, replicates) of the sets KING ranks: the first
     family's (every single metric, the requested sets) and the task's best
     set, those the task evaluated."""
-    wanted = list(dict.fromkeys([*first, best]))
+    wanted = ranked_sets(first, best)
     at = {label: i for i, label in enumerate(e.names)}
     cols = [at[label] for label in wanted if label in at]
     return [e.names[c] for c in cols], e.point[cols], e.reps[:, cols]
@@ -434,11 +438,10 @@ def _chance_group(key, task, criterion, items, ctx):
     data = _meta_data(items, ctx).used()
     if not data.cells.any():
         return [], {}
-    draws = ctx.get("chance_draws", js.CHANCE_DRAWS)
     flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
-    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, draws)
+    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
     rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high, None,
-             len(data.topics), len(data.systems), draws, js.CHANCE_UNIT)
+             len(data.topics), len(data.systems), js.CHANCE_DRAWS, js.CHANCE_UNIT)
             for (level, stat), band in found.items()]
     band = found.get(("system", "pairwise_accuracy"))
     printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
@@ -448,11 +451,6 @@ def _chance_group(key, task, criterion, items, ctx):
 
 #: the first part of the keys of the across-task groups
 ACROSS = "across"
-
-
-def _second_reduce(key, items, ctx):
-    """The second reduce of the stage: one across-task basis (``x_*``)."""
-    return _across_reduce(key, items, ctx)
 
 
 def _across_reduce(key, items, ctx):
@@ -510,7 +508,7 @@ def _king_of_ranked(task, items, ctx):
         return None
     first = q["first"]
     own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
-    wanted = list(dict.fromkeys([*first, plan["best"]]))
+    wanted = ranked_sets(first, plan["best"])
     gid = {label: g for g, label in enumerate(wanted)}
     rows, seen = [], set()
     for v in cases:
@@ -565,7 +563,7 @@ def task_catalogue(first: List[str], first_sizes: List[int],
     return list(out.items())
 
 
-def _table_records(key, rows, n, sizes, chance_draws: int = js.CHANCE_DRAWS):
+def _table_records(key, rows, n, sizes):
     """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
     jack_ci, auc_ci and comparisons (``n`` replicates; ``sizes`` of the
     sets of the king_ci rows)."""
@@ -576,7 +574,7 @@ def _table_records(key, rows, n, sizes, chance_draws: int = js.CHANCE_DRAWS):
         if k == "king":
             if method == js.CHANCE:
                 tables["king_ci"].append((task, a, 1, value, method, low, high,
-                                          chance_draws, js.CHANCE_UNIT))
+                                          js.CHANCE_DRAWS, js.CHANCE_UNIT))
             elif a in sizes:
                 tables["king_ci"].append((task, a, sizes[a], value, method, low, high, n, UNIT))
         elif k == "jack":
@@ -723,7 +721,7 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         # one reduce per across-task basis over what the first reduce's
         # groups kept: a second job, for runs of two tasks or more
         later = cache.persist(rd.reduce_by_key(
-            rd.of_kinds(reduced, ["x_king", "x_pa"]), _second_reduce,
+            rd.of_kinds(reduced, ["x_king", "x_pa"]), _across_reduce,
             max(1, min(8, topic_partitions(spark))), context))
         reduced = reduced.unionByName(later)
     result.tables.update(rd.records_tables(reduced, names))
