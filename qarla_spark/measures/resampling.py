@@ -368,18 +368,27 @@ def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
     return out
 
 
+def _grouped_matrix(values, columns, n_columns: int, n_topics: int, caller: str):
+    """(T × n_columns doubles, T × n_columns int64 counts) of rows given as
+    (topic position, column), distinct: each row's value and a 1 at its
+    place, zeros elsewhere; finite values only."""
+    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
+    matrix = np.zeros((n_topics, n_columns), dtype=np.float64)
+    count = np.zeros((n_topics, n_columns), dtype=np.int64)
+    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
+    count[topics, cols] = 1
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"{caller} needs finite values")
+    return matrix, count
+
+
 def grouped_real_means(values, columns, n_columns: int, weights):
     """(B × n_columns): :func:`weighted_real_means` of each column's rows at
     once (the exact weighted mean of doubles, rounded once), rows given as
     (topic position, column), distinct."""
-    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
     weights = np.asarray(weights, dtype=np.int64)
-    matrix = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
-    count = np.zeros((weights.shape[1], n_columns), dtype=np.int64)
-    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
-    count[topics, cols] = 1
-    if not np.isfinite(matrix).all():
-        raise ValueError("grouped_real_means needs finite values")
+    matrix, count = _grouped_matrix(values, columns, n_columns, weights.shape[1],
+                                    "grouped_real_means")
     sums, base = _real_sums(matrix, weights)
     return _divide_scaled(sums, base, (weights @ count).astype(object))
 
@@ -388,16 +397,12 @@ def grouped_replicate_means(values, columns, n_columns: int, weights):
     """:func:`grouped_real_means` for many replicates, the sums by
     :func:`replicate_sums` (deterministic, within a few ulp of the exact
     means; NaN where a column's weights are all 0)."""
-    topics, cols = (np.asarray(a, dtype=np.int64) for a in columns)
     weights = np.asarray(weights, dtype=np.int64)
-    matrix = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
-    count = np.zeros((weights.shape[1], n_columns), dtype=np.float64)
-    matrix[topics, cols] = np.asarray(values, dtype=np.float64)
-    count[topics, cols] = 1.0
-    if not np.isfinite(matrix).all():
-        raise ValueError("grouped_replicate_means needs finite values")
+    matrix, count = _grouped_matrix(values, columns, n_columns, weights.shape[1],
+                                    "grouped_replicate_means")
     with np.errstate(invalid="ignore", divide="ignore"):
-        return replicate_sums(matrix, weights) / (weights.astype(np.float64) @ count)
+        return replicate_sums(matrix, weights) / (weights.astype(np.float64)
+                                                  @ count.astype(np.float64))
 
 
 # ---------------------------------------------------------------------------
