@@ -32,11 +32,11 @@ from qarla_spark.measures import group_statistics as gs
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
+# the metric values with ties and float quirks, Likert scores, and the loop
+# over pairs of pairwise accuracy, of the first increment's tests
+from test_meta_eval import GRID, LIKERT, ref_pairwise_accuracy
 
 NAN = float("nan")
-# metric values with ties and float quirks (0.3 - 0.2 != 0.1 - 0.0)
-GRID = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1.5, -0.4]
-LIKERT = [1.0, 2.0, 3.0, 4.0]
 # human scores as means of judgments: thirds and halves besides integers
 JUDGED = [1.0, 2.0, 3.0, 4.0, 5.0, 3.5, 4 / 3, 11 / 3]
 EPSILONS = [0.0, 0.1, 0.09999999999999998, 0.2, 0.30000000000000004, 0.5, 2.0]
@@ -69,21 +69,6 @@ def bits(a) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # references: loops over pairs, exact fractions
 # ---------------------------------------------------------------------------
-
-def ref_pairwise_accuracy(m, h):
-    """(agreement, pairs) over the pairs with unequal human scores; a metric
-    tie counts ½. Works on Fractions or doubles (exact comparisons)."""
-    agree, pairs = Fraction(0), 0
-    for a, b in itertools.combinations(range(len(m)), 2):
-        if h[a] == h[b]:
-            continue
-        pairs += 1
-        if m[a] == m[b]:
-            agree += Fraction(1, 2)
-        elif (m[a] > m[b]) == (h[a] > h[b]):
-            agree += 1
-    return agree, pairs
-
 
 def ref_correct(m, h, a, b, eps):
     """acc_eq's verdict on one pair: both tie (metric: |m_a − m_b| ≤ ε on

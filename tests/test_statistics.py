@@ -440,20 +440,10 @@ def _exact_mean(values):
 
 def _brute_pairwise_accuracy(metric, human):
     """Kocmi et al. 2021 as a loop over pairs (a metric tie ½), counted
-    exactly."""
-    from fractions import Fraction
+    exactly (test_meta_eval's reference), systems in name order."""
+    from test_meta_eval import ref_pairwise_accuracy
     names = sorted(metric)
-    agree, pairs = Fraction(0), 0
-    for a in range(len(names)):
-        for b in range(a + 1, len(names)):
-            x, y = names[a], names[b]
-            if human[x] == human[y]:
-                continue
-            pairs += 1
-            if metric[x] == metric[y]:
-                agree += Fraction(1, 2)
-            elif (metric[x] > metric[y]) == (human[x] > human[y]):
-                agree += 1
+    agree, pairs = ref_pairwise_accuracy([metric[n] for n in names], [human[n] for n in names])
     return float(agree / pairs)
 
 
