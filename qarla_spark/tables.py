@@ -282,16 +282,19 @@ TABLES: Tuple[Table, ...] = (
           "judge-based meta-evaluation: every measure's agreement with each criterion",
           _cols("task string, criterion string, measure string, level string, "
                 "statistic string, value double, ci_low double, ci_high double, "
-                "epsilon double, n_topics int, n_systems int, n_resamples int, unit string",
+                "interval string, epsilon double, n_topics int, n_systems int, "
+                "n_resamples int, unit string",
                 measure="a metric, `QUEEN(<set>)`, `HBR` or `chance`",
+                interval="`recentred`\\|`percentile`\\|`band`; null: none",
                 level="`system`\\|`summary`",
                 statistic="`pearson`\\|`spearman`\\|`kendall`\\|`pairwise_accuracy`\\|"
                           "`soft_pairwise_accuracy`\\|`acc_eq`"),
           "every HBR measure, the QUEEN of each detailed set and HBR × criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
           "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
-          "summary level acc_eq with its tie threshold `epsilon`; 95% percentile interval "
-          "over topics; `chance`: random scores, mean and 95% band over draws (`unit`)"),
+          "summary level acc_eq with its tie threshold `epsilon`; 95% interval over topics "
+          "(`interval`: system level recentred on the value, acc_eq percentile); `chance`: "
+          "random scores, mean and 95% band over draws (`unit`)"),
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",
           _cols("task string, criterion string, basis string, measure string, value double, "
@@ -303,17 +306,21 @@ TABLES: Tuple[Table, ...] = (
     Table("king_vs_judges", "statistics",
           "does judge-free KING order the metrics as the judges do: Kendall's tau",
           _cols("task string, criterion string, statistic string, n_measures int, "
-                "kendall double, ci_low double, ci_high double, n_resamples int, unit string"),
+                "kendall double, ci_low double, ci_high double, interval string, "
+                "n_resamples int, unit string"),
           "task × criterion × judge-based statistic: Kendall's tau-b between the sets' KING "
-          "and the statistic of their QUEEN (a metric is its own set), 95% interval"),
+          "and the statistic of their QUEEN (a metric is its own set), 95% interval "
+          "(recentred)"),
     Table("across", "statistics",
           "across tasks: each measure per task and pooled, best or tied in how many tasks",
           _cols("basis string, criterion string, measure string, scope string, value double, "
-                "ci_low double, ci_high double, rank int, best_or_tied int, n_tasks int",
+                "ci_low double, ci_high double, interval string, rank int, best_or_tied int, "
+                "n_tasks int",
                 basis="`king`\\|`pairwise_accuracy`", scope="`pooled` or a task"),
           "runs of ≥ 2 tasks: per basis (KING; pairwise accuracy per criterion) and measure "
           "the tasks have, the pooled value over all topics of all tasks (bootstrap "
-          "stratified by task) with its cluster rank and the tasks it is best or tied in "
+          "stratified by task; KING's interval percentile, pairwise accuracy's recentred) "
+          "with its cluster rank and the tasks it is best or tied in "
           "(rank 1 there), and each task's value and rank"),
 )
 

@@ -105,9 +105,20 @@ def test_rows_count_the_tasks_where_a_measure_is_in_the_top_cluster():
     assert found.best_or_tied() == [2, 1]
     rows = xt.across_rows("king", None, found)
     pooled_rows = {r[2]: r for r in rows if r[3] == xt.POOLED}
-    assert pooled_rows["a"][7:] == (1, 2, 2) and pooled_rows["b"][7:] == (2, 1, 2)
-    assert {(r[2], r[3]): r[8] for r in rows if r[3] != xt.POOLED} == {
+    assert pooled_rows["a"][7:] == ("percentile", 1, 2, 2)
+    assert pooled_rows["b"][7:] == ("percentile", 2, 1, 2)
+    assert pooled_rows["a"][5:7] == rs.percentile_interval(pooled.reps[:, 0])
+    assert {(r[2], r[3]): r[9] for r in rows if r[3] != xt.POOLED} == {
         ("a", "one"): 1, ("b", "one"): 0, ("a", "two"): 1, ("b", "two"): 1}
+    # pairwise accuracy's intervals: recentred on the value, within [0, 1]
+    found = xt.across_tasks(pooled, tasks, bounds=(0.0, 1.0))
+    rows = xt.across_rows("pairwise_accuracy", "c", found)
+    for r in rows:
+        e = pooled if r[3] == xt.POOLED else tasks[r[3]]
+        m = ("a", "b").index(r[2])
+        assert r[7] == "recentred"
+        assert r[5:7] == rs.recentred_interval(e.point[m], e.reps[:, m], bounds=(0.0, 1.0))
+        assert r[5] <= r[4] <= r[6]
 
 
 @pytest.mark.spark

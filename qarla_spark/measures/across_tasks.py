@@ -21,7 +21,7 @@ resampled on its own, with the same weights as its per-task intervals.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -72,6 +72,20 @@ class AcrossTasks:
     tasks: Dict[str, Estimates]
     pooled_ranks: Tuple[int, ...]
     task_ranks: Dict[str, Tuple[int, ...]]
+    #: the statistic's range when its intervals are recentred (pairwise
+    #: accuracy, a statistic of system scores); None: percentile (KING)
+    bounds: Optional[Tuple[float, float]] = None
+
+    @property
+    def interval_name(self) -> str:
+        return "percentile" if self.bounds is None else "recentred"
+
+    def interval(self, e: Estimates, m: int) -> Tuple[float, float]:
+        """The 95% interval of measure m of ``e`` (the pooled estimate or a
+        task's)."""
+        if self.bounds is None:
+            return rs.percentile_interval(e.reps[:, m])
+        return rs.recentred_interval(float(e.point[m]), e.reps[:, m], bounds=self.bounds)
 
     def best_or_tied(self) -> List[int]:
         """Per measure: the tasks in which it is in the top cluster."""
@@ -162,10 +176,12 @@ def _ranks(e: Estimates) -> Tuple[int, ...]:
     return tuple(ranks)
 
 
-def across_tasks(pooled: Estimates, tasks: Dict[str, Estimates]) -> AcrossTasks:
-    """The clusters of the pooled estimate and of each task's."""
+def across_tasks(pooled: Estimates, tasks: Dict[str, Estimates],
+                 bounds: Optional[Tuple[float, float]] = None) -> AcrossTasks:
+    """The clusters of the pooled estimate and of each task's; ``bounds``:
+    :attr:`AcrossTasks.bounds`."""
     return AcrossTasks(pooled, tasks, _ranks(pooled),
-                       {task: _ranks(e) for task, e in sorted(tasks.items())})
+                       {task: _ranks(e) for task, e in sorted(tasks.items())}, bounds)
 
 
 def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
@@ -178,13 +194,13 @@ def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
     n_tasks = len(found.tasks)
     p = found.pooled
     for m, name in enumerate(p.names):
-        low, high = rs.percentile_interval(p.reps[:, m])
+        low, high = found.interval(p, m)
         rank = found.pooled_ranks[m] or None
-        rows.append((basis, criterion, name, POOLED, float(p.point[m]), low, high, rank,
-                     best[m], n_tasks))
+        rows.append((basis, criterion, name, POOLED, float(p.point[m]), low, high,
+                     found.interval_name, rank, best[m], n_tasks))
         for task, e in found.tasks.items():
-            low, high = rs.percentile_interval(e.reps[:, m])
+            low, high = found.interval(e, m)
             r = found.task_ranks[task][m]
-            rows.append((basis, criterion, name, task, float(e.point[m]), low, high, r or None,
-                         int(r == 1), 1))
+            rows.append((basis, criterion, name, task, float(e.point[m]), low, high,
+                         found.interval_name, r or None, int(r == 1), 1))
     return rows

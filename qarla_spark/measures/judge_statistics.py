@@ -42,6 +42,12 @@ STATISTICS = tuple(("system", s) for s in SYSTEM_STATISTICS) + (
     ("system", "soft_pairwise_accuracy"), ("summary", "acc_eq"))
 #: the unit of the intervals, of the chance band
 UNIT, CHANCE_UNIT = "topics", "draws"
+#: the interval of each system-level statistic with replicates: recentred
+#: within the statistic's range (resampling.recentred_interval); acc_eq's
+#: (a ratio of per-topic counts): percentile; the chance rows': their band
+RANGES = {"pearson": (-1.0, 1.0), "spearman": (-1.0, 1.0), "kendall": (-1.0, 1.0),
+          "pairwise_accuracy": (0.0, 1.0)}
+RECENTRED, PERCENTILE, BAND = "recentred", "percentile", "band"
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class Estimate:
     low: float
     high: float
     replicates: np.ndarray = field(default=None, repr=False, compare=False)
+    #: how low and high were made (INTERVALS), "" without an interval
+    interval: str = ""
 
 
 @dataclass
@@ -201,9 +209,15 @@ def _acc_eq(data: JudgedScores, m: int, pairs=None):
 # the group
 # ---------------------------------------------------------------------------
 
-def _estimate(point: float, reps) -> Estimate:
-    low, high = rs.percentile_interval(reps)
-    return Estimate(float(point), low, high, np.asarray(reps, dtype=np.float64))
+def _estimate(point: float, reps, bounds=None) -> Estimate:
+    """A statistic with replicates: recentred within ``bounds`` when given
+    (a statistic of system scores), else percentile."""
+    if bounds is None:
+        low, high = rs.percentile_interval(reps)
+    else:
+        low, high = rs.recentred_interval(point, reps, bounds=bounds)
+    return Estimate(float(point), low, high, np.asarray(reps, dtype=np.float64),
+                    PERCENTILE if bounds is None else RECENTRED)
 
 
 def _band(draws) -> Estimate:
@@ -212,13 +226,13 @@ def _band(draws) -> Estimate:
     if not d.size:
         return Estimate(math.nan, math.nan, math.nan)
     low, high = rs.percentile_interval(d)
-    return Estimate(math.fsum(d) / d.size, low, high)
+    return Estimate(math.fsum(d) / d.size, low, high, interval=BAND)
 
 
 def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n: int,
                     draws: int = CHANCE_DRAWS) -> MetaEvaluation:
     """Every statistic of every measure of one (task, criterion), with
-    percentile intervals from ``n`` Poisson replicates over topics (seeded
+    intervals from ``n`` Poisson replicates over topics (seeded
     by (seed, task, topic), as every interval of the run), soft pairwise
     accuracy from ``n`` sign patterns (no interval: its p-values are
     themselves resampled), acc_eq with its tie threshold calibrated once
@@ -238,7 +252,8 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
     reps = system_statistics(systems, xb, hb, me.SignSums(
         signs.concordance[1:], signs.metric_pairs[1:], signs.human_pairs[1:]))
     estimates: Dict[Tuple[str, str], List[Estimate]] = {
-        ("system", k): [_estimate(point[k][0, m], reps[k][:, m]) for m in range(n_m)]
+        ("system", k): [_estimate(point[k][0, m], reps[k][:, m], RANGES[k])
+                        for m in range(n_m)]
         for k in SYSTEM_STATISTICS}
     flips = rs.sign_flips(seed, task, topics, n)
     spa = soft_pairwise_accuracies(data, flips)
@@ -313,7 +328,10 @@ def configuration(draws: int = CHANCE_DRAWS) -> dict:
         "acc_eq": "Deutsch et al. 2023: summary level, pairs within a topic, tie threshold "
                   "epsilon calibrated once on all topics (the smallest of equal maxima), "
                   "mean over topics",
-        "interval": "percentile, 95%, Poisson bootstrap over topics (the run's replicates)",
+        "interval": "95%, Poisson bootstrap over topics (the run's replicates): system "
+                    "level recentred (the percentile interval moved by the value minus "
+                    "the replicates' median, within the statistic's range), acc_eq "
+                    "percentile",
         "chance": f"{draws} measures of uniform random scores per cell, seeded by (seed, "
                   "task, criterion, draw): mean and 2.5-97.5% band",
         "clusters": "mt-metrics-eval's greedy rank assignment; paired bootstrap p-values "

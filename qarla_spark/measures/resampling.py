@@ -418,6 +418,27 @@ def percentile_interval(replicates, alpha: float = ALPHA) -> Tuple[float, float]
     return (float(low), float(high))
 
 
+def recentred_interval(point: float, replicates, alpha: float = ALPHA,
+                       bounds: Tuple[float, float] = (-math.inf, math.inf)
+                       ) -> Tuple[float, float]:
+    """The percentile interval moved by (point − the replicates' median),
+    within ``bounds`` (the statistic's range): the replicates' spread placed
+    on the point value. For statistics of means over topics whose replicates
+    are biased toward chance by the resample's added noise (pairwise
+    accuracy, rank and linear correlations of system scores): on simulated
+    testbeds (tests/test_resampling.py) it covers the statistic's expected
+    value at the testbed's size 91-95% of the time where the plain
+    percentile interval covers 90-97% for one task but 10-37% for ten tasks
+    pooled, and BC 6-81% (DECISIONS "metric_eval's interval")."""
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    if not len(r) or not math.isfinite(point):
+        return (math.nan, math.nan)
+    shift = point - float(np.median(r))
+    low, high = np.quantile(r, [alpha / 2, 1 - alpha / 2], method="linear") + shift
+    return (float(min(max(low, bounds[0]), point)), float(max(min(high, bounds[1]), point)))
+
+
 def bca_interval(point: float, replicates, jackknife, alpha: float = ALPHA
                  ) -> Tuple[float, float]:
     """Efron's bias-corrected and accelerated interval; NaN when undefined

@@ -395,7 +395,8 @@ def _meta_group(key, task, criterion, items, ctx):
         for m, est in enumerate(found):
             eps = e.epsilon[m] if stat == "acc_eq" else None
             rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
-                         est.high, eps, e.n_topics, e.n_systems, n, unit))
+                         est.high, est.interval or None, eps, e.n_topics, e.n_systems, n,
+                         unit))
     pa = e.estimates[("system", "pairwise_accuracy")]
     ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
              for name, est, r in zip(e.measures, pa, e.ranks) if r]
@@ -440,8 +441,9 @@ def _chance_group(key, task, criterion, items, ctx):
         return [], {}
     flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
     found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
-    rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high, None,
-             len(data.topics), len(data.systems), js.CHANCE_DRAWS, js.CHANCE_UNIT)
+    rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high,
+             band.interval, None, len(data.topics), len(data.systems), js.CHANCE_DRAWS,
+             js.CHANCE_UNIT)
             for (level, stat), band in found.items()]
     band = found.get(("system", "pairwise_accuracy"))
     printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
@@ -470,7 +472,8 @@ def _across_reduce(key, items, ctx):
                   for k, v in items if k == "x_pa"]
         if len(counts) < 2:
             return []
-        found = xt.across_tasks(*xt.pooled_counts(counts))
+        found = xt.across_tasks(*xt.pooled_counts(counts),
+                                bounds=js.RANGES["pairwise_accuracy"])
     rows = xt.across_rows(basis, criterion, found)
     printed = _across_printed(found)
     return [rd.table_record(key, "across", rows),
@@ -487,7 +490,7 @@ def _across_printed(found) -> dict:
     best = sorted(ok, key=lambda m: (-p.point[m], p.names[m]))
     top = [p.names[m] for m in best if found.pooled_ranks[m] == 1]
     m = best[0]
-    low, high = rs.percentile_interval(p.reps[:, m])
+    low, high = found.interval(p, m)
     tied = found.best_or_tied()
     return {"best": p.names[m], "value": Interval(float(p.point[m]), low, high),
             "best_or_tied": tied[m], "n_tasks": len(found.tasks), "top": top,
@@ -529,8 +532,8 @@ def _king_of_ranked(task, items, ctx):
 def _king_vs_judges(task, criterion, king, names, stats, n):
     """king_vs_judges/ rows of one (task, criterion): Kendall's τ between the
     sets' KING and each judge-based statistic of their QUEEN (a single metric
-    is its own set), over the sets both have, with a percentile interval
-    from the same Poisson replicates (keyed by topic: replicate b resamples
+    is its own set), over the sets both have, with a recentred interval
+    (judge_statistics.RANGES) from the same Poisson replicates (keyed by topic: replicate b resamples
     the topics both share alike); what the run prints (pairwise accuracy)."""
     labels, point_k, reps_k = king
     at = {name: i for i, name in enumerate(labels)}
@@ -543,8 +546,9 @@ def _king_vs_judges(task, criterion, king, names, stats, n):
                                kinds=("kendall",))[0, 0]
         reps_t = correlation_rows(common, reps_k[:, kcols], reps[:, both],
                                   kinds=("kendall",))[:, 0]
-        low, high = rs.percentile_interval(reps_t)
-        rows.append((task, criterion, stat, len(common), float(tau), low, high, n, UNIT))
+        low, high = rs.recentred_interval(float(tau), reps_t, bounds=js.RANGES["kendall"])
+        rows.append((task, criterion, stat, len(common), float(tau), low, high, js.RECENTRED,
+                     n, UNIT))
         if stat == "pairwise_accuracy":
             printed[(task, criterion)] = Interval(float(tau), low, high)
     return rows, printed
