@@ -494,6 +494,27 @@ def test_signed_mean_at_least_counts_exactly(cube):
         assert rs.signed_mean_at_least(values[:, :, k], cells, signs).tolist() == want
 
 
+@pytest.mark.parametrize("grid", [True, False])
+@pytest.mark.parametrize("equal_counts", [True, False])
+def test_signed_mean_at_least_paths(grid, equal_counts):
+    """Each path against Fractions: scores on a 2^-24 grid (one 28-bit
+    level) or full doubles (several), every column with as many cells (no
+    scaling by the counts) or not; 40 sign patterns, 7 columns, 3 measures."""
+    rng = np.random.default_rng(7 + 2 * grid + equal_counts)
+    values = rng.random((6, 7, 3))
+    if grid:
+        values = np.floor(values * 2 ** 24) / 2 ** 24
+    values[2, :, :] = values[1, :, :]                   # equal differences: ties
+    cells = np.ones((6, 7), dtype=bool)
+    if not equal_counts:
+        cells[3, 2] = cells[5, 4] = False
+        values[~cells] = NAN
+    signs = np.where(rng.random((40, 6)) < 0.5, -1, 1)
+    got = rs.signed_mean_at_least(values, cells, signs)
+    for k in range(3):
+        assert got[k].tolist() == ref_at_least(values[:, :, k], cells, signs)
+
+
 def test_signed_mean_at_least_counts_a_tie_the_rounded_means_miss():
     """Two systems on three topics, equal scores (0.7) in the second: the
     pattern flipping only that topic leaves the difference of the means as

@@ -292,35 +292,42 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     n_b = signs.shape[0]
     counts = cells.sum(axis=0).astype(np.int64)
     base, parts, _ = _level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
-    by_level = {level: part.reshape(n_b, n_s, n_k) for level, part in parts}
-    top = max(by_level, default=0)
+    # each level's sums as K × S × B (the replicates contiguous), in blocks
+    # of measures of ~256K pair comparisons (measured 3-4x faster than
+    # B × pairs × K arrays of ~100 MB)
+    by_level = {level: np.ascontiguousarray(part.reshape(n_b, n_s, n_k).transpose(2, 1, 0))
+                for level, part in parts}
+    levels = sorted(by_level) or [0]
     i, j = np.triu_indices(n_s, 1)
-    if len(by_level) <= 1:
-        # one level (short doubles, e.g. scores on a grid): the sums are
-        # int64 (|A| < 2^44, n < 2^16), compared directly
-        a = next(iter(by_level.values()), np.zeros((n_b, n_s, n_k), dtype=np.int64))
-        out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
-        left = a[:, i, :] * counts[j, None]
-        right = a[:, j, :] * counts[i, None]
-        out[:, i, j] = np.count_nonzero(left <= right, axis=0).T
-        out[:, j, i] = np.count_nonzero(right <= left, axis=0).T
-        return out[0] if single else out
-    mask = (1 << _CHUNK) - 1
+    equal = bool((counts == counts[0]).all()) if n_s else True
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
-    step = max(1, (1 << 22) // max(1, n_b * i.size))      # measures at once: ~4M pairs
+    step = max(1, (1 << 18) // max(1, n_b * i.size))
+    mask = (1 << _CHUNK) - 1
     for k0 in range(0, n_k, step):
         ks = slice(k0, k0 + step)
-        carry = np.zeros((n_b, i.size, len(range(n_k)[ks])), dtype=np.int64)
+        n_ks = len(range(n_k)[ks])
+        if len(levels) == 1:
+            # one level (short doubles, e.g. scores on a grid): the sums are
+            # int64 (|A| < 2^44, n < 2^16), compared directly
+            a = by_level.get(levels[0], np.zeros((n_k, n_s, n_b), dtype=np.int64))[ks]
+            d = a[:, i] - a[:, j] if equal else (a[:, i] * counts[j, None]
+                                                 - a[:, j] * counts[i, None])
+            out[ks, i, j] = np.count_nonzero(d <= 0, axis=2)
+            out[ks, j, i] = np.count_nonzero(d >= 0, axis=2)
+            continue
+        carry = np.zeros((n_ks, i.size, n_b), dtype=np.int64)
         rest = np.zeros(carry.shape, dtype=bool)        # a nonzero bit below the carry
-        for level in range(0, top + 1, _CHUNK):
+        for level in range(0, levels[-1] + 1, _CHUNK):
             part = by_level.get(level)
-            v = carry if part is None else (carry + part[:, i, ks] * counts[j, None]
-                                            - part[:, j, ks] * counts[i, None])
-            rest |= (v & mask) != 0
-            carry = v >> _CHUNK                         # floor: the bits kept are ≥ 0
+            if part is not None:
+                a = part[ks]
+                carry = carry + (a[:, i] - a[:, j] if equal else
+                                 a[:, i] * counts[j, None] - a[:, j] * counts[i, None])
+            rest |= (carry & mask) != 0
+            carry = carry >> _CHUNK                     # floor: the bits kept are ≥ 0
         # Σ_level (n_j·A_bi − n_i·A_bj)·2^level = carry·2^top' + (bits kept: ≥ 0, < 2^top')
-        out[ks, i, j] = np.count_nonzero((carry < 0) | ((carry == 0) & ~rest), axis=0).T
-        out[ks, j, i] = np.count_nonzero(carry >= 0, axis=0).T
+        out[ks, i, j] = np.count_nonzero((carry < 0) | ((carry == 0) & ~rest), axis=2)
+        out[ks, j, i] = np.count_nonzero(carry >= 0, axis=2)
     return out[0] if single else out
 
 
