@@ -176,6 +176,7 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
 def cmd_validate(args: argparse.Namespace) -> int:
     from qarla_spark import pipeline
     config = config_from_args(args)
+    pipeline.check_local_inputs(config)     # missing local inputs: no Spark at all
     checked = pipeline.check_small(config)  # small local inputs: no Spark at all
     if checked is not None:
         report = checked.report

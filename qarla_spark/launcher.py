@@ -112,6 +112,7 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
             spark = start(config)   # plugins on HDFS, S3...: read through Hadoop
         pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
         if spark is None:
+            pipeline.check_local_inputs(config)   # missing local inputs: before Spark too
             check_can_start()
         checked = check_small_first(config, progress)
         if spark is None:

@@ -38,7 +38,7 @@ from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory, check_reused_table
 from qarla_spark.stages.similarities import plan_metrics  # noqa: F401 (the CLI's early check)
-from qarla_spark.stages.testbed import check_small, input_specs, load  # noqa: F401
+from qarla_spark.stages.testbed import check_local_inputs, check_small, input_specs, load  # noqa: F401,E501
 from qarla_spark.tables import TABLES, table
 
 

@@ -29,6 +29,7 @@ from qarla_spark.io.validate import (
     ValidationReport,
     build_testbed,
     checked_tables,
+    nothing_to_evaluate,
     testbed_from_tables,
     validate,
     validate_records,
@@ -42,7 +43,7 @@ def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50
     checks and the problems read them)."""
     raw = cache.persist(read_raw(spark, specs))
     testbed = build_testbed(raw)
-    report = validate(testbed, limit)
+    report = nothing_to_evaluate(validate(testbed, limit))
     return testbed, report
 
 
@@ -95,7 +96,10 @@ def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
         return None
     from qarla_spark.memory import fresh_copy, release_freed_memory
     CheckedTables.prepare()   # its imports, before the rows
-    topic_rows, task_rows, report = validate_records(read_records(specs), limit)
+    counts = [0] * len(specs)
+    topic_rows, task_rows, report = validate_records(read_records(specs, counts), limit)
+    report = nothing_to_evaluate(report, [(s.path, s.kind) for s, n in zip(specs, counts)
+                                          if not n])
     tables = checked_tables(topic_rows, task_rows)
     del topic_rows
     task_rows, report = fresh_copy((task_rows, report))   # made among the rows

@@ -100,7 +100,7 @@ def _probe_hadoop(spark):
     return probe
 
 
-def _probe_local(path: str) -> Optional[str]:
+def local_probe(path: str) -> Optional[str]:
     """:func:`_probe_hadoop` on the local file system."""
     import os
     local = local_path(path)
@@ -179,33 +179,43 @@ def driver_input_bytes(specs: Sequence[InputSpec]) -> Optional[int]:
     return total
 
 
-def read_records(specs: Sequence[InputSpec]) -> Iterator[dict]:
+def read_records(specs: Sequence[InputSpec], counts: Optional[List[int]] = None
+                 ) -> Iterator[dict]:
     """The raw records of local inputs, parsed in the driver (the same
     parsers and the same names of files as :func:`read_raw`), file by file
     as they are consumed (the caller keeps what it needs; nothing holds a
-    second reference). Missing inputs are refused at once."""
+    second reference). Missing inputs are refused at once. ``counts``, if
+    given (one 0 per input): how many records (problems too) each input
+    yielded, filled as they are consumed."""
     import os
     specs = list(specs)
     if not specs:
         raise ConfigError("no input given")
-    missing_inputs(specs, _probe_local)
-    return _parsed(specs, os.getcwd())
+    missing_inputs(specs, local_probe)
+    return _parsed(specs, os.getcwd(), counts)
 
 
-def _parsed(specs: Sequence[InputSpec], cwd: str) -> Iterator[dict]:
-    for spec in specs:
-        if spec.path.startswith(BUNDLED_PREFIX):
-            yield from parse_file(spec.path, _bundled_bytes(spec.path), spec.kind, spec.task)
-            continue
-        for path in local_files(spec.path):
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError as exc:
-                raise InputError([Problem("error", display_path(path, cwd), None, None,
-                                          f"cannot read this file ({exc.strerror})")],
-                                 header="cannot read the input") from None
-            yield from parse_file(display_path(path, cwd), data, spec.kind, spec.task)
+def _parsed(specs: Sequence[InputSpec], cwd: str, counts=None) -> Iterator[dict]:
+    for k, spec in enumerate(specs):
+        for rec in _parsed_one(spec, cwd):
+            if counts is not None:
+                counts[k] += 1
+            yield rec
+
+
+def _parsed_one(spec: InputSpec, cwd: str) -> Iterator[dict]:
+    if spec.path.startswith(BUNDLED_PREFIX):
+        yield from parse_file(spec.path, _bundled_bytes(spec.path), spec.kind, spec.task)
+        return
+    for path in local_files(spec.path):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise InputError([Problem("error", display_path(path, cwd), None, None,
+                                      f"cannot read this file ({exc.strerror})")],
+                             header="cannot read the input") from None
+        yield from parse_file(display_path(path, cwd), data, spec.kind, spec.task)
 
 
 def _to_rows(path: str, content: bytes, kind: str, task: Optional[str], cwd: Optional[str]):

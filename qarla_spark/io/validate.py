@@ -31,7 +31,7 @@ every instance stays a row of the ``problems`` table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import InputError, Problem
@@ -249,6 +249,37 @@ class ValidationReport:
         if not self.ok:
             raise InputError([p for p in self.problems if p.severity == "error"],
                              n_errors=self.n_errors)
+
+
+def nothing_to_evaluate(report: "ValidationReport", empty: Sequence[Tuple[str, str]] = ()
+                        ) -> "ValidationReport":
+    """``report`` with an error for each input that yielded nothing
+    (``empty``: (path, kind) of the inputs read in the driver that gave no
+    record and no problem), for a run without a valid summary, and for each
+    task none of whose topics can be evaluated (no peer summary or no model
+    summary: every measure compares peers with models). Decided before any
+    stage runs: an empty glob or a file of the wrong role is an error, not a
+    complete-looking run of nothing (DECISIONS "Nothing to evaluate")."""
+    found = [Problem("error", path, None, None,
+                     f"this input ({kind}) yields no record: an empty file, or a folder "
+                     "or glob of empty files?") for path, kind in empty]
+    if not report.tasks and not report.n_errors and not found:
+        found.append(Problem("error", "", None, None,
+                             "the input yields no valid summary: nothing to evaluate"))
+    for t in report.tasks:
+        if t.n_peer_summaries == 0 or t.n_model_summaries == 0:
+            lacking = "peer" if t.n_peer_summaries == 0 else "model"
+            found.append(Problem(
+                "error", "", None, None,
+                f"task {t.task}: no {lacking} summary in any of its {t.n_topics:,} topic(s) "
+                f"({t.n_model_summaries:,} model and {t.n_peer_summaries:,} peer summaries): "
+                "nothing to evaluate (every measure compares peers with models; is the "
+                "role field right?)"))
+    if not found:
+        return report
+    single = None if report.single is None else list(report.single) + found
+    return replace(report, problems=list(report.problems) + found,
+                   n_errors=report.n_errors + len(found), single=single)
 
 
 @dataclass

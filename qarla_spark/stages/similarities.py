@@ -4,7 +4,7 @@ reused (``--similarities``)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.io import Testbed
@@ -23,7 +23,69 @@ def plan_metrics(config) -> Tuple[str, ...]:
     if "GRAMSIM" in metrics:
         from qarla_spark.metrics.tagging import get_tagger
         get_tagger(config.tagger)  # unknown or missing tagger: fail now
+    known = reused_metrics(config.similarities) if config.similarities else metrics
+    if known is not None and not config.user_metrics:
+        check_chosen_names(config.metric_sets, config.hbr_measures, known)
     return metrics
+
+
+def reused_metrics(path: str) -> Optional[Tuple[str, ...]]:
+    """The metrics of a reused similarity table (``--similarities``) as the
+    ``run.json`` of its run lists them, when that file is local; ``None``
+    when unknown before the table is read."""
+    import json
+    import os
+
+    from qarla_spark.names import RUN_JSON
+    from qarla_spark.paths import local_path
+    folder = local_path(str(path).rstrip("/"))
+    if folder is None:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(folder) or ".", RUN_JSON), "rb") as f:
+            found = json.load(f).get("similarities", {}).get("metrics")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tuple(found) if isinstance(found, list) else None
+
+
+def check_chosen_names(metric_sets: Sequence[str], hbr_measures: Sequence[str],
+                       known: Sequence[str]) -> None:
+    """Every name of ``--metric-set`` and every name or pattern of
+    ``--hbr-measures`` (command line or run file) is one of the run's
+    metrics ``known`` — checked before Spark starts, the closest names
+    suggested (:class:`ConfigError`)."""
+    import difflib
+    from fnmatch import fnmatch
+    known = list(known)
+    wrong = []
+    for text in metric_sets:
+        for name in registry.split_names(text):
+            if name not in known:
+                wrong.append(("--metric-set / metric_sets", text, name))
+    for item in registry.split_names(list(hbr_measures)):
+        if not any(fnmatch(m, item) for m in known):
+            wrong.append(("--hbr-measures / hbr_measures", None, item))
+    if not wrong:
+        return
+    lines = []
+    for option, text, name in wrong:
+        where = f" (in {text!r})" if text is not None and text.strip() != name else ""
+        if name in registry.BUILTIN or name in registry.user_functions():
+            lines.append(f"{option}: {name!r}{where} is not computed in this run: add it "
+                         "to --metrics")
+            continue
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        what = "matches no metric" if any(c in name for c in "*?[") else "is an unknown metric"
+        lines.append(f"{option}: {name!r}{where} {what}{hint}")
+    raise ConfigError("\n".join(lines) + "\n(`qarla metrics` lists the metrics; "
+                      "this run's: " + _first_names(known) + ")")
+
+
+def _first_names(names: Sequence[str], shown: int = 8) -> str:
+    head = ", ".join(names[:shown])
+    return head + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def tvm_basis(tasks) -> Dict[str, Dict[str, int]]:

@@ -31,6 +31,50 @@ def input_specs(config) -> List[InputSpec]:
     return specs
 
 
+def plain_paths_are_local(config, environ=None) -> bool:
+    """Whether a plain path (no scheme) of this run names a file of the
+    local file system before Spark starts: yes unless the run may use
+    another default file system — a master that is not local, a
+    ``spark.hadoop.fs.defaultFS`` (profile or ``--conf``) that is not
+    ``file:``, or a Hadoop configuration in the environment
+    (``HADOOP_CONF_DIR``, ``YARN_CONF_DIR``: its core-site.xml may)."""
+    import os
+
+    from qarla_spark.spark.profiles import resolve_settings
+    environ = os.environ if environ is None else environ
+    if environ.get("HADOOP_CONF_DIR") or environ.get("YARN_CONF_DIR"):
+        return False
+    settings = resolve_settings(config.profile, config.master, config.spark_conf, {})
+    default_fs = settings.get("spark.hadoop.fs.defaultFS", "file:///")
+    return settings["spark.master"].startswith("local") and default_fs.startswith("file:")
+
+
+def check_local_inputs(config) -> None:
+    """The run's inputs on the local file system exist and hold a file —
+    said before Spark starts (a JVM takes seconds); other file systems'
+    are checked by Spark (:func:`~qarla_spark.io.readers.check_inputs_exist`).
+    Plain paths count as local when :func:`plain_paths_are_local`."""
+    from qarla_spark.errors import InputError, Problem
+    from qarla_spark.io.readers import local_probe, missing_inputs
+    from qarla_spark.paths import scheme
+    plain: List[bool] = []
+
+    def here(path: str) -> bool:
+        if scheme(path) == "":
+            if not plain:
+                plain.append(plain_paths_are_local(config))
+            return plain[0]
+        return scheme(path) == "file"
+
+    missing_inputs([s for s in input_specs(config) if here(s.path)], local_probe)
+    tables = [(p, "similarity table (--similarities)") for p in [config.similarities] if p]
+    tables += [(p, "metric table (--user-metrics)") for p in config.user_metrics]
+    problems = [Problem("error", path, None, None, f"{what} not found: no such file or folder")
+                for path, what in tables if here(path) and local_probe(path) == "missing"]
+    if problems:
+        raise InputError(problems, header="cannot read the input")
+
+
 def check_small(config) -> Optional[CheckedInput]:
     """The run's inputs read and checked in the driver, when they are local
     and small (``driver_read_mb``); ``None``: Spark reads them."""
