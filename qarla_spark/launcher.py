@@ -85,6 +85,7 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
     errors are raised (:func:`guarded` renders them). ``command``: what
     run.json records as the command line (default: this process's)."""
     from qarla_spark import pipeline
+    from qarla_spark.io import limits
     from qarla_spark.paths import is_local
     from qarla_spark.progress import SparkCounter, stage
     from qarla_spark.spark.session import check_can_start
@@ -110,11 +111,12 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
         refuse_existing_out(config)
         if spark is None and not all(is_local(p) for p in config.metric_plugins):
             spark = start(config)   # plugins on HDFS, S3...: read through Hadoop
-        pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
+        metrics = pipeline.plan_metrics(config)  # bad metric names fail before Spark starts
         if spark is None:
             pipeline.check_local_inputs(config)   # missing local inputs: before Spark too
             check_can_start()
         checked = check_small_first(config, progress)
+        limits.check_run(config, checked, len(metrics) if "similarities" in config.stages else 0)
         if spark is None:
             summaries = None if checked is None else checked.report.n_summaries
             with stage(progress, "spark session", {}):
