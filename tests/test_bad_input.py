@@ -180,3 +180,20 @@ def test_a_wrong_metric_set_fails_before_spark(tmp_path):
         assert ("'NOPE'" in proc.stderr or "'Rpre-7.x'" in proc.stderr) and \
             "Java" not in proc.stderr
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.spark
+def test_spark_reads_of_empty_inputs_are_refused_too(spark, tmp_path):
+    """Inputs Spark reads (large or remote ones; here local, read by Spark
+    all the same): an input of 0-byte files is named by Hadoop's probe; an
+    input of blank lines yields no summary, which the report says."""
+    from qarla_spark.io import load_testbed
+    good = write_jsonl(tmp_path / "good.jsonl", make_testbed())
+    folder = tmp_path / "zero"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("")
+    with pytest.raises(InputError, match="zero.*yields no record"):
+        load_testbed(spark, [parse_input_arg(str(good)), parse_input_arg(str(folder))])
+    (tmp_path / "blank.jsonl").write_text("\n \n")
+    _, report = load_testbed(spark, [parse_input_arg(str(tmp_path / "blank.jsonl"))])
+    assert not report.ok and "no valid summary" in report.problems[0].message

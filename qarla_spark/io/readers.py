@@ -94,9 +94,17 @@ def _probe_hadoop(spark):
         fs, hpath = _hadoop_fs(spark, path)
         if not fs.exists(hpath):
             return "missing"
-        if fs.getFileStatus(hpath).isDirectory() and not fs.listFiles(hpath, True).hasNext():
+        status = fs.getFileStatus(hpath)
+        if not status.isDirectory():
+            return "blank" if status.getLen() == 0 else None
+        files = fs.listFiles(hpath, True)
+        if not files.hasNext():
             return "empty"
-        return None
+        while files.hasNext():      # the first file with bytes ends the walk
+            found = files.next()
+            if found.getLen() > 0 and not _hidden(found.getPath().getName()):
+                return None
+        return "blank"
     return probe
 
 
@@ -113,7 +121,9 @@ def local_probe(path: str) -> Optional[str]:
 
 def missing_inputs(specs: Sequence[InputSpec], probe) -> None:
     """Every input path exists and holds at least one file (``probe`` says
-    of a path: ``"missing"``, ``"empty"`` or ``None``)."""
+    of a path: ``"missing"``, ``"empty"`` (a folder without files),
+    ``"blank"`` (only files of 0 bytes: Hadoop's probe; the driver counts
+    the records instead) or ``None``)."""
     problems = []
     for spec in specs:
         if spec.path.startswith(BUNDLED_PREFIX):
@@ -126,6 +136,10 @@ def missing_inputs(specs: Sequence[InputSpec], probe) -> None:
         elif state == "empty":
             problems.append(Problem("error", spec.path, None, None,
                                     f"{what} folder holds no files"))
+        elif state == "blank":
+            problems.append(Problem("error", spec.path, None, None,
+                                    f"this input ({spec.kind}) yields no record: an empty "
+                                    "file, or a folder of empty files"))
     if problems:
         raise InputError(problems, header="cannot read the input")
 
