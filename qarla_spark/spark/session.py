@@ -6,6 +6,11 @@ and Spark's logging is quieted with ``conf/log4j2.properties``.
 
 Interrupts: :mod:`qarla_spark.spark.interrupts` (the JVM is started here in
 a session of its own so that they can be handled there).
+
+The JVM's standard error and output are held while Spark starts
+(:class:`_ErrorCopier`): should it fail, its reason and the setting that
+caused it are said in one message (:func:`start_failure`); Java's start-up
+warning is dropped unless ``--verbose`` or ``--debug``.
 """
 
 from __future__ import annotations
