@@ -133,3 +133,10 @@ def executor_failure(text: str) -> Optional[str]:
     if lost:
         return f"a Spark task failed on an executor: {lost.group(1).strip()[:300]}"
     return None
+
+
+class SparkStartError(ConfigError):
+    """Spark could not start (a bad setting or master URL, a port that
+    cannot be bound, too little memory, an option Java refuses): Spark's or
+    the JVM's own reason and the setting that caused it. A configuration
+    error (exit status 2, docs/DECISIONS.md)."""

@@ -10,8 +10,9 @@ can fix are printed as one paragraph (no traceback; ``--debug`` for one),
 SIGINT and SIGTERM end the run with one line (Spark's jobs cancelled, the
 staging folder removed, the JVM ended:
 :mod:`qarla_spark.spark.interrupts`). Exit status: 0
-success, 1 the input has errors, 2 bad configuration, 3 Java missing, 70
-internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+success, 1 the input has errors, 2 bad configuration (Spark failing to
+start included: a bad setting, master URL, port or memory), 3 Java missing,
+70 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -34,12 +35,20 @@ EXIT_INTERNAL = 70
 def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None,
                 warm: bool = True):
     """The Spark session of a command (``warm``: start the Python workers in
-    the background, for the commands that compute)."""
+    the background, for the commands that compute). Spark failing to start
+    is a :class:`~qarla_spark.errors.SparkStartError`: its reason and the
+    setting that caused it (the JVM's start-up output shown with
+    ``--verbose`` or ``--debug``)."""
     from qarla_spark.spark.session import build_session
     spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose,
-                          summaries=summaries, warm=warm)
+                          summaries=summaries, warm=warm, debug=_SWITCHES.get("debug", False))
     interrupts.handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
+
+
+#: the running command's switches that reach :func:`session_for` without
+#: passing through every command (``debug``, set by :func:`guarded`)
+_SWITCHES: dict = {}
 
 
 def refuse_existing_out(config: RunConfig) -> None:
@@ -175,6 +184,7 @@ def guarded(func: Callable[[], int], debug: bool = False) -> int:
     SIGINT and SIGTERM interrupt it
     (:func:`qarla_spark.spark.interrupts.end_interrupted`)."""
     interrupts.reset()
+    _SWITCHES["debug"] = debug   # session_for: the JVM's start-up output
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     interrupts.handle_signals()
     try:
