@@ -172,14 +172,41 @@ def _parse_jsonl(ctx: _Ctx, data: bytes, kind: str) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield ctx.problem(None, f"malformed JSON: {_json_error(exc)}")
+            obj = _json_loads(line)
+        except _Bad as bad:
+            yield ctx.problem(None, f"malformed JSON: {bad.message}")
             continue
         if not isinstance(obj, dict):
             yield ctx.problem(None, f"expected a JSON object, found {type(obj).__name__}")
             continue
         yield from _parse_object(ctx, obj, kind, from_text=False)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads``, with what Python's decoder accepts but no table can
+    hold, or raises other than a syntax error, as :class:`_Bad`: an
+    integer of more than 4,300 digits, nesting deeper than the recursion
+    limit, a ``\\ud800`` escape of half a surrogate pair (a string that is
+    not valid Unicode)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Bad(None, _json_error(exc)) from None
+    except ValueError as exc:          # e.g. an integer too long to convert
+        raise _Bad(None, str(exc).split(";")[0]) from None
+    except RecursionError:
+        raise _Bad(None, "nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _Bad(None, f"a string holds half a surrogate pair "
+                             f"(\\u{ord(exc.object[exc.start]):04x}), which is not "
+                             "valid Unicode") from None
+    return obj
 
 
 def _parse_object(ctx: _Ctx, obj: Dict[str, Any], kind: str, from_text: bool) -> Iterator[Record]:
@@ -207,6 +234,17 @@ class _Bad(Exception):
         self.message = message
 
 
+def _shown(value: Any) -> str:
+    """A value as a message shows it (at most 60 characters): as JSON when
+    it is JSON, else as Python writes it (a Parquet file's bytes, decimals,
+    dates)."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -219,7 +257,7 @@ def _ident(obj: Dict[str, Any], key: str, field: Optional[str] = None) -> str:
         what = "missing" if value is None and key not in obj else "empty"
         raise _Bad(field, f"{what} field '{field}'")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise _Bad(field, f"'{field}' must be a string, found {json.dumps(value)[:60]}")
+        raise _Bad(field, f"'{field}' must be a string, found {_shown(value)}")
     return str(value).strip()
 
 
@@ -249,14 +287,14 @@ def _text(value: Any, field: str) -> str:
                 for item in v:
                     walk(item)
             else:
-                raise _Bad(field, f"'{field}' must hold text, found {json.dumps(v)[:60]}")
+                raise _Bad(field, f"'{field}' must hold text, found {_shown(v)}")
 
         walk(value)
         text = "\n".join(p for p in parts if p)
     elif value is None:
         raise _Bad(field, f"missing field '{field}'")
     else:
-        raise _Bad(field, f"'{field}' must be text, found {json.dumps(value)[:60]}")
+        raise _Bad(field, f"'{field}' must be text, found {_shown(value)}")
     if not text.strip():
         raise _Bad(field, f"empty text in '{field}' (only whitespace)")
     return text
@@ -269,10 +307,14 @@ def _score(value: Any, field: str, from_text: bool) -> float:
         except ValueError:
             raise _Bad(field, f"score must be a number, found {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Bad(field, f"score must be a number, found {json.dumps(value)[:60]}")
-    if not math.isfinite(float(value)):
-        raise _Bad(field, f"score must be a finite number, found {value}")
-    return float(value)
+        raise _Bad(field, f"score must be a number, found {_shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:           # an integer beyond a double's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise _Bad(field, f"score must be a finite number, found {_shown(value)}")
+    return number
 
 
 def _role(value: Any, field: str = "role") -> str:
@@ -280,7 +322,7 @@ def _role(value: Any, field: str = "role") -> str:
         raise _Bad(field, f"missing field '{field}'")
     if value not in ROLES:
         hint = "; human references are 'model'" if value in ("reference", "ref", "human") else ""
-        raise _Bad(field, f"unknown role {json.dumps(value)} (expected 'model' or 'peer'{hint})")
+        raise _Bad(field, f"unknown role {_shown(value)} (expected 'model' or 'peer'{hint})")
     return value
 
 
@@ -289,14 +331,26 @@ def _mapping(value: Any, field: str, from_text: bool) -> Dict[str, Any]:
     (a Parquet map column)."""
     if from_text and isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise _Bad(field, f"'{field}' is not a JSON object: {_json_error(exc)}") from None
-    if isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+            value = _json_loads(value)
+        except _Bad as bad:
+            raise _Bad(field, f"'{field}' is not a JSON object: {bad.message}") from None
+    if isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2
+                                       and isinstance(p[0], (str, int)) for p in value):
         value = dict(value)
     if not isinstance(value, dict):
         raise _Bad(field, f"'{field}' must be an object of criterion: score")
     return value
+
+
+def _criterion(name: Any, field: str) -> str:
+    """A criterion named by a key (``human``, ``metrics``) or a wide table's
+    column: an identifier like any other (stripped, not empty)."""
+    if isinstance(name, bool) or not isinstance(name, (str, int)):
+        raise _Bad(field, f"a criterion's name must be a string, found {_shown(name)}")
+    name = str(name).strip()
+    if not name:
+        raise _Bad(field, "empty criterion name")
+    return name
 
 
 def _guard(ctx: _Ctx, make) -> Iterator[Record]:
@@ -305,6 +359,8 @@ def _guard(ctx: _Ctx, make) -> Iterator[Record]:
         yield from make()
     except _Bad as bad:
         yield ctx.problem(bad.field, bad.message)
+    except RecursionError:       # a value nested deeper than Python can walk
+        yield ctx.problem(None, "a value is nested too deeply")
 
 
 # ---------------------------------------------------------------------------
@@ -322,7 +378,8 @@ def _qarla_summary(ctx: _Ctx, obj: Dict[str, Any], from_text: bool) -> Iterator[
         scores: List[Tuple[str, float]] = []
         if not _missing(human):
             for criterion, value in _mapping(human, "human", from_text).items():
-                scores.append((str(criterion), _score(value, f"human.{criterion}", from_text)))
+                field = f"human.{criterion}"
+                scores.append((_criterion(criterion, field), _score(value, field, from_text)))
         yield ctx.record(SUMMARY, task=task, topic=topic, summarizer=summarizer,
                          role=role, text=text)
         for criterion, score in scores:
@@ -340,8 +397,8 @@ def _sacrerouge_summary(ctx: _Ctx, obj: Dict[str, Any]) -> Iterator[Record]:
         topic = _ident(obj, "instance_id")
         summarizer = _ident(obj, "summarizer_id")
         stype = obj.get("summarizer_type")
-        if stype not in _SACRE_ROLES:
-            raise _Bad("summarizer_type", f"unknown summarizer_type {json.dumps(stype)} "
+        if not isinstance(stype, str) or stype not in _SACRE_ROLES:
+            raise _Bad("summarizer_type", f"unknown summarizer_type {_shown(stype)} "
                                           "(expected 'peer' or 'reference')")
         text = _text(obj.get("summary"), "summary")
         out = [ctx.record(SUMMARY, task=task, topic=topic, summarizer=summarizer,
@@ -388,7 +445,7 @@ def _judgment_object(ctx: _Ctx, obj: Dict[str, Any], from_text: bool) -> Iterato
                     raise _Bad("score", "missing field 'score'")
                 pairs = [(criterion, _score(obj["score"], "score", from_text))]
             elif "human" in obj:
-                pairs = [(str(c), _score(v, f"human.{c}", from_text))
+                pairs = [(_criterion(c, f"human.{c}"), _score(v, f"human.{c}", from_text))
                          for c, v in _mapping(obj["human"], "human", from_text).items()]
             else:
                 raise _Bad("criterion", "missing field 'criterion' (long form: topic, summarizer, "
@@ -405,7 +462,8 @@ def _flatten_metrics(metrics: Dict[str, Any], prefix: str, from_text: bool):
         if isinstance(value, dict):
             yield from _flatten_metrics(value, name + "_", from_text)
         else:
-            yield name, _score(value, f"metrics.{name}", from_text)
+            yield (_criterion(name, f"metrics.{name}"),
+                   _score(value, f"metrics.{name}", from_text))
 
 
 # ---------------------------------------------------------------------------
@@ -453,16 +511,21 @@ def _parse_csv(ctx: _Ctx, data: bytes, kind: str, delimiter: str) -> Iterator[Re
         return
     wide = kind == "judgments" and "criterion" not in header and "human" not in header
     start = reader.line_num + 1
+    last = 1                     # where the last row read (or the header) starts
     while True:
         try:
             row = next(reader)
         except StopIteration:
+            if _quote_left_open(text, last, delimiter):
+                yield ctx.problem(None, "a quoted value opened in this row is never closed, so "
+                                        "the rest of the file was read as one value (a file "
+                                        "cut short, or a stray '\"')", line=last)
             break
         except csv.Error as exc:
             ctx.line = start
             yield ctx.problem(None, f"malformed CSV: {exc}")
             break
-        ctx.line = start
+        ctx.line = last = start
         start = reader.line_num + 1
         if None in row:
             yield ctx.problem(None, f"this row has more fields than the header ({len(header)})")
@@ -473,6 +536,21 @@ def _parse_csv(ctx: _Ctx, data: bytes, kind: str, delimiter: str) -> Iterator[Re
             yield from _parse_object(ctx, dict(row), kind, from_text=True)
 
 
+def _quote_left_open(text: str, line: int, delimiter: str) -> bool:
+    """Whether the CSV row starting on ``line`` (the last one) ends inside a
+    quoted value: Python's reader, not strict, takes the rest of the file
+    as that value without a word."""
+    if '"' not in text:
+        return False
+    tail = "".join(io.StringIO(text, newline="").readlines()[line - 1:])
+    try:
+        for _ in csv.reader(io.StringIO(tail, newline=""), delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 def _wide_judgments(ctx: _Ctx, row: Dict[str, Any]) -> Iterator[Record]:
     """A wide judgments row: every column but the identifiers is a criterion;
     a blank cell means "not judged"."""
@@ -480,7 +558,7 @@ def _wide_judgments(ctx: _Ctx, row: Dict[str, Any]) -> Iterator[Record]:
         task = _task(ctx, row)
         topic = _ident(row, "instance_id" if "instance_id" in row else "topic")
         summarizer = _ident(row, "summarizer_id" if "summarizer_id" in row else "summarizer")
-        scores = [(c, _score(v, c, True)) for c, v in row.items()
+        scores = [(_criterion(c, c), _score(v, c, True)) for c, v in row.items()
                   if c not in _WIDE_KEYS and not _missing(v)]
         for criterion, score in scores:
             yield ctx.record(JUDGMENT, task=task, topic=topic, summarizer=summarizer,
@@ -502,10 +580,48 @@ def _parse_parquet(ctx: _Ctx, data: bytes, kind: str) -> Iterator[Record]:
     except Exception as exc:  # pyarrow raises several types for bad files
         yield ctx.problem(None, f"not a readable Parquet file ({exc})", line=None)
         return
-    for number, row in enumerate(table.to_pylist(), start=1):
+    try:
+        rows = table.to_pylist()
+    except Exception:  # a value Python cannot hold (a string column with bad UTF-8)
+        rows = None
+    for number in range(1, table.num_rows + 1):
         ctx.line = number
-        obj = {k: v for k, v in row.items() if v is not None}
+        if rows is not None:
+            row = rows[number - 1]
+        else:
+            row, bad = _parquet_row(table, number - 1)
+            if bad is not None:
+                yield ctx.problem(*bad)
+                continue
+        obj = {k: _unjudged_dropped(v) if k in ("human", "metrics") else v
+               for k, v in row.items() if v is not None}
         yield from _parse_object(ctx, obj, kind, from_text=False)
+
+
+def _parquet_row(table, index: int) -> Tuple[Dict[str, Any], Optional[Tuple[str, str]]]:
+    """One row of a table whose rows pyarrow cannot convert all at once;
+    with (field, message) for its first value that cannot be read."""
+    row: Dict[str, Any] = {}
+    for name in table.column_names:
+        try:
+            row[name] = table.column(name)[index].as_py()
+        except UnicodeDecodeError as exc:
+            return row, (name, f"not valid UTF-8: byte 0x{exc.object[exc.start:exc.start + 1].hex()}"
+                               f" at byte {exc.start + 1} of the value")
+        except Exception as exc:  # pyarrow raises several types
+            return row, (name, f"cannot read this value ({type(exc).__name__}: {exc})"[:300])
+    return row, None
+
+
+def _unjudged_dropped(value: Any) -> Any:
+    """A ``human`` (or ``metrics``) struct or map column with its null
+    scores left out: a struct has every criterion, and null is "not
+    judged" (as a blank cell of a wide CSV)."""
+    if isinstance(value, dict):
+        return {k: _unjudged_dropped(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+        return [p for p in value if p[1] is not None]
+    return value
 
 
 # ---------------------------------------------------------------------------
