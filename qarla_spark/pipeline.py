@@ -254,6 +254,10 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         testbed, report = load(spark, config, checked,
                                write_checked if checked is not None else None)
         report.raise_for_errors()
+        if checked is None and "similarities" in config.stages:
+            # inputs Spark read: their largest topics against the session's memory
+            from qarla_spark.io import limits
+            limits.check_report(report, len(metrics), dict(spark.sparkContext.getConf().getAll()))
         from qarla_spark.spark.partitioning import size_for_topics
         size_for_topics(spark, sum(t.n_topics for t in report.tasks))
         timings = {"load_validate_s": round(time.time() - started, 3)}

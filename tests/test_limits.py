@@ -106,3 +106,30 @@ def test_a_run_over_the_limit_is_refused_before_spark_starts(tmp_path):
     assert "Raise spark.driver.memory (--conf spark.driver.memory=...)" in proc.stderr
     assert "spark session" not in proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.spark
+def test_inputs_spark_reads_are_checked_by_their_largest_topic(spark, tmp_path, monkeypatch):
+    """Inputs Spark reads (``--driver-read-mb 0`` here): the validation
+    report carries each task's largest topic, the same in both readers;
+    the run stops on it after validation, before the similarities (a
+    budget made tiny, so that 9 summaries are over it), nothing written."""
+    from helpers import make_testbed, write_jsonl
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    from qarla_spark.io import check_in_driver, load_testbed, parse_input_arg
+    records = make_testbed(n_topics=2, n_models=4, n_peers=3)
+    records += [dict(r, topic="t9") for r in make_testbed(n_topics=1, n_models=5, n_peers=4)]
+    path = write_jsonl(tmp_path / "in.jsonl", records)
+    specs = [parse_input_arg(str(path))]
+    _, report = load_testbed(spark, specs)
+    (task,) = report.tasks
+    assert (task.largest_topic, task.summaries_max) == ("t9", 9)
+    assert check_in_driver(specs).report.tasks == report.tasks
+    tiny = Budget(limits.JVM_RESERVED + 9 ** 2 * 59 * 8 * limits.JVM_PER_CUBE_BYTE - 1,
+                  "spark.driver.memory")
+    monkeypatch.setattr(limits, "budget_of", lambda settings, physical=None: tiny)
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError, match="topic 't9'.*9 summaries"):
+        pipeline.run(spark, RunConfig(inputs=(str(path),), out=str(out), driver_read_mb=0))
+    assert not out.exists()

@@ -56,12 +56,15 @@ STATS_FIELDS = ("n_topics", "models_min", "models_median", "models_max",
 #: models; ``king``: 3 models or no peer): how many, and the first
 #: :data:`SKIPPED_SHOWN` of them by name
 SKIPPED_FIELDS = ("n_skipped_queen", "skipped_queen", "n_skipped_king", "skipped_king")
+#: the task's largest topic (most summaries; ties: the first name) and its
+#: summaries, for the topic size limits of inputs Spark reads (io.limits)
+LARGEST_FIELDS = ("summaries_max", "largest_topic")
 SKIPPED_SHOWN = 10
 
 #: the rows :func:`check_task` returns: ``kind`` is stats or problem
 TASK_FIELDS = ("kind", "task") + STATS_FIELDS[:-2] + (
     "criteria", "criterion_counts", "severity", "file", "line", "unit", "field", "message",
-    "problem_kind", "detail", "subject") + SKIPPED_FIELDS
+    "problem_kind", "detail", "subject") + SKIPPED_FIELDS + LARGEST_FIELDS
 
 
 def _first(value):
@@ -258,6 +261,10 @@ def check_task(profiles: Iterable[Record]) -> List[Record]:
         for reason, names in skipped_topics(topics).items():
             stats[f"n_skipped_{reason}"] = len(names)
             stats[f"skipped_{reason}"] = names[:SKIPPED_SHOWN]
+        largest = min(topics, key=lambda p: (-(int(p["n_models"]) + int(p["n_peers"])),
+                                             p["topic"]))
+        stats.update(summaries_max=int(largest["n_models"]) + int(largest["n_peers"]),
+                     largest_topic=largest["topic"])
         rows.append(stats)
     return rows
 

@@ -17,8 +17,10 @@ Measured (docs/PERFORMANCE.md, "Topic size limits"):
   killed the JVM with 768 MB.
 
 :func:`topics_over` is pure: the sizes and the budgets in, the topics over
-(or close to) a limit out. :func:`check_run` is the hook: the sizes of the
-inputs checked in the driver, the budgets from the run's Spark settings.
+(or close to) a limit out. :func:`check_run` is the hook for the inputs
+checked in the driver (their sizes, the budgets from the run's Spark
+settings), :func:`check_report` for those Spark read (each task's largest
+topic from the validation report, the session's settings).
 """
 
 from __future__ import annotations
@@ -191,6 +193,18 @@ def topic_sizes(summaries) -> List[TopicSize]:
         sentence = max((len(s.split()) for s in split_sentences(text or "")), default=0)
         counts[key] = (n + 1, max(longest, sentence))
     return [TopicSize(t, p, n, s) for (t, p), (n, s) in sorted(counts.items())]
+
+
+def check_report(report, n_metrics: int, settings: Mapping[str, str]) -> None:
+    """The hook for inputs Spark read (no driver-side sizes): each task's
+    largest topic (``TaskStats.summaries_max``; its longest sentence is not
+    known there) against the running session's ``settings``, after
+    validation and before the similarities."""
+    if not n_metrics:
+        return
+    sizes = [TopicSize(t.task, t.largest_topic, t.summaries_max)
+             for t in report.tasks if t.summaries_max]
+    raise_or_warn(topics_over(sizes, n_metrics, budget_of(settings, _physical_memory())))
 
 
 def _physical_memory() -> Optional[int]:

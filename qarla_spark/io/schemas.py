@@ -95,7 +95,8 @@ def _checked_schema(fields) -> StructType:
                  criterion_counts=ArrayType(LongType(), True),
                  models_median=DoubleType(),
                  skipped_queen=ArrayType(StringType(), True),
-                 skipped_king=ArrayType(StringType(), True))
+                 skipped_king=ArrayType(StringType(), True),
+                 largest_topic=StringType())
     return StructType([StructField(name, types.get(name, LongType()), True) for name in fields])
 
 

@@ -178,6 +178,9 @@ class TaskStats:
     #: than 3 models; ``king``: 3 models or no peer): (how many, the first
     #: names in name order)
     skipped: Dict[str, Tuple[int, List[str]]] = field(default_factory=dict)
+    #: its largest topic's summaries and name (io.limits)
+    summaries_max: int = 0
+    largest_topic: str = ""
 
     def describe(self) -> str:
         median = (int(self.models_median) if float(self.models_median).is_integer()
@@ -344,7 +347,9 @@ def stats_from_rows(rows: Iterable) -> List[TaskStats]:
                                                  r["criterion_counts"] or ())},
             skipped={reason: (int(r[f"n_skipped_{reason}"]), list(r[f"skipped_{reason}"]))
                      for reason in ("queen", "king")
-                     if _present(r, f"n_skipped_{reason}")}))
+                     if _present(r, f"n_skipped_{reason}")},
+            summaries_max=int(r["summaries_max"]) if _present(r, "summaries_max") else 0,
+            largest_topic=r["largest_topic"] if _present(r, "largest_topic") else ""))
     return stats
 
 
