@@ -136,6 +136,15 @@ def beds(draw, max_tasks=2) -> Bed:
 # mutations
 # ---------------------------------------------------------------------------
 
+def _file_name_ok(name: str) -> bool:
+    """A name the file system can hold (a lone surrogate cannot be encoded)."""
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _NASTY = st.sampled_from(["", " ", "\t", "model", "peer", "reference", "NaN", "1e999",
                           "\ud800", "\x00", "\ufeff", "<![if x]>", "<!--", "&#0;", "\r"])
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
@@ -765,7 +774,8 @@ def test_fuzz_duc_folders(data):
             k = draw(st.integers(0, len(parts) - 1))
             parts[k] = draw(st.one_of(st.text(max_size=4), _NASTY, _PEER, _MODEL))
             new = folder + "/" + ".".join(parts).replace("/", "_")
-            if new.rsplit("/", 1)[1] in ("", ".", "..") or "\x00" in new or new in files:
+            if new.rsplit("/", 1)[1] in ("", ".", "..") or "\x00" in new or new in files \
+                    or not _file_name_ok(new):
                 continue
             files[new] = files.pop(victim)
             done.append(f"rename {victim} -> {new}")

@@ -87,22 +87,23 @@ def test_topic_sizes_count_summaries_and_the_longest_sentence():
 
 
 def test_a_run_over_the_limit_is_refused_before_spark_starts(tmp_path):
-    """50 summaries × 59 metrics need ~12 MB of heap: a 310 MB heap (10 MB
-    beyond Spark's reserved 300) refuses them at once, exit status 2,
-    nothing written, no Spark session started."""
+    """200 summaries × 59 metrics need ~189 MB of heap beyond Spark's
+    reserved 300: a 460 MB heap (just above Spark's own minimum of 450)
+    refuses them at once, exit status 2, nothing written, no Spark session
+    started."""
     path = tmp_path / "big.jsonl"
     with open(path, "w") as f:
-        for i in range(50):
+        for i in range(200):
             f.write(json.dumps({"task": "big", "topic": "t0", "summarizer": f"s{i:03d}",
                                 "role": "model" if i < 4 else "peer",
                                 "text": f"summary number {i} of a topic."}) + "\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "qarla_spark.cli", "run", str(path),
-                           "--out", str(out), "--conf", "spark.driver.memory=310m"],
+                           "--out", str(out), "--conf", "spark.driver.memory=460m"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "task 'big', topic 't0': 50 summaries × 59 metrics" in proc.stderr
+    assert "task 'big', topic 't0': 200 summaries × 59 metrics" in proc.stderr
     assert "Raise spark.driver.memory (--conf spark.driver.memory=...)" in proc.stderr
     assert "spark session" not in proc.stderr
     assert not out.exists()
@@ -128,8 +129,19 @@ def test_inputs_spark_reads_are_checked_by_their_largest_topic(spark, tmp_path, 
     assert check_in_driver(specs).report.tasks == report.tasks
     tiny = Budget(limits.JVM_RESERVED + 9 ** 2 * 59 * 8 * limits.JVM_PER_CUBE_BYTE - 1,
                   "spark.driver.memory")
-    monkeypatch.setattr(limits, "budget_of", lambda settings, physical=None: tiny)
+    monkeypatch.setattr(limits, "_budget_or_none", lambda settings: tiny)
     out = tmp_path / "run"
     with pytest.raises(ConfigError, match="topic 't9'.*9 summaries"):
         pipeline.run(spark, RunConfig(inputs=(str(path),), out=str(out), driver_read_mb=0))
     assert not out.exists()
+
+
+@pytest.mark.parametrize("memory", ["lots", "1m", "400m"])
+def test_settings_spark_refuses_are_left_to_spark(memory):
+    """A heap Spark cannot read or start with (below 1.5 × its reserved
+    300 MB) is not a limit of ours: Spark's own reason is said as it fails
+    to start (tests/test_spark_start.py)."""
+    assert limits._budget_or_none({"spark.master": "local[2]",
+                                   "spark.driver.memory": memory}) is None
+    assert limits._budget_or_none({"spark.master": "local[2]",
+                                   "spark.driver.memory": "460m"}) is not None

@@ -36,6 +36,8 @@ from qarla_spark.errors import ConfigError
 MB = 1 << 20
 #: Spark's reserved heap (not for tasks)
 JVM_RESERVED = 300 * MB
+#: the smallest heap Spark starts with (1.5 × the reserved memory)
+SPARK_MIN_HEAP = JVM_RESERVED * 3 // 2
 #: heap bytes per cube byte (measured between 6.5 and 10: the bound kept)
 JVM_PER_CUBE_BYTE = 10
 #: a Python worker's memory before a topic (imports, numba, the tagger)
@@ -195,6 +197,18 @@ def topic_sizes(summaries) -> List[TopicSize]:
     return [TopicSize(t, p, n, s) for (t, p), (n, s) in sorted(counts.items())]
 
 
+def _budget_or_none(settings: Mapping[str, str]) -> Optional[Budget]:
+    """:func:`budget_of`, or ``None`` when Spark itself will refuse the
+    settings (a size it cannot read, a heap below its own minimum of 1.5 ×
+    the reserved 300 MB): its own reason is then said as it fails to start
+    (:func:`qarla_spark.spark.session.start_failure`), not a limit of ours."""
+    try:
+        budget = budget_of(settings, _physical_memory())
+    except ConfigError:
+        return None
+    return budget if budget.heap >= SPARK_MIN_HEAP else None
+
+
 def check_report(report, n_metrics: int, settings: Mapping[str, str]) -> None:
     """The hook for inputs Spark read (no driver-side sizes): each task's
     largest topic (``TaskStats.summaries_max``; its longest sentence is not
@@ -204,7 +218,9 @@ def check_report(report, n_metrics: int, settings: Mapping[str, str]) -> None:
         return
     sizes = [TopicSize(t.task, t.largest_topic, t.summaries_max)
              for t in report.tasks if t.summaries_max]
-    raise_or_warn(topics_over(sizes, n_metrics, budget_of(settings, _physical_memory())))
+    budget = _budget_or_none(settings)
+    if budget is not None:
+        raise_or_warn(topics_over(sizes, n_metrics, budget))
 
 
 def _physical_memory() -> Optional[int]:
@@ -222,5 +238,6 @@ def check_run(config, checked, n_metrics: int) -> None:
         return
     from qarla_spark.spark.profiles import resolve_settings
     settings = resolve_settings(config.profile, config.master, config.spark_conf, {})
-    raise_or_warn(topics_over(topic_sizes(checked.tables.summaries), n_metrics,
-                              budget_of(settings, _physical_memory())))
+    budget = _budget_or_none(settings)
+    if budget is not None:
+        raise_or_warn(topics_over(topic_sizes(checked.tables.summaries), n_metrics, budget))
