@@ -78,14 +78,12 @@ class AcrossTasks:
 
     @property
     def interval_name(self) -> str:
-        return "percentile" if self.bounds is None else "recentred"
+        return rs.interval_method(self.bounds)
 
     def interval(self, e: Estimates, m: int) -> Tuple[float, float]:
         """The 95% interval of measure m of ``e`` (the pooled estimate or a
         task's)."""
-        if self.bounds is None:
-            return rs.percentile_interval(e.reps[:, m])
-        return rs.recentred_interval(float(e.point[m]), e.reps[:, m], bounds=self.bounds)
+        return rs.bootstrap_interval(float(e.point[m]), e.reps[:, m], self.bounds)
 
     def best_or_tied(self) -> List[int]:
         """Per measure: the tasks in which it is in the top cluster."""

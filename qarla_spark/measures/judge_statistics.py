@@ -47,7 +47,7 @@ UNIT, CHANCE_UNIT = "topics", "draws"
 #: (a ratio of per-topic counts): percentile; the chance rows': their band
 RANGES = {"pearson": (-1.0, 1.0), "spearman": (-1.0, 1.0), "kendall": (-1.0, 1.0),
           "pairwise_accuracy": (0.0, 1.0)}
-RECENTRED, PERCENTILE, BAND = "recentred", "percentile", "band"
+BAND = "band"
 
 
 @dataclass(frozen=True)
@@ -212,12 +212,9 @@ def _acc_eq(data: JudgedScores, m: int, pairs=None):
 def _estimate(point: float, reps, bounds=None) -> Estimate:
     """A statistic with replicates: recentred within ``bounds`` when given
     (a statistic of system scores), else percentile."""
-    if bounds is None:
-        low, high = rs.percentile_interval(reps)
-    else:
-        low, high = rs.recentred_interval(point, reps, bounds=bounds)
+    low, high = rs.bootstrap_interval(point, reps, bounds)
     return Estimate(float(point), low, high, np.asarray(reps, dtype=np.float64),
-                    PERCENTILE if bounds is None else RECENTRED)
+                    rs.interval_method(bounds))
 
 
 def _band(draws) -> Estimate:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -444,6 +444,26 @@ def recentred_interval(point: float, replicates, alpha: float = ALPHA,
     shift = point - float(np.median(r))
     low, high = np.quantile(r, [alpha / 2, 1 - alpha / 2], method="linear") + shift
     return (float(min(max(low, bounds[0]), point)), float(max(min(high, bounds[1]), point)))
+
+
+#: the ``interval`` a table row names: :func:`percentile_interval`,
+#: :func:`recentred_interval`
+PERCENTILE, RECENTRED = "percentile", "recentred"
+
+
+def interval_method(bounds: Optional[Tuple[float, float]]) -> str:
+    """:data:`RECENTRED` for a statistic with a range (``bounds``: a
+    statistic of system scores), :data:`PERCENTILE` without (``None``)."""
+    return PERCENTILE if bounds is None else RECENTRED
+
+
+def bootstrap_interval(point: float, replicates,
+                       bounds: Optional[Tuple[float, float]] = None) -> Tuple[float, float]:
+    """The 95% interval :func:`interval_method` names: recentred within
+    ``bounds`` when given, else percentile."""
+    if bounds is None:
+        return percentile_interval(replicates)
+    return recentred_interval(point, replicates, bounds=bounds)
 
 
 def bca_interval(point: float, replicates, jackknife, alpha: float = ALPHA

@@ -546,9 +546,9 @@ def _king_vs_judges(task, criterion, king, names, stats, n):
                                kinds=("kendall",))[0, 0]
         reps_t = correlation_rows(common, reps_k[:, kcols], reps[:, both],
                                   kinds=("kendall",))[:, 0]
-        low, high = rs.recentred_interval(float(tau), reps_t, bounds=js.RANGES["kendall"])
-        rows.append((task, criterion, stat, len(common), float(tau), low, high, js.RECENTRED,
-                     n, UNIT))
+        low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
+        rows.append((task, criterion, stat, len(common), float(tau), low, high,
+                     rs.interval_method(js.RANGES["kendall"]), n, UNIT))
         if stat == "pairwise_accuracy":
             printed[(task, criterion)] = Interval(float(tau), low, high)
     return rows, printed
