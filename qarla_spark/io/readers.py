@@ -119,6 +119,19 @@ def local_probe(path: str) -> Optional[str]:
     return None
 
 
+def not_found(path: str, what: str) -> Problem:
+    """The error of a path that does not exist (``what``: how the run uses it)."""
+    return Problem("error", path, None, None, f"{what} not found: no such file or directory")
+
+
+def yields_nothing(path: str, kind: str) -> Problem:
+    """The error of an input that yields no record (Hadoop's probe: only
+    files of 0 bytes; the driver: no record and no problem)."""
+    return Problem("error", path, None, None,
+                   f"this input ({kind}) yields no record: an empty file, or a folder or "
+                   "glob of empty files?")
+
+
 def missing_inputs(specs: Sequence[InputSpec], probe) -> None:
     """Every input path exists and holds at least one file (``probe`` says
     of a path: ``"missing"``, ``"empty"`` (a folder without files),
@@ -131,15 +144,12 @@ def missing_inputs(specs: Sequence[InputSpec], probe) -> None:
         what = {"summaries": "input", "judgments": "judgments", "sources": "sources"}[spec.kind]
         state = probe(spec.path)
         if state == "missing":
-            problems.append(Problem("error", spec.path, None, None,
-                                    f"{what} not found: no such file or directory"))
+            problems.append(not_found(spec.path, what))
         elif state == "empty":
             problems.append(Problem("error", spec.path, None, None,
                                     f"{what} folder holds no files"))
         elif state == "blank":
-            problems.append(Problem("error", spec.path, None, None,
-                                    f"this input ({spec.kind}) yields no record: an empty "
-                                    "file, or a folder of empty files"))
+            problems.append(yields_nothing(spec.path, spec.kind))
     if problems:
         raise InputError(problems, header="cannot read the input")
 

@@ -36,6 +36,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io import checks
+from qarla_spark.io.readers import yields_nothing
 from qarla_spark.names import JUDGMENT, PROBLEM, SOURCE, SUMMARY
 from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.thresholds import MIN_MODELS_QUEEN
@@ -263,9 +264,7 @@ def nothing_to_evaluate(report: "ValidationReport", empty: Sequence[Tuple[str, s
     summary: every measure compares peers with models). Decided before any
     stage runs: an empty glob or a file of the wrong role is an error, not a
     complete-looking run of nothing (DECISIONS "Nothing to evaluate")."""
-    found = [Problem("error", path, None, None,
-                     f"this input ({kind}) yields no record: an empty file, or a folder "
-                     "or glob of empty files?") for path, kind in empty]
+    found = [yields_nothing(path, kind) for path, kind in empty]
     if not report.tasks and not report.n_errors and not found:
         found.append(Problem("error", "", None, None,
                              "the input yields no valid summary: nothing to evaluate"))

@@ -54,23 +54,21 @@ def check_local_inputs(config) -> None:
     said before Spark starts (a JVM takes seconds); other file systems'
     are checked by Spark (:func:`~qarla_spark.io.readers.check_inputs_exist`).
     Plain paths count as local when :func:`plain_paths_are_local`."""
-    from qarla_spark.errors import InputError, Problem
-    from qarla_spark.io.readers import local_probe, missing_inputs
+    from qarla_spark.errors import InputError
+    from qarla_spark.io.readers import local_probe, missing_inputs, not_found
     from qarla_spark.paths import scheme
-    plain: List[bool] = []
-
-    def here(path: str) -> bool:
-        if scheme(path) == "":
-            if not plain:
-                plain.append(plain_paths_are_local(config))
-            return plain[0]
-        return scheme(path) == "file"
-
-    missing_inputs([s for s in input_specs(config) if here(s.path)], local_probe)
+    specs = input_specs(config)
     tables = [(p, "similarity table (--similarities)") for p in [config.similarities] if p]
     tables += [(p, "metric table (--user-metrics)") for p in config.user_metrics]
-    problems = [Problem("error", path, None, None, f"{what} not found: no such file or folder")
-                for path, what in tables if here(path) and local_probe(path) == "missing"]
+    paths = [s.path for s in specs] + [p for p, _ in tables]
+    plain = any(scheme(p) == "" for p in paths) and plain_paths_are_local(config)
+
+    def here(path: str) -> bool:
+        return scheme(path) == "file" or (scheme(path) == "" and plain)
+
+    missing_inputs([s for s in specs if here(s.path)], local_probe)
+    problems = [not_found(path, what) for path, what in tables
+                if here(path) and local_probe(path) == "missing"]
     if problems:
         raise InputError(problems, header="cannot read the input")
 
