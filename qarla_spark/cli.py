@@ -181,7 +181,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if checked is not None:
         report = checked.report
     else:
-        _, report = pipeline.load(session_for(config, args.verbose, warm=False), config)
+        _, report = pipeline.load(session_for(config, args.verbose, warm=False,
+                                              debug=args.debug), config)
     print(report.format())
     return 0 if report.ok else EXIT_INPUT
 
@@ -198,7 +199,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     from qarla_spark.paths import is_local
     from qarla_spark.metrics import registry
     if not all(is_local(p) for p in args.metric_plugins or ()):
-        session_for(RunConfig(), warm=False)   # plugins on HDFS, S3...: read through Hadoop
+        # plugins on HDFS, S3...: read through Hadoop
+        session_for(RunConfig(), warm=False, debug=args.debug)
     registry.load_plugins(args.metric_plugins or ())
     names = registry.resolve_metrics(args.names or "all")
     for name in names:

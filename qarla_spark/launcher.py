@@ -33,7 +33,7 @@ EXIT_INTERNAL = 70
 
 
 def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[int] = None,
-                warm: bool = True):
+                warm: bool = True, debug: bool = False):
     """The Spark session of a command (``warm``: start the Python workers in
     the background, for the commands that compute). Spark failing to start
     is a :class:`~qarla_spark.errors.SparkStartError`: its reason and the
@@ -41,14 +41,9 @@ def session_for(config: RunConfig, verbose: bool = False, summaries: Optional[in
     ``--verbose`` or ``--debug``)."""
     from qarla_spark.spark.session import build_session
     spark = build_session(config.profile, config.master, config.spark_conf, verbose=verbose,
-                          summaries=summaries, warm=warm, debug=_SWITCHES.get("debug", False))
+                          summaries=summaries, warm=warm, debug=debug)
     interrupts.handle_signals()  # again, should a SparkContext made elsewhere have replaced it
     return spark
-
-
-#: the running command's switches that reach :func:`session_for` without
-#: passing through every command (``debug``, set by :func:`guarded`)
-_SWITCHES: dict = {}
 
 
 def refuse_existing_out(config: RunConfig) -> None:
@@ -106,7 +101,8 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
         def start(config):
             check_can_start()  # a missing Java is the first thing said
             with stage(progress, "spark session", {}):
-                return session_for(config, getattr(args, "verbose", False))
+                return session_for(config, getattr(args, "verbose", False),
+                                   debug=getattr(args, "debug", False))
 
         if args.config and not is_local(args.config):
             # a run file on HDFS, S3...: read through Hadoop, so Spark starts
@@ -129,7 +125,8 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
         if spark is None:
             summaries = None if checked is None else checked.report.n_summaries
             with stage(progress, "spark session", {}):
-                spark = session_for(config, getattr(args, "verbose", False), summaries)
+                spark = session_for(config, getattr(args, "verbose", False), summaries,
+                                    debug=getattr(args, "debug", False))
         if hasattr(progress, "counter"):
             progress.counter = SparkCounter(spark.sparkContext)
         result = pipeline.run(spark, config, command=command, progress=progress,
@@ -184,7 +181,6 @@ def guarded(func: Callable[[], int], debug: bool = False) -> int:
     SIGINT and SIGTERM interrupt it
     (:func:`qarla_spark.spark.interrupts.end_interrupted`)."""
     interrupts.reset()
-    _SWITCHES["debug"] = debug   # session_for: the JVM's start-up output
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     interrupts.handle_signals()
     try:
