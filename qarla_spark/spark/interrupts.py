@@ -176,8 +176,8 @@ def quiet_after_interrupt() -> None:
     """Silence what may still speak once a run is interrupted: the JVM's and
     its workers' standard error, py4j's and PySpark's loggers, py4j's report
     of the interrupted call. Safe in a signal handler (no call to Spark)."""
-    if _session._COPIER is not None:
-        _session._COPIER.muted.set()
+    for copier in _session._COPIERS:
+        copier.muted.set()
     for name in ("py4j", "pyspark"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     logging.getLogger().addFilter(_not_an_interrupt)
@@ -213,12 +213,15 @@ def end_after_interrupt(grace: float = 1.5) -> None:
     (and calls them)."""
     quiet_after_interrupt()
     try:
-        _end_jvm(grace)
+        end_jvm(grace)
     finally:
         _run_after_end()
 
 
-def _end_jvm(grace: float) -> None:
+def end_jvm(grace: float) -> None:
+    """End the JVM this process started: SIGTERM to its process group,
+    SIGKILL after ``grace`` seconds (a JVM still starting on another
+    thread is waited for first)."""
     proc = _session.jvm_process()
     starter = _session._STARTER
     if proc is None and starter is not None and starter[0] is not threading.current_thread():

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -254,8 +253,7 @@ def _is_noise(line: bytes) -> bool:
     return any(p.search(text) for p in START_NOISE)
 
 
-_COPIER: Optional[_ErrorCopier] = None
-#: the copiers of the JVM's standard error and output
+#: the copiers of the JVM's standard error and output (one ``muted`` event)
 _COPIERS: List[_ErrorCopier] = []
 
 
@@ -267,7 +265,7 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
     ``archive`` has the JVM write a class archive, it is waited for at exit.
     A JVM that exits before it answers raises :class:`_GatewayExited` with
     its standard error."""
-    global _COPIER, _PROC
+    global _PROC
     from pyspark.java_gateway import launch_gateway
     if _ABANDONED.is_set():
         raise KeyboardInterrupt
@@ -275,9 +273,9 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
     # for not starting there), each a pipe of its own
     err_read, err_write = os.pipe()
     out_read, out_write = os.pipe()
-    _COPIER = _ErrorCopier(err_read, show_all)
-    out_copier = _ErrorCopier(out_read, show_all, target=1, muted=_COPIER.muted)
-    _COPIERS[:] = [_COPIER, out_copier]
+    err_copier = _ErrorCopier(err_read, show_all)
+    out_copier = _ErrorCopier(out_read, show_all, target=1, muted=err_copier.muted)
+    _COPIERS[:] = [err_copier, out_copier]
     try:
         gateway = launch_gateway(spark_conf, popen_kwargs={
             "start_new_session": True, "stderr": err_write, "stdout": out_write})
@@ -289,8 +287,8 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
         os.close(err_write)
         os.close(out_write)
         err_write = out_write = -1
-        raise _GatewayExited(_COPIER.held_text(wait=10.0) + out_copier.held_text(wait=10.0)
-                             ) from exc
+        raise _GatewayExited(err_copier.held_text(wait=10.0)
+                             + out_copier.held_text(wait=10.0)) from exc
     finally:
         for fd in (err_write, out_write):   # the JVM holds its own copies
             if fd >= 0:
@@ -419,19 +417,11 @@ def _end_failed_jvm() -> None:
     """End the JVM this process started when its SparkContext could not be
     created (nothing of it is left, no class archive written from it)."""
     from pyspark import SparkContext
-    proc = _PROC
-    if proc is None or proc.poll() is not None:
+
+    from qarla_spark.spark.interrupts import end_jvm
+    if _PROC is None or _PROC.poll() is not None:
         return
-    for signum, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, signum)
-        except OSError:   # nothing left in its group
-            pass
-        try:
-            proc.wait(wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
+    end_jvm(grace=5.0)
     SparkContext._gateway = None
     SparkContext._jvm = None
     for copier in _COPIERS:
