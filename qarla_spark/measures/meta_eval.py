@@ -294,7 +294,7 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
     within rounding of it."""
     m, h = _vectors(metric, human)
     grouping = _grouping(groups, m.size)
-    codes, i, j = grouping.codes, grouping.i, grouping.j
+    i, j = grouping.i, grouping.j
     if not i.size:
         return TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0))
     g, n_groups, per_group = grouping.pair_groups               # groups with a pair, P_g
