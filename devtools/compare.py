@@ -105,3 +105,57 @@ def compare_table(first: str, second: str) -> List[str]:
             out += [f"{name}: {d}" for d in differences(read_sorted(os.path.join(first, name)),
                                                         read_sorted(os.path.join(second, name)))]
     return out
+
+
+def common_differences(a, b) -> List[str]:
+    """What differs between two frames from :func:`read_sorted` on the rows
+    both have: rows are identified by their string columns (task, set,
+    criterion, measure, ...), the other columns compared bit for bit on the
+    rows whose identity both frames hold (a table whose string columns do
+    not identify its rows is compared as sets of whole rows: the rows of the
+    smaller must be rows of the larger). Says how many rows each frame has
+    only for itself."""
+    import pandas as pd
+    if list(a.columns) != list(b.columns):
+        return [f"columns {list(a.columns)} vs {list(b.columns)}"]
+    a, b = a.copy(), b.copy()
+    for frame in (a, b):            # lists (a set's metric mask) compared as text
+        for c in frame.columns:
+            if frame[c].dtype.kind == "O" and any(isinstance(v, (list, np.ndarray))
+                                                  for v in frame[c].head(50)):
+                frame[c] = frame[c].astype(str)
+    keys = [c for c in a.columns if a[c].dtype.kind == "O"]
+    unique = keys and not a.duplicated(keys).any() and not b.duplicated(keys).any()
+    if not unique:
+        ta = set(map(tuple, a.astype(str).to_numpy().tolist()))
+        tb = set(map(tuple, b.astype(str).to_numpy().tolist()))
+        small, large = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+        missing = len(small - large)
+        return [f"{missing} of {len(small)} rows of the smaller not in the larger"] \
+            if missing else []
+    left, right = a.set_index(keys), b.set_index(keys)
+    both = left.index.intersection(right.index)
+    out = []
+    if len(left) - len(both) or len(right) - len(both):
+        out.append(f"(rows only in the first: {len(left) - len(both)}, only in the second: "
+                   f"{len(right) - len(both)})")
+    left, right = left.loc[both], right.loc[both]
+    for c in left.columns:
+        x, y = left[c].to_numpy(), right[c].to_numpy()
+        if left[c].dtype.kind == "f" and right[c].dtype.kind == "f":
+            differ = x.astype(np.float64).view(np.int64) != y.astype(np.float64).view(np.int64)
+        else:
+            differ = np.array([str(u) != str(v) for u, v in zip(x, y)], dtype=bool)
+        if differ.any():
+            out.append(f"{c}: {int(differ.sum())} of {len(both)} common rows")
+    del pd
+    return out
+
+
+def compare_common(first: str, second: str) -> Dict[str, List[str]]:
+    """:func:`common_differences` of every table both runs wrote (whole
+    tables, read with pandas: for runs of a few hundred topics)."""
+    names = sorted(set(table_names(first)) & set(table_names(second)))
+    return {name: common_differences(read_sorted(os.path.join(first, name)),
+                                     read_sorted(os.path.join(second, name)))
+            for name in names}

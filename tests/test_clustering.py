@@ -184,3 +184,45 @@ def test_peer_sample_bits_are_the_peer_rows_of_the_sample_masks():
         assert bits.dtype == bool and bits.shape == ((roles[e] == "peer").sum(), 5)
         assert (bits == unpack(words[roles[e] == "peer"], 5)).all()
     assert peer_sample_bits(np.array(["model"] * 3), values[:3, :3], "standard").shape == (0, 5)
+
+
+def _reference_agglomerate(n, k, count, names):
+    """The rule as SPEC §6 states it, re-ranking every pair at each merge:
+    the highest integer similarity, ties by the pair's keys (each cluster
+    named by its sorted metric names, the smaller key first)."""
+    clusters = [frozenset([i]) for i in range(n)]
+
+    def c(s):
+        return count([s])[0]
+
+    def key(a):
+        return tuple(sorted(names[i] for i in a))
+
+    while len(clusters) > k:
+        ranked = []
+        for a, b in combinations(clusters, 2):
+            pair = (a, b) if key(a) < key(b) else (b, a)
+            ranked.append(((-(2 * c(a | b) - c(a) - c(b)), key(pair[0]), key(pair[1])), pair))
+        a, b = min(ranked, key=lambda t: t[0])[1]
+        clusters = [x for x in clusters if x not in (a, b)] + [a | b]
+    return sorted(clusters, key=key)
+
+
+def test_agglomerate_equals_the_reference_rule_with_many_ties():
+    """Few samples make equal similarities common: the incremental
+    agglomeration (issue 36) merges exactly as the reference re-ranking."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(2, 9), st.data())
+    def check(n, data):
+        samples = data.draw(st.lists(st.lists(st.booleans(), min_size=n, max_size=n),
+                                     min_size=1, max_size=6))
+        masks = [frozenset(i for i, on in enumerate(s) if on) for s in samples]
+        k = data.draw(st.integers(1, n))
+        names = data.draw(st.permutations([f"m{i}" for i in range(n)]))
+        assert agglomerate(n, k, oracle(masks), names) == \
+            _reference_agglomerate(n, k, oracle(masks), names)
+
+    check()

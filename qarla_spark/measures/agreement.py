@@ -41,17 +41,51 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Row-wise ranks 1..n of a (B × n) array, ties sharing the mean of
     their ranks: #{smaller} + (#{equal} + 1) / 2 (exact in doubles)."""
-    less = (x[:, None, :] < x[:, :, None]).sum(axis=2)
-    equal = (x[:, None, :] == x[:, :, None]).sum(axis=2)
-    return less + (equal + 1) / 2.0
+    x = np.asarray(x, dtype=np.float64)
+    if np.isnan(x).any():       # NaN equals nothing, is below nothing: by comparisons
+        less = (x[:, None, :] < x[:, :, None]).sum(axis=2)
+        equal = (x[:, None, :] == x[:, :, None]).sum(axis=2)
+        return less + (equal + 1) / 2.0
+    # sorted: a value's #smaller is where its run of equal values starts in
+    # its row, #equal the run's length (n log n, not n² comparisons)
+    rows, n = x.shape
+    order = np.argsort(x, axis=1)      # equal values share a rank: any order of them
+    ordered = np.take_along_axis(x, order, axis=1)
+    pos = np.broadcast_to(np.arange(n), (rows, n))
+    new = np.ones((rows, n), dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    last = np.ones((rows, n), dtype=bool)
+    last[:, :-1] = new[:, 1:]
+    end = np.minimum.accumulate(np.where(last, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((rows, n))
+    np.put_along_axis(ranks, order, start + (end - start + 2) / 2.0, axis=1)
+    return ranks
+
+
+def _concordance(x: np.ndarray, y: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of (B × n) arrays of finite values: Σ_{a<b} sign(x_a − x_b)·
+    sign(y_a − y_b), #{a<b: x_a ≠ x_b}, #{a<b: y_a ≠ y_b} (int64, exact),
+    item by item against the items after it (no B × pairs copies)."""
+    rows, n = x.shape
+    con = np.zeros(rows, dtype=np.int64)
+    nx = np.zeros(rows, dtype=np.int64)
+    ny = np.zeros(rows, dtype=np.int64)
+    for a in range(n - 1):
+        xa, ya, xr, yr = x[:, a:a + 1], y[:, a:a + 1], x[:, a + 1:], y[:, a + 1:]
+        sx = (xa > xr).astype(np.int8) - (xa < xr).astype(np.int8)
+        sy = (ya > yr).astype(np.int8) - (ya < yr).astype(np.int8)
+        con += np.einsum("bp,bp->b", sx, sy, dtype=np.int64)
+        nx += np.count_nonzero(sx, axis=1)
+        ny += np.count_nonzero(sy, axis=1)
+    return con, nx, ny
 
 
 def _kendall_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(x.shape[1], 1)      # the pairs a < b, row by row
-    sx = np.sign(x[:, i] - x[:, j])
-    sy = np.sign(y[:, i] - y[:, j])
+    con, nx, ny = _concordance(x, y)
+    # the integer sums are the doubles' sums of ±1 (exact), then doubles
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (sx * sy).sum(axis=1) / np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
+        return con.astype(np.float64) / np.sqrt(nx.astype(np.float64) * ny.astype(np.float64))
 
 
 _KINDS = {"pearson": _pearson,
@@ -81,6 +115,103 @@ def correlation_rows(keys: Sequence, x, y, min_n: int = MIN_SYSTEMS,
         for k, kind in enumerate(kinds):
             out[ok, k] = _KINDS[kind](x[ok], y[ok])
     return out
+
+
+def correlation_rows_shared(keys: Sequence, x, y, min_n: int = MIN_SYSTEMS,
+                            kinds: Sequence[str] = KINDS) -> np.ndarray:
+    """(B × M × len(kinds)): :func:`correlation_rows` of every measure's row
+    ``x[b, m]`` (B × M × n) against the same row ``y[b]`` (B × n) — the
+    numbers of ``correlation_rows(keys, x.reshape(B·M, n), np.repeat(y, M,
+    axis=0))`` — with the work of ``y``'s side (its deviations, its ranks)
+    done once per row b, not once per measure."""
+    y = np.asarray(y, dtype=np.float64)
+    return correlation_rows_many(keys, x, y[None], min_n, kinds)[0]
+
+
+def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
+                          kinds: Sequence[str] = KINDS) -> np.ndarray:
+    """(C × B × M × len(kinds)): :func:`correlation_rows_shared` of the
+    same ``x`` (B × M × n) against each of C ``ys`` (C × B × n: the human
+    scores of several criteria), ``x``'s side (its deviations, its ranks)
+    worked out once for all of them."""
+    unknown = [k for k in kinds if k not in _KINDS]
+    if unknown:
+        raise ValueError(f"unknown correlation(s) {unknown}")
+    order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+    x = np.asarray(x, dtype=np.float64)
+    n_b, n_m = x.shape[:2]
+    x = np.ascontiguousarray(x.reshape(n_b, n_m, len(order))[:, :, order])
+    ys = np.asarray(ys, dtype=np.float64)
+    n_c = ys.shape[0]
+    ys = np.ascontiguousarray(ys.reshape(n_c, n_b, len(order))[:, :, order])
+    out = np.full((n_c, n_b, n_m, len(kinds)), NAN)
+    if len(order) < min_n:
+        return out
+    ok_x = np.ptp(x, axis=2) > 0
+    oks = ok_x[None] & (np.ptp(ys, axis=2) > 0)[:, :, None]
+    if not oks.any():
+        return out
+    need = oks.any(axis=0)                                  # B × M: some criterion reads it
+    dx = rx = drx = None
+    for k, kind in enumerate(kinds):
+        if kind == "pearson":
+            if dx is None:
+                dx = _deviations(x)
+            for c in range(n_c):
+                out[c, :, :, k] = np.where(oks[c], _pearson_of(dx, _deviations(ys[c])), NAN)
+        elif kind == "spearman":
+            if rx is None:
+                rx = np.full(x.shape, NAN)
+                rx[need] = average_ranks(x[need])
+                drx = _deviations(rx)
+            for c in range(n_c):
+                rows = np.flatnonzero(oks[c].any(axis=1))
+                ry = np.full(ys[c].shape, NAN)
+                ry[rows] = average_ranks(ys[c][rows])
+                out[c, :, :, k] = np.where(oks[c], _pearson_of(drx, _deviations(ry)), NAN)
+        else:
+            for c in range(n_c):
+                rows = np.flatnonzero(oks[c].any(axis=1))
+                con, nx, ny = _concordance_shared(x[rows], ys[c][rows])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    tau = con.astype(np.float64) / np.sqrt(nx.astype(np.float64)
+                                                          * ny.astype(np.float64)[:, None])
+                out[c, rows, :, k] = np.where(oks[c][rows], tau, NAN)
+    return out
+
+
+def _deviations(v: np.ndarray):
+    """(v − the row's mean, Σ of its squares) over the last axis: the parts
+    of :func:`_pearson`, each row's sums over its own values."""
+    d = v - v.mean(axis=-1, keepdims=True)
+    return d, (d * d).sum(axis=-1)
+
+
+def _pearson_of(dx, dy) -> np.ndarray:
+    """:func:`_pearson` of rows x[b, m] (B × M × n) against y[b] (B × n)
+    from their :func:`_deviations`: the same doubles."""
+    (ddx, sx), (ddy, sy) = dx, dy
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (ddx * ddy[:, None, :]).sum(axis=2) / np.sqrt(sx * sy[:, None])
+    return np.clip(r, -1.0, 1.0)
+
+
+def _concordance_shared(x: np.ndarray, y: np.ndarray):
+    """:func:`_concordance` of rows x[b, m] (B × M × n) against y[b] (B × n):
+    (B × M, B × M, B) int64, y's signs made once per row b."""
+    n_b, n_m, n = x.shape
+    con = np.zeros((n_b, n_m), dtype=np.int64)
+    nx = np.zeros((n_b, n_m), dtype=np.int64)
+    ny = np.zeros(n_b, dtype=np.int64)
+    for a in range(n - 1):
+        xa, xr = x[:, :, a:a + 1], x[:, :, a + 1:]
+        ya, yr = y[:, a:a + 1], y[:, a + 1:]
+        sx = (xa > xr).astype(np.int8) - (xa < xr).astype(np.int8)
+        sy = (ya > yr).astype(np.int8) - (ya < yr).astype(np.int8)
+        con += np.einsum("bmr,br->bm", sx, sy, dtype=np.int64)
+        nx += np.count_nonzero(sx, axis=2)
+        ny += np.count_nonzero(sy, axis=1)
+    return con, nx, ny
 
 
 def correlations(keys: Sequence, x: Sequence[float], y: Sequence[float],

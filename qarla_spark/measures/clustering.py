@@ -68,18 +68,33 @@ def agglomerate(n_metrics: int, k: int,
     def key(a: Cluster) -> tuple:
         return tuple(sorted(label[i] for i in a))
 
-    def ranked(pairs):
-        out = []
-        for a, b in pairs:
-            pair = (a, b) if key(a) < key(b) else (b, a)
-            out.append(((-sim(a, b), key(pair[0]), key(pair[1])), pair))
-        return sorted(out, key=lambda t: t[0])
-
-    while len(clusters) > k:
-        a, b = ranked(combinations(clusters, 2))[0][1]
-        merged = a | b
-        clusters = [c for c in clusters if c not in (a, b)] + [merged]
-        ask([merged | c for c in clusters if c is not merged])
+    # the clusters in slots (a merge keeps the lower slot, retires the
+    # other), their keys, and the similarities of every pair of live slots:
+    # each merge computes only the new cluster's row (issue 36: the whole
+    # ranking re-sorted at every merge was most of a task's reduce)
+    slots: List[Optional[Cluster]] = list(clusters)
+    keys = [key(c) for c in slots]
+    n = len(slots)
+    low = np.iinfo(np.int64).min
+    sims = np.full((n, n), low, dtype=np.int64)
+    for i, j in combinations(range(n), 2):
+        sims[i, j] = sim(slots[i], slots[j])
+    live = n
+    while live > k:
+        top = sims.max()
+        # ties: the pair whose keys, the smaller first, come first
+        tied = zip(*np.nonzero(sims == top))
+        i, j = min(tied, key=lambda ij: tuple(sorted((keys[ij[0]], keys[ij[1]]))))
+        merged = slots[i] | slots[j]
+        slots[i], slots[j], keys[i] = merged, None, key(merged)
+        sims[j, :] = low
+        sims[:, j] = low
+        live -= 1
+        others = [t for t, c in enumerate(slots) if c is not None and t != i]
+        ask([merged | slots[t] for t in others])
+        for t in others:
+            sims[min(i, t), max(i, t)] = sim(merged, slots[t])
+    clusters = [c for c in slots if c is not None]
     return sorted(clusters, key=key)
 
 
@@ -139,12 +154,27 @@ def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:
     for lo, hi in _chunks(sets):
         core = frozenset.intersection(*[frozenset(s) for s in sets[lo:hi]])
         base = np.bitwise_and.reduce(slices[sorted(core)], axis=0) if core else None
-        for j in range(lo, hi):
+        rest = [sorted(frozenset(sets[j]) - core) for j in range(lo, hi)]
+        # the core and one more metric (every pair, every merge with a
+        # single metric): one AND and one popcount for the whole run
+        one = [k for k, r in enumerate(rest) if len(r) == 1 and base is not None]
+        if one:
+            acc = slices[[rest[k][0] for k in one]] & base
+            out[[lo + k for k in one]] = _row_popcounts(acc)
+        for k in sorted(set(range(hi - lo)) - set(one)):
             acc = base
-            for i in sorted(frozenset(sets[j]) - core):
+            for i in rest[k]:
                 acc = slices[i] if acc is None else acc & slices[i]
-            out[j] = 0 if acc is None else popcount(acc)     # the empty set: 0
+            out[lo + k] = 0 if acc is None else popcount(acc)     # the empty set: 0
     return out
+
+
+def _row_popcounts(rows: np.ndarray) -> np.ndarray:
+    """The set bits of each row of an integer matrix."""
+    rows = np.ascontiguousarray(rows)
+    if hasattr(np, "bitwise_count"):          # numpy >= 2.0
+        return np.bitwise_count(rows).sum(axis=1, dtype=np.int64)
+    return _POP8[rows.view(np.uint8)].reshape(len(rows), -1).sum(axis=1)
 
 
 def _chunks(sets: Sequence[Cluster], size: int = 256) -> List[Tuple[int, int]]:

@@ -56,10 +56,11 @@ class Comparison:
 
 def _ci_rows(kind, task, criterion, names, point, reps, jack):
     out = []
+    found = rs.interval_columns(point, reps, jack)      # every column at once
     for j, name in enumerate(names):
-        for method, (low, high) in rs.intervals(point[j], reps[:, j], jack[:, j]).items():
+        for method, (low, high) in found.items():
             out.append((kind, task, None, criterion, name, None, None, None, float(point[j]),
-                        method, low, high, None, None))
+                        method, float(low[j]), float(high[j]), None, None))
     return out
 
 
@@ -75,12 +76,14 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
         raise ValueError("the differences of a family must share one scale")
     diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
     p, adjusted = rs.sign_flip_family(diffs, flips)
+    ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
+    lows, highs = rs.percentile_columns(reps[:, ia_all] - reps[:, ib_all])
     out = []
     for k, (ia, ib) in enumerate(pairs):
-        low, high = rs.percentile_interval(reps[:, ia] - reps[:, ib])
         out.append(("comparison", task, family, criterion, names[ia], names[ib],
                     float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
-                    FLIP_METHOD, low, high, float(p[k]), float(adjusted[k])))
+                    FLIP_METHOD, float(lows[k]), float(highs[k]), float(p[k]),
+                    float(adjusted[k])))
     return out
 
 

@@ -127,14 +127,27 @@ def system_scores(data: JudgedScores, weights) -> Tuple[np.ndarray, np.ndarray]:
     rounded once for one row of weights (a point value), by
     :func:`~qarla_spark.measures.resampling.grouped_replicate_means` for
     replicates (deterministic, within a few ulp)."""
+    return measure_scores(data, weights), human_scores(data, weights)
+
+
+def _means(weights):
+    return rs.grouped_real_means if len(weights) == 1 else rs.grouped_replicate_means
+
+
+def measure_scores(data: JudgedScores, weights) -> np.ndarray:
+    """The measures' side of :func:`system_scores` (B × S × M)."""
     t_idx, s_idx = _positions(data)
     n_s, n_m = len(data.systems), len(data.measures)
     cols = (s_idx[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
-    means = rs.grouped_real_means if len(weights) == 1 else rs.grouped_replicate_means
-    x = means(data.scores[t_idx, s_idx, :].ravel(), (np.repeat(t_idx, n_m), cols), n_s * n_m,
-              weights)
-    h = means(data.human[t_idx, s_idx], (t_idx, s_idx), n_s, weights)
-    return x.reshape(len(x), n_s, n_m), h
+    x = _means(weights)(data.scores[t_idx, s_idx, :].ravel(), (np.repeat(t_idx, n_m), cols),
+                        n_s * n_m, weights)
+    return x.reshape(len(x), n_s, n_m)
+
+
+def human_scores(data: JudgedScores, weights) -> np.ndarray:
+    """The humans' side of :func:`system_scores` (B × S)."""
+    t_idx, s_idx = _positions(data)
+    return _means(weights)(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems), weights)
 
 
 # ---------------------------------------------------------------------------
@@ -153,12 +166,19 @@ def system_statistics(systems: Sequence[str], x, h, signs=None) -> Dict[str, np.
     system without topic in a replicate); pairwise accuracy is NaN without
     a pair the humans order."""
     x, h = np.asarray(x, dtype=np.float64), np.asarray(h, dtype=np.float64)
-    n_b, n_s, n_m = x.shape
-    # every (replicate, measure) a row of one call
-    r = agreement.correlation_rows(systems, x.transpose(0, 2, 1).reshape(n_b * n_m, n_s),
-                                   np.repeat(h, n_m, axis=0), kinds=("pearson", "spearman"))
-    out = {kind: r[:, k].reshape(n_b, n_m) for k, kind in enumerate(("pearson", "spearman"))}
+    # every (replicate, measure) a row, the humans' side once per replicate
+    r = agreement.correlation_rows_shared(systems, x.transpose(0, 2, 1), h,
+                                          kinds=("pearson", "spearman"))
     signs = signs if signs is not None else me.sign_sums(x, h)
+    return _system_statistics(x, h, r, signs)
+
+
+def _system_statistics(x, h, r, signs) -> Dict[str, np.ndarray]:
+    """:func:`system_statistics` from the Pearson and Spearman rows ``r``
+    (B × M × 2) and the :class:`~qarla_spark.measures.meta_eval.SignSums`
+    of x against h."""
+    n_s = x.shape[1]
+    out = {kind: r[:, :, k] for k, kind in enumerate(("pearson", "spearman"))}
     complete = np.isfinite(x).all(axis=1) & np.isfinite(h).all(axis=1)[:, None]
     out["kendall"] = np.where(complete & (n_s >= agreement.MIN_SYSTEMS), signs.kendall_b(),
                               np.nan)
@@ -191,30 +211,35 @@ def soft_pairwise_accuracies(data: JudgedScores, signs) -> np.ndarray:
     return np.array([me.soft_pairwise_accuracy(p, human) for p in metric])
 
 
-def _acc_eq(data: JudgedScores, m: int, pairs=None):
-    """Tie calibration of measure ``m`` at summary level, grouped by topic
-    (``pairs``: the cells' :func:`~qarla_spark.measures.meta_eval.
-    group_pairs` by topic, if made); and each topic's (position, correct,
-    pairs) at the chosen ε."""
+def _acc_eqs(data: JudgedScores):
+    """Tie calibration of every measure at summary level, grouped by topic
+    (:func:`~qarla_spark.measures.meta_eval.tie_calibrations`, all at
+    once), and each topic's counts at the chosen ε: (calibrations, topics
+    with a pair (positions), correct (G × M), pairs (G,))."""
     t_idx, s_idx = _positions(data)
-    metric = data.scores[t_idx, s_idx, m]
+    metric = data.scores[t_idx, s_idx, :]
     human = data.human[t_idx, s_idx]
-    grouping = pairs if pairs is not None else me.group_pairs(t_idx)
-    cal = me.tie_calibration(metric, human, groups=grouping)
-    topics, correct, n_pairs = me.acc_eq_by_group(metric, human, grouping, cal.epsilon)
-    return cal, topics, correct, n_pairs
+    grouping = me.group_pairs(t_idx)
+    cals = me.tie_calibrations(metric, human, grouping)
+    topics, correct, n_pairs = me.acc_eq_by_groups(metric, human, grouping,
+                                                   [c.epsilon for c in cals])
+    return cals, topics, correct, n_pairs
 
 
 # ---------------------------------------------------------------------------
 # the group
 # ---------------------------------------------------------------------------
 
-def _estimate(point: float, reps, bounds=None) -> Estimate:
-    """A statistic with replicates: recentred within ``bounds`` when given
-    (a statistic of system scores), else percentile."""
-    low, high = rs.bootstrap_interval(point, reps, bounds)
-    return Estimate(float(point), low, high, np.asarray(reps, dtype=np.float64),
-                    rs.interval_method(bounds))
+def _estimates(points, reps, bounds=None) -> List[Estimate]:
+    """An :class:`Estimate` of each column (``points`` (M,), ``reps`` B ×
+    M): recentred within ``bounds`` when given (a statistic of system
+    scores), else percentile; the intervals of every column at once
+    (:func:`~qarla_spark.measures.resampling.bootstrap_columns`)."""
+    low, high = rs.bootstrap_columns(points, reps, bounds)
+    method = rs.interval_method(bounds)
+    return [Estimate(float(points[m]), float(low[m]), float(high[m]),
+                     np.array(reps[:, m], dtype=np.float64), method)
+            for m in range(len(points))]
 
 
 def _band(draws) -> Estimate:
@@ -235,49 +260,98 @@ def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n:
     themselves resampled), acc_eq with its tie threshold calibrated once
     on all topics, the chance baseline over ``draws`` random measures, and
     the significance clusters of pairwise accuracy."""
-    data = data.used()
+    return meta_evaluations(task, {criterion: data}, seed, n, draws)[criterion]
+
+
+def _same_cells(a: JudgedScores, b: JudgedScores) -> bool:
+    """Two criteria's used cubes hold the same measures' cells (the work on
+    the measures' side is the same)."""
+    return (a.topics == b.topics and a.systems == b.systems and a.measures == b.measures
+            and np.array_equal(a.cells, b.cells)
+            and np.array_equal(a.scores, b.scores, equal_nan=True))
+
+
+def meta_evaluations(task: str, datas: Dict[str, JudgedScores], seed: int, n: int,
+                     draws: int = 0) -> Dict[str, MetaEvaluation]:
+    """:func:`meta_evaluation` of each criterion of one task (``datas``:
+    criterion → its score cube), the same numbers, the measures' side —
+    their system scores and replicates, their signs of every pair of
+    systems, their ranks, their sign-flip counts — computed once for the
+    criteria whose cells are the same (every criterion judges the same
+    summaries in most testbeds: issue 36)."""
+    used = {c: d.used() for c, d in sorted(datas.items())}
+    groups: List[List[str]] = []
+    for c, d in used.items():
+        for g in groups:
+            if _same_cells(used[g[0]], d):
+                g.append(c)
+                break
+        else:
+            groups.append([c])
+    out: Dict[str, MetaEvaluation] = {}
+    for criteria in groups:
+        out.update(_evaluate_shared(task, {c: used[c] for c in criteria}, seed, n, draws))
+    return out
+
+
+def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int,
+                     draws: int) -> Dict[str, MetaEvaluation]:
+    """The criteria of :func:`meta_evaluations` with the same cells."""
+    data = next(iter(used.values()))
     topics, systems = data.topics, data.systems
     n_m = len(data.measures)
     ones = np.ones((1, len(topics)), dtype=np.int64)
     weights = rs.poisson_weights(seed, task, topics, n)
-    x0, h0 = (a[0] for a in system_scores(data, ones))
-    xb, hb = system_scores(data, weights)
-    signs = me.sign_sums(np.concatenate([x0[None], xb]), np.concatenate([h0[None], hb]))
-    counts = signs.pairwise_accuracy_counts()
-    point = system_statistics(systems, x0[None], h0[None], me.SignSums(
-        signs.concordance[:1], signs.metric_pairs[:1], signs.human_pairs[:1]))
-    reps = system_statistics(systems, xb, hb, me.SignSums(
-        signs.concordance[1:], signs.metric_pairs[1:], signs.human_pairs[1:]))
-    estimates: Dict[Tuple[str, str], List[Estimate]] = {
-        ("system", k): [_estimate(point[k][0, m], reps[k][:, m], RANGES[k])
-                        for m in range(n_m)]
-        for k in SYSTEM_STATISTICS}
     flips = rs.sign_flips(seed, task, topics, n)
-    spa = soft_pairwise_accuracies(data, flips)
-    estimates[("system", "soft_pairwise_accuracy")] = [
-        Estimate(float(v), math.nan, math.nan) for v in spa]
-    accs, epsilon = [], []
-    by_topic = me.group_pairs(_positions(data)[0])
-    for m in range(n_m):
-        cal, at, correct, pairs = _acc_eq(data, m, by_topic)
-        epsilon.append(cal.epsilon)
-        r = rs.weighted_ratio_means(correct[:, None], pairs, weights[:, at])[:, 0] \
-            if len(at) else np.full(n, np.nan)
-        accs.append(_estimate(cal.value, r))
-    estimates[("summary", "acc_eq")] = accs
-    pa = estimates[("system", "pairwise_accuracy")]
-    ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
-    ranks = [0] * n_m
-    if ranked:
-        found = me.rank_clusters([pa[m].value for m in ranked],
-                                 np.column_stack([pa[m].replicates for m in ranked]),
-                                 [data.measures[m] for m in ranked])
-        for m, r in zip(ranked, found.ranks):
-            ranks[m] = r
-    return MetaEvaluation(data.measures, len(topics), len(systems), n, estimates,
-                          chance_baseline(task, criterion, data, seed, flips, draws)
-                          if draws else {},
-                          epsilon, tuple(ranks), counts)
+    x = np.concatenate([measure_scores(data, ones), measure_scores(data, weights)])
+    hs = {c: np.concatenate([human_scores(d, ones), human_scores(d, weights)])
+          for c, d in used.items()}
+    names = list(used)
+    signs_all = me.sign_sums_many(x, [hs[c] for c in names])
+    # Pearson and Spearman of the point row and every replicate, each
+    # criterion against the same measures' rows
+    corr = agreement.correlation_rows_many(systems, x.transpose(0, 2, 1),
+                                           np.stack([hs[c] for c in names]),
+                                           kinds=("pearson", "spearman"))
+    cells = data.cells
+    metric_p = [me.PairwisePValues(a, len(flips))
+                for a in rs.signed_mean_at_least(data.scores, cells, flips)]
+    cals_all = _acc_eqs_many(used)
+    out = {}
+    for k, c in enumerate(names):
+        d, signs = used[c], signs_all[k]
+        stats = _system_statistics(x, hs[c], corr[k], signs)
+        estimates: Dict[Tuple[str, str], List[Estimate]] = {
+            ("system", s): _estimates(stats[s][0], stats[s][1:], RANGES[s])
+            for s in SYSTEM_STATISTICS}
+        human_p = me.PairwisePValues(rs.signed_mean_at_least(d.human, cells, flips), len(flips))
+        estimates[("system", "soft_pairwise_accuracy")] = [
+            Estimate(float(me.soft_pairwise_accuracy(p, human_p)), math.nan, math.nan)
+            for p in metric_p]
+        cals, at, correct, pairs = cals_all[c]
+        replicates = rs.weighted_ratio_means(correct, pairs, weights[:, at]) if len(at) \
+            else np.full((n, n_m), np.nan)
+        estimates[("summary", "acc_eq")] = _estimates(
+            np.asarray([cal.value for cal in cals], dtype=np.float64), replicates)
+        pa = estimates[("system", "pairwise_accuracy")]
+        ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
+        ranks = [0] * n_m
+        if ranked:
+            found = me.rank_clusters([pa[m].value for m in ranked],
+                                     np.column_stack([pa[m].replicates for m in ranked]),
+                                     [d.measures[m] for m in ranked])
+            for m, r in zip(ranked, found.ranks):
+                ranks[m] = r
+        out[c] = MetaEvaluation(d.measures, len(topics), len(systems), n, estimates,
+                                chance_baseline(task, c, d, seed, flips, draws) if draws else {},
+                                [cal.epsilon for cal in cals], tuple(ranks),
+                                signs.pairwise_accuracy_counts())
+    return out
+
+
+def _acc_eqs_many(used: Dict[str, JudgedScores]):
+    """:func:`_acc_eqs` of each criterion (the same cells)."""
+    return {c: _acc_eqs(d) for c, d in used.items()}
 
 
 def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, flips,
@@ -301,9 +375,8 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
     stats = system_statistics(data.systems, x0[None], h0[None])
     out = {("system", k): _band(stats[k][0]) for k in SYSTEM_STATISTICS}
     out[("system", "soft_pairwise_accuracy")] = _band(soft_pairwise_accuracies(random, flips))
-    by_topic = me.group_pairs(t_idx)
-    out[("summary", "acc_eq")] = _band([_acc_eq(random, d, by_topic)[0].value
-                                        for d in range(draws)])
+    out[("summary", "acc_eq")] = _band([c.value for c in me.tie_calibrations(
+        random.scores[t_idx, s_idx, :], random.human[t_idx, s_idx], me.group_pairs(t_idx))])
     return out
 
 

@@ -31,7 +31,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -130,18 +130,38 @@ def sign_sums(metric, human) -> SignSums:
     """:class:`SignSums` of ``metric`` (B × n × M: M measures' scores of n
     systems in each of B rows) against ``human`` (B × n), from the signs of
     every pair once (int8)."""
+    return sign_sums_many(metric, [human])[0]
+
+
+def sign_sums_many(metric, humans) -> List[SignSums]:
+    """:func:`sign_sums` of ``metric`` (B × n × M) against each of several
+    ``humans`` (each B × n: the criteria of a task), the measures' signs of
+    each pair made once for all of them."""
     m = np.asarray(metric, dtype=np.float64)
-    h = np.asarray(human, dtype=np.float64)
-    if m.ndim != 3 or h.shape != m.shape[:2]:
+    hs = [np.asarray(h, dtype=np.float64) for h in humans]
+    if m.ndim != 3 or any(h.shape != m.shape[:2] for h in hs):
         raise ValueError("metric must be (B × n × M) and human (B × n)")
-    i, j = _pairs(m.shape[1])
-    ok = np.isfinite(h[:, i]) & np.isfinite(h[:, j])
-    sh = np.where(ok, (h[:, i] > h[:, j]).astype(np.int8) - (h[:, i] < h[:, j]), 0
-                  ).astype(np.int8)
-    sm = (m[:, i] > m[:, j]).astype(np.int8) - (m[:, i] < m[:, j]).astype(np.int8)
-    return SignSums(np.einsum("bpm,bp->bm", sm, sh, dtype=np.int64),
-                    np.count_nonzero(sm, axis=1).astype(np.int64),
-                    np.count_nonzero(sh, axis=1).astype(np.int64))
+    n_b, n, n_m = m.shape
+    # system-major (n × B × M): each pair compares two contiguous blocks,
+    # pair by pair (no B × pairs × M temporaries: issue 36)
+    ms = np.ascontiguousarray(m.transpose(1, 0, 2))
+    hts = [np.ascontiguousarray(h.T) for h in hs]
+    concordance = [np.zeros((n_b, n_m), dtype=np.int64) for _ in hs]
+    human_pairs = [np.zeros(n_b, dtype=np.int64) for _ in hs]
+    metric_pairs = np.zeros((n_b, n_m), dtype=np.int64)
+    for a, b in zip(*_pairs(n)):
+        ma, mb = ms[a], ms[b]
+        sm = (ma > mb).astype(np.int8) - (ma < mb).astype(np.int8)
+        metric_pairs += sm != 0
+        for c, ht in enumerate(hts):
+            ha, hb = ht[a], ht[b]
+            sh = np.where(np.isfinite(ha) & np.isfinite(hb),
+                          (ha > hb).astype(np.int8) - (ha < hb).astype(np.int8), 0
+                          ).astype(np.int8)
+            concordance[c] += sm * sh[:, None]
+            human_pairs[c] += sh != 0
+    return [SignSums(concordance[c], metric_pairs.copy(), human_pairs[c])
+            for c in range(len(hs))]
 
 
 # ---------------------------------------------------------------------------
@@ -333,6 +353,102 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
     value = Fraction(int(exact[best]), lcm * n_groups)
     return TieCalibration(epsilon, value.numerator, value.denominator, n_groups,
                           _acc_eq_counts(m, h, i, j, epsilon))
+
+
+def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[TieCalibration]:
+    """:func:`tie_calibration` of each column of ``metrics`` (N × M: M
+    measures' scores of the same N items, ``human`` (N,), one grouping):
+    the same results, every measure's pairs sorted, summed and searched at
+    once (issue 36: one call per measure cost more than its arithmetic);
+    only the near-best candidates of each are decided exactly, as there."""
+    ms = np.asarray(metrics, dtype=np.float64)
+    if ms.ndim != 2:
+        raise ValueError("metrics must be (items × measures)")
+    n_m = ms.shape[1]
+    h = np.asarray(human, dtype=np.float64).ravel()
+    if h.size != ms.shape[0]:
+        raise ValueError(f"metric and human scores differ in length ({ms.shape[0]} vs {h.size})")
+    if not (np.isfinite(ms).all() and np.isfinite(h).all()):
+        raise ValueError("scores must be finite (drop missing judgments before)")
+    if not n_m:
+        return []
+    grouping = _grouping(groups, h.size)
+    i, j = grouping.i, grouping.j
+    if not i.size:
+        return [TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0)) for _ in range(n_m)]
+    g, n_groups, per_group = grouping.pair_groups
+    mi, mj = ms[i].T, ms[j].T                                     # M × P
+    diff = np.abs(mi - mj)
+    htie = h[i] == h[j]
+    sh = _order(h, i, j)
+    sm = (mi > mj).astype(np.int8) - (mi < mj).astype(np.int8)
+    con = ~htie[None, :] & (diff > 0) & (sm == sh[None, :])
+    delta = htie.astype(np.int64)[None, :] - con
+
+    order = np.argsort(diff, axis=1)     # the order within equal differences never shows
+    diff_s = np.take_along_axis(diff, order, axis=1)
+    delta_s = np.take_along_axis(delta, order, axis=1)
+    g_s = g[order]
+    n_p = diff.shape[1]
+    # candidate k of the running sums: ε = diff_s[k − 1] where pair k − 1 is
+    # the last of its difference; k = 0: ε = 0 when no pair differs by 0
+    valid = np.zeros((n_m, n_p + 1), dtype=bool)
+    valid[:, 1:] = np.c_[diff_s[:, 1:] != diff_s[:, :-1], np.ones(n_m, dtype=bool)]
+    valid[:, 0] = diff_s[:, 0] != 0.0
+    base = np.stack([np.bincount(g, weights=con[m], minlength=n_groups)
+                     for m in range(n_m)]).astype(np.int64)                 # M × G
+    running = np.zeros((n_m, n_p + 1))
+    running[:, 1:] = np.cumsum(delta_s / per_group[g_s], axis=1)
+    approx = (base / per_group).sum(axis=1)[:, None] + running
+    slack = (n_p + n_groups + 2) * n_groups * 2.0 ** -50
+    top = np.where(valid, approx, -np.inf).max(axis=1)
+    near = valid & (approx >= (top - slack)[:, None])
+
+    dens, cls = np.unique(per_group, return_inverse=True)
+    cls = cls.ravel()
+    cls_s = cls[g_s]
+    lcm = math.lcm(*(int(d) for d in dens))
+    starts = [base[:, cls == c].sum(axis=1) for c in range(len(dens))]
+    csums = []
+    for c in range(len(dens)):
+        cs = np.zeros((n_m, n_p + 1), dtype=np.int64)
+        cs[:, 1:] = np.cumsum(np.where(cls_s == c, delta_s, 0), axis=1)
+        csums.append(cs)
+    out = []
+    for m in range(n_m):
+        at = np.flatnonzero(near[m])                   # ascending ε
+        exact = np.zeros(at.size, dtype=object)
+        for c, d in enumerate(dens):
+            exact = exact + (int(starts[c][m]) + csums[c][m, at]).astype(object) * (lcm // int(d))
+        best_value = max(exact)
+        k = int(at[next(q for q, v in enumerate(exact) if v == best_value)])
+        epsilon = float(diff_s[m, k - 1]) if k > 0 else 0.0
+        value = Fraction(int(best_value), lcm * n_groups)
+        out.append(TieCalibration(epsilon, value.numerator, value.denominator, n_groups,
+                                  _acc_eq_counts(ms[:, m], h, i, j, epsilon)))
+    return out
+
+
+def acc_eq_by_groups(metrics, human, groups, epsilons) -> Tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """:func:`acc_eq_by_group` of each column of ``metrics`` (N × M) at its
+    ``epsilons[m]``: (group labels, correct (G × M), pairs (G,)) — the
+    groups with a pair, the same for every measure."""
+    ms = np.asarray(metrics, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64).ravel()
+    grouping = _grouping(groups, h.size)
+    names, codes, i, j = grouping.names, grouping.codes, grouping.i, grouping.j
+    g = codes[i]
+    sh = _order(h, i, j)
+    diff = ms[i] - ms[j]                                           # P × M
+    mtie = np.abs(diff) <= np.asarray(epsilons, dtype=np.float64)[None, :]
+    sm = np.where(mtie, 0, np.sign(diff).astype(np.int8))
+    right = (sm == sh[:, None]).astype(np.int64)
+    correct = np.zeros((names.size, ms.shape[1]), dtype=np.int64)
+    np.add.at(correct, g, right)
+    pairs = np.bincount(g, minlength=names.size)
+    has = pairs > 0
+    return names[has], correct[has], pairs[has].astype(np.int64)
 
 
 def acc_eq_by_group(metric, human, groups, epsilon: float) -> Tuple[np.ndarray, np.ndarray,

@@ -137,8 +137,9 @@ class QarlaResult:
     records: Any = None
     #: the sets of the first family (singles and requested), in order
     first: Tuple[MetricSet, ...] = ()
-    #: the detailed sets, in order
-    detailed: Tuple[MetricSet, ...] = ()
+    #: each task's detailed sets (its best set, its representatives, the
+    #: requested sets), in order
+    detailed: Dict[str, Tuple[MetricSet, ...]] = field(default_factory=dict)
     #: how many tasks the cube's topics belong to (when known)
     n_tasks: Optional[int] = None
 
@@ -200,6 +201,50 @@ class Family:
     @property
     def sizes(self) -> List[int]:
         return [s.size for s in self.sets]
+
+
+@dataclass(frozen=True)
+class DetailedSets:
+    """Each task's detailed sets (round 3): its best set, its
+    representatives and the requested sets — not the other tasks' (issue
+    36: the work of a task does not grow with the run's tasks). The sets
+    of every task are rows of one catalogue (labels, mask words, metric
+    indices); ``tasks`` gives each task's rows, in MetricSet order;
+    ``default`` the rows of a task not named there (:func:`evaluate_sets`:
+    every task the same sets)."""
+
+    labels: Tuple[str, ...]
+    words: np.ndarray
+    indices: Tuple[Tuple[int, ...], ...]
+    tasks: Dict[str, Tuple[int, ...]]
+    default: Tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, own: Dict[str, Sequence[MetricSet]], metrics: Sequence[str],
+           default: Sequence[MetricSet] = ()) -> "DetailedSets":
+        """``own``: each task's sets (sorted and deduplicated here);
+        ``default``: the sets of any other task, in the order given."""
+        default = tuple(dict.fromkeys(default))
+        catalogue = sorted({s for sets in own.values() for s in sets} | set(default))
+        family = Family.of(catalogue, metrics)
+        at = {s: i for i, s in enumerate(family.sets)}
+        return cls(tuple(family.labels), family.words,
+                   tuple(tuple(s.indices(metrics)) for s in family.sets),
+                   {task: tuple(at[s] for s in sorted(set(sets))) for task, sets in own.items()},
+                   tuple(at[s] for s in default))
+
+    def rows(self, task: str) -> Tuple[int, ...]:
+        return self.tasks.get(task, self.default)
+
+    def labels_of(self, task: str) -> List[str]:
+        """The labels of ``task``'s detailed sets, in order."""
+        return [self.labels[i] for i in self.rows(task)]
+
+    def words_of(self, task: str) -> np.ndarray:
+        return self.words[list(self.rows(task))]
+
+    def indices_of(self, task: str) -> List[Tuple[int, ...]]:
+        return [self.indices[i] for i in self.rows(task)]
 
 
 def _n_reduce(cube: TopicCube) -> int:
@@ -443,9 +488,11 @@ def _detail_kernel(row, ctx):
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
-    words, labels = ctx["words"], ctx["labels"]
-    q = queen_counts(roles, topic.values, words, ctx["triples"], ctx["method"])
     task, names = topic.task, topic.names
+    detailed: DetailedSets = ctx["detailed"]
+    labels = detailed.labels_of(task)
+    q = queen_counts(roles, topic.values, detailed.words_of(task), ctx["triples"],
+                     ctx["method"])
     peers, models = q.peers, q.models
     d = len(labels)
     label_arr = np.asarray(labels, dtype=object)
@@ -474,7 +521,7 @@ def _detail_kernel(row, ctx):
                      dtype=np.int64).reshape(len(orders), len(peers))
     n_systems = len(orders[0]) if len(orders) else 0
     jack, curve = [], []
-    for s_id, idx in enumerate(ctx["indices"]):
+    for s_id, idx in enumerate(detailed.indices_of(task)):
         good = covering_pairs(topic.values, peers, models, q.full_num[:, s_id] > 0, idx)
         covered = good.any(axis=(0, 1)) if len(peers) else np.zeros(len(models), bool)
         jack.append(int(covered.sum()))
@@ -512,7 +559,7 @@ def _detail_reduce(task, items, ctx):
     ``detail`` records, exactly, every set at once."""
     from fractions import Fraction
 
-    labels = ctx["labels"]
+    labels = ctx["detailed"].labels_of(task)
     n_sets = len(labels)
     details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
     jk = [v for v in details if v["jackknifed"]]
@@ -775,11 +822,8 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         if orders is None:
             orders = {task: peer_orders(names, n_orders, seed)
                       for task, _, names in rd.collect(reduced, ["peers"]) if names}
-        family3 = Family.of(detailed, metrics)
         ctx3 = rd.broadcast(spark, {
-            "words": family3.words, "labels": family3.labels, "sizes": family3.sizes,
-            "indices": [list(s.indices(metrics)) for s in family3.sets],
-            "triples": triples, "method": method, "orders": dict(orders), "metrics": metrics,
+            "detailed": DetailedSets.of({}, metrics, detailed), "triples": triples, "method": method, "orders": dict(orders), "metrics": metrics,
             "baselines": base, "plain_baselines": [metrics[i] for i in base], "best": {},
             "judged": cube.judged})
         map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
@@ -933,15 +977,14 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 3. the detailed sets
     best = {task: v["best"] for task, v in found2.items()}
-    detailed = tuple(sorted(set(best.values()) | set(requested)
-                            | {MetricSet([r]) for v in found1.values() for r in v["reps"]}))
-    family3 = Family.of(detailed, metrics)
+    own = {task: [*([best[task]] if task in best else []), *requested,
+                  *(MetricSet([r]) for r in found1.get(task, {}).get("reps", ()))]
+           for task in sorted(set(peers) | set(found1) | set(found2))}
+    detailed = DetailedSets.of(own, metrics, requested)
     orders = {task: peer_orders(names, config.jack_orders, config.seed)
               for task, names in peers.items() if names}
     ctx3 = rd.broadcast(spark, {
-        "words": family3.words, "labels": family3.labels, "sizes": family3.sizes,
-        "indices": [list(s.indices(metrics)) for s in family3.sets],
-        "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
+        "detailed": detailed, "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
         "baselines": baselines, "plain_baselines": plain_baselines, "best": best,
         "judged": judged, "statistics": stats})
     map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
@@ -977,5 +1020,6 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     lap("detailed_summary_s")
     records = map1.unionByName(map2).unionByName(map3)
     return QarlaResult(tables, results, requested, timings, plans, records, first.sets,
-                       family3.sets, cube.n_tasks)
+                       {task: tuple(sorted(set(sets))) for task, sets in own.items()},
+                       cube.n_tasks)
 

@@ -40,7 +40,7 @@ from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.agreement import correlation_rows
+from qarla_spark.measures.agreement import correlation_rows_shared
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
                                                    correlation_group, king_group,
                                                    ratio_estimates)
@@ -109,8 +109,7 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
         # KING's cases: its group, and each criterion's metric_eval group
         # (KING against the judges, on the same replicates)
         return [(rd.key_of(task, "king"), "s_case", value)] + \
-            [(rd.key_of(task, "meta", c), "s_meta_k", value)
-             for c in (value.get("criteria") or [])]
+            ([(rd.key_of(task, "meta"), "s_meta_k", value)] if value.get("criteria") else [])
     if kind == "detail":
         out = [(rd.key_of(task, "jack"), "s_jack",
                 {"topic": value["topic"], "jack": value["jack"],
@@ -123,7 +122,7 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
         if ctx.get("judged") and j is not None and best is not None:
             # correlation_ci/: the best set's correlations, every unit (what
             # the run prints); metric_eval/ has every detailed set's
-            s = list(ctx["labels"]).index(best.label)
+            s = ctx["detailed"].labels_of(task).index(best.label)
             for criterion in sorted(set(j["criterion"])):
                 sel = j["criterion"] == criterion
                 judged = {"summarizer": j["summarizer"][sel], "score": j["score"][sel]}
@@ -154,8 +153,9 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
 
 
 def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
-    """The records of one topic's judged summaries for the metric_eval
-    group of each criterion (``(task, "meta", criterion)``): the names,
+    """The records of one topic's judged summaries, per criterion, for the
+    task's metric_eval group (``(task, "meta")``) and the criterion's
+    chance group (``(task, "chance", criterion)``): the names,
     their measures' scores (rows of ``scores``) and human scores (the mean
     of each summary's judgments, exact and rounded once)."""
     at = {name: a for a, name in enumerate(names)}
@@ -168,11 +168,12 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     for criterion in sorted(found):
         mine = sorted(found[criterion])
         human = [_exact_mean(found[criterion][n]) for n in mine]
-        value = {"topic": topic, "names": mine,
+        value = {"topic": topic, "criterion": criterion, "names": mine,
                  "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
                  "human": np.asarray(human, dtype=np.float64)}
-        # the measures' group and the chance baseline's (the same cells)
-        out += [(rd.key_of(task, "meta", criterion), kind, value),
+        # the task's measures' group and the criterion's chance baseline's
+        # (the same cells)
+        out += [(rd.key_of(task, "meta"), kind, value),
                 (rd.key_of(task, "chance", criterion), kind, value)]
     return out
 
@@ -245,16 +246,20 @@ def _statistics_reduce(key, items, ctx):
             sizes[js.CHANCE] = 1
             printed_meta = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
             if ctx.get("n_tasks", 0) >= 2:
-                cols = [estimates.names.index(label) for label in ranked[0]]
+                # across tasks: the sets every task evaluates (the first
+                # family: every single metric and the requested sets)
+                shared = [label for label in ranked[0] if label in set(first)]
+                cols = [estimates.names.index(label) for label in shared]
                 extra.append((rd.key_of(ACROSS, "king"), "x_king", {
-                    "task": task, "topics": estimates.topics, "names": ranked[0],
+                    "task": task, "topics": estimates.topics, "names": shared,
                     "wins": estimates.wins[:, cols], "dens": estimates.dens}))
     elif group == "jack" and q is not None:
+        detailed = q["detailed"].get(task, ())
         rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
-                for _, v in items for s in range(len(q["detailed"]))]
+                for _, v in items for s in range(len(detailed))]
         if rows:
             out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
-                              q["detailed"], {}, seed, n, kind="jack")
+                              detailed, {}, seed, n, kind="jack")
     elif group == "corr" and q is not None:
         s, criterion = int(rest[0]), rest[1]
         rows = []
@@ -268,7 +273,7 @@ def _statistics_reduce(key, items, ctx):
                 rows.append((v["topic"], name, "y", None, None, float(score)))
         if rows:
             frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            label = q["detailed"][s]
+            label = q["detailed"][task][s]
             corr += [(r[0], "QUEEN", label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
                      for r in correlation_group((task, s, criterion), frame, seed, n)]
     elif group == "auc" and h is not None:
@@ -297,7 +302,7 @@ def _statistics_reduce(key, items, ctx):
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False)]
     elif group == "meta":
-        extra, printed_meta = _meta_group(key, task, rest[0], items, ctx)
+        extra, printed_meta = _meta_group(key, task, items, ctx)
     elif group == "chance":
         extra, printed_meta = _chance_group(key, task, rest[0], items, ctx)
     corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
@@ -343,20 +348,30 @@ def _king_ranks(task, ranked) -> List[tuple]:
     return [rd.table_record(rd.key_of(task, "king"), "metric_ranks", rows)]
 
 
-def meta_measures(ctx) -> Tuple[List[str], List[str], List[str]]:
-    """The measures of metric_eval/ in column order, in three parts: the
-    HBR stage's single measures and ``HBR`` (from its records), the QUEEN of
-    each detailed set (from the QARLA stage's)."""
+def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
+    """The measures of one task's metric_eval/ in column order, in three
+    parts: the HBR stage's single measures, the QUEEN of each of the task's
+    detailed sets (from the QARLA stage's records) and ``HBR``."""
     h, q = ctx.get("hbr"), ctx.get("qarla")
     singles = list(h["names"][:-1]) if h else []
-    queens = [f"QUEEN({label})" for label in q["detailed"]] if q else []
+    queens = [f"QUEEN({label})" for label in q["detailed"].get(task, ())] if q else []
     return singles, queens, ([h["names"][-1]] if h else [])
 
 
-def _meta_data(items, ctx) -> js.JudgedScores:
+def across_measures(ctx) -> List[str]:
+    """The measures ``across/`` compares by pairwise accuracy: those every
+    task has — HBR's single measures, the QUEEN of each requested set and
+    ``HBR`` (a task's best set and representatives are its own)."""
+    h, q = ctx.get("hbr"), ctx.get("qarla")
+    singles = list(h["names"][:-1]) if h else []
+    queens = [f"QUEEN({label})" for label in q["requested"]] if q else []
+    return singles + queens + ([h["names"][-1]] if h else [])
+
+
+def _meta_data(task, items, ctx) -> js.JudgedScores:
     """The score cube of one (task, criterion) from its topics' s_meta_h
     (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
-    singles, queens, hbr = meta_measures(ctx)
+    singles, queens, hbr = meta_measures(ctx, task)
     measures = singles + queens + hbr
     by_topic: Dict[str, Dict[str, Any]] = {}
     for kind, v in items:
@@ -380,63 +395,76 @@ def _meta_data(items, ctx) -> js.JudgedScores:
     return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
 
 
-def _meta_group(key, task, criterion, items, ctx):
-    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one
-    (task, criterion), its record for the across-task reduce (runs of two
-    tasks or more), what the run prints."""
+def _meta_group(key, task, items, ctx):
+    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one task,
+    every criterion (:func:`~qarla_spark.measures.judge_statistics.
+    meta_evaluations`: the measures' side worked out once for the criteria
+    that judge the same summaries), the records of the across-task reduce
+    (runs of two tasks or more), what the run prints."""
     seed, n = ctx["seed"], ctx["n"]
-    data = _meta_data(items, ctx)
-    if not data.cells.any():
+    by_criterion: Dict[str, list] = {}
+    for kind, v in items:
+        if kind in ("s_meta_h", "s_meta_q"):
+            by_criterion.setdefault(v["criterion"], []).append((kind, v))
+    datas = {c: _meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
+    datas = {c: d for c, d in datas.items() if d.cells.any()}
+    if not datas:
         return [], {}
-    e = js.meta_evaluation(task, criterion, data, seed, n, draws=0)
-    rows = []
-    for (level, stat), found in e.estimates.items():
-        unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
-        for m, est in enumerate(found):
-            eps = e.epsilon[m] if stat == "acc_eq" else None
-            rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
-                         est.high, est.interval or None, eps, e.n_topics, e.n_systems, n,
-                         unit))
-    pa = e.estimates[("system", "pairwise_accuracy")]
-    ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
-             for name, est, r in zip(e.measures, pa, e.ranks) if r]
-    # KING ranks sets: QUEEN(S) is S, a single metric its own set
-    singles, queens, _ = meta_measures(ctx)
-    kinglike = {**{m: m for m in singles}, **{q: q[len("QUEEN("):-1] for q in queens}}
-    cols = [m for m, name in enumerate(e.measures) if name in kinglike]
-    stats = {stat: (np.array([found[m].value for m in cols]),
-                    np.column_stack([found[m].replicates for m in cols]))
-             for (level, stat), found in e.estimates.items()
-             if cols and found[0].replicates is not None}
+    evaluations = js.meta_evaluations(task, datas, seed, n)
     king = _king_of_ranked(task, items, ctx)
-    tau_rows, tau_printed = _king_vs_judges(
-        task, criterion, king, [kinglike[e.measures[m]] for m in cols], stats, n) \
-        if cols and king is not None else ([], {})
-    records = [rd.table_record(key, "metric_eval", rows)]
-    if tau_rows:
-        records.append(rd.table_record(key, "king_vs_judges", tau_rows))
-    if ctx.get("n_tasks", 0) >= 2:
-        records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
-            "task": task, "names": list(e.measures), "agree2": e.pa_counts[0],
-            "pairs2": e.pa_counts[1]}))
-    if ranks:
-        records.append(rd.table_record(key, "metric_ranks", ranks))
-    printed = {"pairwise_accuracy": {}}
-    if tau_printed:
-        printed["king_vs_judges"] = tau_printed
+    singles, queens, _ = meta_measures(ctx, task)
+    # KING ranks sets: QUEEN(S) is S, a single metric its own set
+    kinglike = {**{m: m for m in singles}, **{q: q[len("QUEEN("):-1] for q in queens}}
     wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
-    for name, est in zip(e.measures, pa):
-        label = kinglike.get(name)
-        if name == "HBR" or (label in wanted and label is not None):
-            printed["pairwise_accuracy"][(task, criterion, name)] = Interval(est.value, est.low,
-                                                                             est.high)
+    records: List[tuple] = []
+    printed: Dict[str, dict] = {"pairwise_accuracy": {}}
+    for criterion, e in evaluations.items():
+        rows = []
+        for (level, stat), found in e.estimates.items():
+            unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
+            for m, est in enumerate(found):
+                eps = e.epsilon[m] if stat == "acc_eq" else None
+                rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
+                             est.high, est.interval or None, eps, e.n_topics, e.n_systems, n,
+                             unit))
+        pa = e.estimates[("system", "pairwise_accuracy")]
+        ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
+                 for name, est, r in zip(e.measures, pa, e.ranks) if r]
+        cols = [m for m, name in enumerate(e.measures) if name in kinglike]
+        stats = {stat: (np.array([found[m].value for m in cols]),
+                        np.column_stack([found[m].replicates for m in cols]))
+                 for (level, stat), found in e.estimates.items()
+                 if cols and found[0].replicates is not None}
+        tau_rows, tau_printed = _king_vs_judges(
+            task, criterion, king, [kinglike[e.measures[m]] for m in cols], stats, n) \
+            if cols and king is not None else ([], {})
+        records.append(rd.table_record(key, "metric_eval", rows))
+        if tau_rows:
+            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
+        if ctx.get("n_tasks", 0) >= 2:
+            # across tasks: the measures every task has (HBR's measures, the
+            # QUEEN of the requested sets, HBR), not a task's own sets
+            shared = set(across_measures(ctx))
+            keep = [m for m, name in enumerate(e.measures) if name in shared]
+            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
+                "task": task, "names": [e.measures[m] for m in keep],
+                "agree2": e.pa_counts[0][:, keep], "pairs2": e.pa_counts[1]}))
+        if ranks:
+            records.append(rd.table_record(key, "metric_ranks", ranks))
+        if tau_printed:
+            printed.setdefault("king_vs_judges", {}).update(tau_printed)
+        for name, est in zip(e.measures, pa):
+            label = kinglike.get(name)
+            if name == "HBR" or (label in wanted and label is not None):
+                printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
+                    est.value, est.low, est.high)
     return records, printed
 
 
 def _chance_group(key, task, criterion, items, ctx):
     """The chance baseline's metric_eval/ rows of one (task, criterion) (the
     cells of its measures' group) and its printed band."""
-    data = _meta_data(items, ctx).used()
+    data = _meta_data(task, items, ctx).used()
     if not data.cells.any():
         return [], {}
     flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
@@ -541,11 +569,15 @@ def _king_vs_judges(task, criterion, king, names, stats, n):
     common = [names[m] for m in both]
     kcols = [at[name] for name in common]
     rows, printed = [], {}
-    for stat, (point, reps) in sorted(stats.items()):
-        tau = correlation_rows(common, point_k[kcols][None], point[both][None],
-                               kinds=("kendall",))[0, 0]
-        reps_t = correlation_rows(common, reps_k[:, kcols], reps[:, both],
-                                  kinds=("kendall",))[:, 0]
+    names_s = sorted(stats)
+    # τ is symmetric: every statistic against the same KING row at once
+    taus = correlation_rows_shared(common, np.stack([stats[s][0][both] for s in names_s])[None],
+                                   point_k[kcols][None], kinds=("kendall",))[0, :, 0]
+    reps_all = correlation_rows_shared(
+        common, np.stack([stats[s][1][:, both] for s in names_s], axis=1), reps_k[:, kcols],
+        kinds=("kendall",))[:, :, 0]
+    for k, stat in enumerate(names_s):
+        tau, reps_t = taus[k], reps_all[:, k]
         low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
         rows.append((task, criterion, stat, len(common), float(tau), low, high,
                      rs.interval_method(js.RANGES["kendall"]), n, UNIT))
@@ -636,7 +668,9 @@ def _n_groups(ctx, qarla, tasks) -> int:
     n = 0
     for t in tasks:
         criteria = len(t.judgments)
-        n += 2 + 4 * criteria
+        # king, jack, HBR's correlations, metric_eval; each criterion's
+        # AUC, chance baseline and (QARLA) correlations of the best set
+        n += 2 + (2 + 2 * criteria if criteria else 0)
         if qarla is not None:
             n += criteria
     return n
@@ -665,7 +699,9 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
                         "method": getattr(config, "queen_method", "auto"),
                         "first": [s.label for s in qarla.first],
                         "first_sizes": [s.size for s in qarla.first],
-                        "detailed": [s.label for s in qarla.detailed],
+                        "requested": [s.label for s in qarla.requested],
+                        "detailed": {task: [s.label for s in sets]
+                                     for task, sets in qarla.detailed.items()},
                         "plans": {task: {"reps": [r.label for r in p.representatives],
                                          "best": p.best.label,
                                          "best_single": p.best_single.label}

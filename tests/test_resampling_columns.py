@@ -1,0 +1,82 @@
+"""The interval functions of every column at once (resampling.*_columns,
+issue 36) give the doubles of the per-column functions, bit for bit: the
+same order statistics and numpy's own interpolation, NaN columns through
+the per-column path."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import resampling as rs
+
+
+def _bits(a):
+    return np.asarray(a, dtype=np.float64).view(np.int64)
+
+
+def _matrix(draw, rows, cols, grid):
+    values = draw(st.lists(st.integers(0, grid), min_size=rows * cols, max_size=rows * cols))
+    out = np.asarray(values, dtype=np.float64).reshape(rows, cols) / grid
+    # a few NaN cells and a column of exact repeats (ties at the point)
+    holes = draw(st.lists(st.tuples(st.integers(0, rows - 1), st.integers(0, cols - 1)),
+                          max_size=3))
+    for r, c in holes:
+        out[r, c] = np.nan
+    return out
+
+
+@st.composite
+def cases(draw):
+    rows = draw(st.integers(1, 41))
+    cols = draw(st.integers(1, 9))
+    grid = draw(st.sampled_from([3, 7, 1000, 2 ** 20]))
+    reps = _matrix(draw, rows, cols, grid)
+    jack_rows = draw(st.integers(0, 12))
+    jack = _matrix(draw, jack_rows, cols, grid) if jack_rows else np.zeros((0, cols))
+    points = np.asarray(draw(st.lists(st.integers(0, grid), min_size=cols, max_size=cols)),
+                        dtype=np.float64) / grid
+    if draw(st.booleans()):
+        points[0] = reps[0, 0]          # a point equal to a replicate
+    if draw(st.booleans()):
+        points[-1] = np.nan
+    return points, reps, jack
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases())
+def test_columns_equal_the_per_column_intervals(case):
+    points, reps, jack = case
+    low, high = rs.percentile_columns(reps)
+    for m in range(reps.shape[1]):
+        assert _bits([low[m], high[m]]).tolist() == \
+            _bits(rs.percentile_interval(reps[:, m])).tolist()
+    for bounds in (None, (0.0, 1.0), (-1.0, 1.0), (0.2, 0.6)):
+        low, high = rs.bootstrap_columns(points, reps, bounds)
+        for m in range(reps.shape[1]):
+            assert _bits([low[m], high[m]]).tolist() == _bits(
+                rs.bootstrap_interval(float(points[m]), reps[:, m], bounds)).tolist()
+    found = rs.interval_columns(points, reps, jack)
+    for m in range(reps.shape[1]):
+        want = rs.intervals(float(points[m]), reps[:, m], jack[:, m])
+        for method in ("percentile", "bca"):
+            got = (found[method][0][m], found[method][1][m])
+            assert _bits(got).tolist() == _bits(want[method]).tolist(), (method, m)
+
+
+def test_columns_on_real_sized_replicates():
+    rng = np.random.default_rng(7)
+    reps = rng.normal(0.3, 0.05, size=(1000, 300))
+    jack = rng.normal(0.3, 0.01, size=(100, 300))
+    points = reps.mean(axis=0) + rng.normal(0, 0.01, 300)
+    found = rs.interval_columns(points, reps, jack)
+    rec = rs.bootstrap_columns(points, reps, (0.0, 1.0))
+    for m in range(300):
+        want = rs.intervals(float(points[m]), reps[:, m], jack[:, m])
+        assert _bits([found["bca"][0][m], found["bca"][1][m]]).tolist() == \
+            _bits(want["bca"]).tolist()
+        assert _bits([found["percentile"][0][m], found["percentile"][1][m]]).tolist() == \
+            _bits(want["percentile"]).tolist()
+        assert _bits([rec[0][m], rec[1][m]]).tolist() == _bits(
+            rs.recentred_interval(float(points[m]), reps[:, m], bounds=(0.0, 1.0))).tolist()
