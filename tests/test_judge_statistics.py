@@ -494,16 +494,22 @@ def test_signed_mean_at_least_counts_exactly(cube):
         assert rs.signed_mean_at_least(values[:, :, k], cells, signs).tolist() == want
 
 
-@pytest.mark.parametrize("grid", [True, False])
+@pytest.mark.parametrize("grid", [True, False, "spread"])
 @pytest.mark.parametrize("equal_counts", [True, False])
 def test_signed_mean_at_least_paths(grid, equal_counts):
-    """Each path against Fractions: scores on a 2^-24 grid (one 28-bit
-    level) or full doubles (several), every column with as many cells (no
-    scaling by the counts) or not; 40 sign patterns, 7 columns, 3 measures."""
-    rng = np.random.default_rng(7 + 2 * grid + equal_counts)
+    """Each path against Fractions: scores on a 2^-24 grid (one level) or
+    full doubles (two levels of the equal-count path, several of the exact
+    path), or doubles of both signs spread over many powers of two (more
+    than two levels: the exact path); every column with as many cells (no
+    scaling by the counts) or not; 40 sign patterns, 7 columns, 3
+    measures."""
+    rng = np.random.default_rng(7 + 2 * (grid is True) + equal_counts)
     values = rng.random((6, 7, 3))
-    if grid:
+    if grid is True:
         values = np.floor(values * 2 ** 24) / 2 ** 24
+    elif grid == "spread":
+        values = values * 2.0 ** rng.integers(-40, 40, values.shape) \
+            * rng.choice([-1.0, 1.0], values.shape)
     values[2, :, :] = values[1, :, :]                   # equal differences: ties
     cells = np.ones((6, 7), dtype=bool)
     if not equal_counts:

@@ -188,12 +188,14 @@ def _divide_scaled(sums, base: int, counts) -> np.ndarray:
     return _divide(sums, counts * (1 << -base))
 
 
-def _level_parts(values, weights):
+def _level_parts(values, weights, chunk: int = None):
     """(base, [(level, part)]): Σ_t w_bt·values[t, s] of finite doubles
     as exact int64 partial sums — each value is an integer times 2^e (a
-    common e = ``base``), cut in 28-bit pieces; ``part`` (B × S) sums the
-    pieces at bits [level, level + 28) (exact: int64 products, or double
-    products of integers below 2^53 when the weights allow)."""
+    common e = ``base``), cut in ``chunk``-bit pieces (default 28);
+    ``part`` (B × S) sums the pieces at bits [level, level + chunk) (exact:
+    int64 products, or double products of integers below 2^53 when the
+    weights allow)."""
+    chunk = _CHUNK if chunk is None else int(chunk)
     values = np.asarray(values, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.int64)
     mant, expo = np.frexp(values)
@@ -212,12 +214,12 @@ def _level_parts(values, weights):
     shift = np.where(nonzero, expo - base, 0)
     length = np.where(nonzero, np.frexp(magnitude.astype(np.float64))[1], 0)
     top = int((shift + length).max(initial=0))
-    mask = (1 << _CHUNK) - 1
-    small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - _CHUNK)
+    mask = (1 << chunk) - 1
+    small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - chunk)
     weights_f = weights.astype(np.float64)
     parts = []
-    for level in range(0, top, _CHUNK):
-        # piece of |ints| << shift at bits [level, level + 28)
+    for level in range(0, top, chunk):
+        # piece of |ints| << shift at bits [level, level + chunk)
         lo = level - shift                                  # bit of |ints| at this level
         piece = np.where(lo >= 0, magnitude >> np.clip(lo, 0, 63),
                          magnitude << np.clip(-lo, 0, 63)) & mask
@@ -291,6 +293,10 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
         raise ValueError("too many topics for int64 comparisons")
     n_b = signs.shape[0]
     counts = cells.sum(axis=0).astype(np.int64)
+    if n_s and bool((counts == counts[0]).all()):
+        found = _at_least_equal_counts(cube, signs)
+        if found is not None:
+            return found[0] if single else found
     base, parts, _ = _level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
     # each level's sums as K × S × B (the replicates contiguous), in blocks
     # of measures of ~256K pair comparisons (measured 3-4x faster than
@@ -329,6 +335,60 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
         out[ks, i, j] = np.count_nonzero((carry < 0) | ((carry == 0) & ~rest), axis=2)
         out[ks, j, i] = np.count_nonzero(carry >= 0, axis=2)
     return out[0] if single else out
+
+
+def _at_least_equal_counts(cube, signs) -> Optional[np.ndarray]:
+    """:func:`signed_mean_at_least` (K × S × S) when every column has as many
+    cells (then n_j·A_bi ≤ n_i·A_bj is A_bi ≤ A_bj) and the sums A fit two
+    levels of as many bits as the flips allow (53 less the bits of the
+    topics' count): A = hi·2^c + lo exactly, with ``lo`` in [0, 2^c) once
+    its carry moves to ``hi``, so A_i ≤ A_j is (hi_i, lo_i) ≤ (hi_j, lo_j)
+    in lexicographic order; one level (short doubles: scores on a grid,
+    Likert means of few judgments), the int64 sums themselves. None when it
+    does not apply (the caller's exact path). Each system is compared with
+    the systems after it, measures × replicates at a time (no pairs ×
+    replicates temporaries: issue 36)."""
+    n_t, n_s, n_k = cube.shape
+    n_b = signs.shape[0]
+    flips = (signs < 0).astype(np.int64)
+    chunk = 53 - max(1, int(flips.sum(axis=1).max(initial=0))).bit_length() - 1
+    base, parts, small = _level_parts(cube.reshape(n_t, n_s * n_k), flips, chunk)
+    if not small or len(parts) > 2:
+        return None
+    by_level = dict(parts)
+
+    def system_major(v):        # S × K × B: a system's block contiguous
+        return np.ascontiguousarray(v.reshape(n_b, n_s, n_k).transpose(1, 2, 0))
+
+    zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
+    if set(by_level) <= {0}:
+        hi, lo = _narrow(system_major(by_level.get(0, zero))), None
+    else:
+        low, high = by_level.get(0, zero), by_level.get(chunk, zero)
+        carry = low >> chunk                        # floor: low − carry·2^c in [0, 2^c)
+        hi, lo = _narrow(system_major(high + carry)), system_major(low - (carry << chunk))
+    out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
+    for i in range(n_s - 1):
+        a, rest = hi[i][None], hi[i + 1:]                     # 1 × K × B, R × K × B
+        if lo is None:
+            le = np.count_nonzero(a <= rest, axis=2)
+            ge = np.count_nonzero(a >= rest, axis=2)
+        else:
+            same = a == rest
+            la, lr = lo[i][None], lo[i + 1:]
+            le = np.count_nonzero((a < rest) | (same & (la <= lr)), axis=2)
+            ge = np.count_nonzero((a > rest) | (same & (la >= lr)), axis=2)
+        # at_least[i, j] = #{b : A_bi ≤ A_bj}, at_least[j, i] = #{b : A_bj ≤ A_bi}
+        out[:, i, i + 1:] = le.T
+        out[:, i + 1:, i] = ge.T
+    return out
+
+
+def _narrow(v: np.ndarray) -> np.ndarray:
+    """int64 values as int32 when they fit (half the bytes to compare)."""
+    if v.size and -2 ** 31 <= int(v.min()) and int(v.max()) < 2 ** 31:
+        return v.astype(np.int32)
+    return v
 
 
 def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
