@@ -152,7 +152,7 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
     if not oks.any():
         return out
     need = oks.any(axis=0)                                  # B × M: some criterion reads it
-    dx = rx = drx = None
+    dx = rx = drx = rx8 = None
     for k, kind in enumerate(kinds):
         if kind == "pearson":
             if dx is None:
@@ -170,14 +170,32 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
                 ry[rows] = average_ranks(ys[c][rows])
                 out[c, :, :, k] = np.where(oks[c], _pearson_of(drx, _deviations(ry)), NAN)
         else:
+            if rx8 is None:          # signs of differences are signs of dense ranks
+                rx8 = _dense_ranks(x)
             for c in range(n_c):
                 rows = np.flatnonzero(oks[c].any(axis=1))
-                con, nx, ny = _concordance_shared(x[rows], ys[c][rows])
+                con, nx, ny = _concordance_shared(rx8[rows], _dense_ranks(ys[c][rows]))
                 with np.errstate(invalid="ignore", divide="ignore"):
                     tau = con.astype(np.float64) / np.sqrt(nx.astype(np.float64)
                                                           * ny.astype(np.float64)[:, None])
                 out[c, rows, :, k] = np.where(oks[c][rows], tau, NAN)
     return out
+
+
+def _dense_ranks(v: np.ndarray) -> np.ndarray:
+    """Each row's values (last axis) as dense ranks 0, 1, ... in one or
+    two bytes: equal values equal ranks, so sign(v_a − v_b) is the sign of
+    their ranks' difference (finite rows; a NaN ranks last)."""
+    shape = v.shape
+    rows = v.reshape(-1, shape[-1])
+    order = np.argsort(rows, axis=1)
+    ordered = np.take_along_axis(rows, order, axis=1)
+    new = np.zeros(rows.shape, dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    dense = np.cumsum(new, axis=1, dtype=np.int8 if shape[-1] <= 127 else np.int32)
+    ranks = np.empty(rows.shape, dtype=dense.dtype)
+    np.put_along_axis(ranks, order, dense, axis=1)
+    return ranks.reshape(shape)
 
 
 def _deviations(v: np.ndarray):

@@ -293,8 +293,8 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
         raise ValueError("too many topics for int64 comparisons")
     n_b = signs.shape[0]
     counts = cells.sum(axis=0).astype(np.int64)
-    if n_s and bool((counts == counts[0]).all()):
-        found = _at_least_equal_counts(cube, signs)
+    if n_s:
+        found = _at_least_two_levels(cube, signs, counts)
         if found is not None:
             return found[0] if single else found
     base, parts, _ = _level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
@@ -337,48 +337,66 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     return out[0] if single else out
 
 
-def _at_least_equal_counts(cube, signs) -> Optional[np.ndarray]:
-    """:func:`signed_mean_at_least` (K × S × S) when every column has as many
-    cells (then n_j·A_bi ≤ n_i·A_bj is A_bi ≤ A_bj) and the sums A fit two
+def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
+    """:func:`signed_mean_at_least` (K × S × S) when the sums A fit two
     levels of as many bits as the flips allow (53 less the bits of the
-    topics' count): A = hi·2^c + lo exactly, with ``lo`` in [0, 2^c) once
-    its carry moves to ``hi``, so A_i ≤ A_j is (hi_i, lo_i) ≤ (hi_j, lo_j)
-    in lexicographic order; one level (short doubles: scores on a grid,
-    Likert means of few judgments), the int64 sums themselves. None when it
-    does not apply (the caller's exact path). Each system is compared with
-    the systems after it, measures × replicates at a time (no pairs ×
-    replicates temporaries: issue 36)."""
+    topics' count), c bits each: A = hi·2^c + lo exactly, with ``lo`` in
+    [0, 2^c) once its carry moves to ``hi``, so A ≤ A' is (hi, lo) ≤ (hi',
+    lo') in lexicographic order; n_j·A_bi ≤ n_i·A_bj the same once each
+    side is scaled and carried again (int64, checked not to overflow). When
+    every column has as many cells, the sums themselves are compared (int32
+    where they fit). None when it does not apply (the caller's exact path).
+    Each system is compared with the systems after it, measures ×
+    replicates at a time (no pairs × replicates temporaries: issue 36)."""
     n_t, n_s, n_k = cube.shape
     n_b = signs.shape[0]
     flips = (signs < 0).astype(np.int64)
     chunk = 53 - max(1, int(flips.sum(axis=1).max(initial=0))).bit_length() - 1
     base, parts, small = _level_parts(cube.reshape(n_t, n_s * n_k), flips, chunk)
-    if not small or len(parts) > 2:
-        return None
     by_level = dict(parts)
+    if not small or not set(by_level) <= {0, chunk}:     # (an empty level is left out)
+        return None
 
     def system_major(v):        # S × K × B: a system's block contiguous
         return np.ascontiguousarray(v.reshape(n_b, n_s, n_k).transpose(1, 2, 0))
 
     zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
-    if set(by_level) <= {0}:
-        hi, lo = _narrow(system_major(by_level.get(0, zero))), None
+    low, high = by_level.get(0, zero), by_level.get(chunk, zero)
+    carry = low >> chunk                            # floor: low − carry·2^c in [0, 2^c)
+    hi, lo = system_major(high + carry), system_major(low - (carry << chunk))
+    equal = bool((counts == counts[0]).all())
+    if not equal:
+        n_max = int(counts.max())
+        # n·lo < 2^(c + bits(n)) and n·hi + its carry within int64
+        if (chunk + n_max.bit_length() >= 62
+                or (int(np.abs(hi).max(initial=0)) + 1) * n_max >= 2 ** 61):
+            return None
+    elif not hi.any():
+        hi, lo = _narrow(lo), None                  # one level: the sums themselves
     else:
-        low, high = by_level.get(0, zero), by_level.get(chunk, zero)
-        carry = low >> chunk                        # floor: low − carry·2^c in [0, 2^c)
-        hi, lo = _narrow(system_major(high + carry)), system_major(low - (carry << chunk))
+        hi = _narrow(hi)
+    mask = (1 << chunk) - 1
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
     for i in range(n_s - 1):
-        a, rest = hi[i][None], hi[i + 1:]                     # 1 × K × B, R × K × B
-        if lo is None:
-            le = np.count_nonzero(a <= rest, axis=2)
-            ge = np.count_nonzero(a >= rest, axis=2)
+        if equal:
+            a_hi, r_hi = hi[i][None], hi[i + 1:]             # 1 × K × B, R × K × B
+            a_lo, r_lo = (lo[i][None], lo[i + 1:]) if lo is not None else (None, None)
         else:
-            same = a == rest
-            la, lr = lo[i][None], lo[i + 1:]
-            le = np.count_nonzero((a < rest) | (same & (la <= lr)), axis=2)
-            ge = np.count_nonzero((a > rest) | (same & (la >= lr)), axis=2)
-        # at_least[i, j] = #{b : A_bi ≤ A_bj}, at_least[j, i] = #{b : A_bj ≤ A_bi}
+            # left n_j·A_i, right n_i·A_j, each as (hi, lo) carried again
+            n_j = counts[i + 1:].astype(np.int64)[:, None, None]
+            n_i = int(counts[i])
+            left = n_j * lo[i][None]
+            a_hi, a_lo = n_j * hi[i][None] + (left >> chunk), left & mask
+            right = n_i * lo[i + 1:]
+            r_hi, r_lo = n_i * hi[i + 1:] + (right >> chunk), right & mask
+        if a_lo is None:
+            le = np.count_nonzero(a_hi <= r_hi, axis=2)
+            ge = np.count_nonzero(a_hi >= r_hi, axis=2)
+        else:
+            same = a_hi == r_hi
+            le = np.count_nonzero((a_hi < r_hi) | (same & (a_lo <= r_lo)), axis=2)
+            ge = np.count_nonzero((a_hi > r_hi) | (same & (a_lo >= r_lo)), axis=2)
+        # at_least[i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}, at_least[j, i] the other way
         out[:, i, i + 1:] = le.T
         out[:, i + 1:, i] = ge.T
     return out
@@ -570,12 +588,15 @@ def intervals(point: float, replicates, jackknife, alpha: float = ALPHA
 # — for columns whose replicates are all finite; other columns go through
 # the per-column functions (tests/test_resampling_columns.py checks both).
 
-def _lerp_sorted(ordered, n: int, q):
-    """np.quantile(column, q, method="linear") of each column of
-    ``ordered`` (n sorted finite values per column; ``q`` a float or one per
-    column): numpy's virtual index (n − 1)·q, its neighbours and its
-    interpolation a + (b − a)·γ, or b − (b − a)·(1 − γ) for γ ≥ ½."""
-    q = np.broadcast_to(np.asarray(q, dtype=np.float64), ordered.shape[1:])
+def _lerp_sorted(ordered, n, q):
+    """np.quantile(column[:n], q, method="linear") of each column of
+    ``ordered`` (each column's n finite values sorted first; ``n`` and
+    ``q`` a number or one per column): numpy's virtual index (n − 1)·q,
+    its neighbours and its interpolation a + (b − a)·γ, or b − (b − a)·(1 −
+    γ) for γ ≥ ½."""
+    shape = ordered.shape[1:]
+    q = np.broadcast_to(np.asarray(q, dtype=np.float64), shape)
+    n = np.broadcast_to(np.asarray(n, dtype=np.int64), shape)
     virtual = (n - 1) * q
     previous = np.floor(virtual)
     following = previous + 1
@@ -586,29 +607,36 @@ def _lerp_sorted(ordered, n: int, q):
     # numpy's γ is taken against its previous index, -1 above the bounds
     gamma = virtual - np.where(above, -1, previous)
     cols = np.arange(ordered.shape[1])
-    a, b = ordered[previous, cols], ordered[following, cols]
+    a = ordered[np.maximum(previous, 0), cols]
+    b = ordered[np.maximum(following, 0), cols]
     diff = b - a
     out = a + diff * gamma
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
 
 
-def _finite_columns(reps) -> np.ndarray:
-    return np.isfinite(reps).all(axis=0) if reps.shape[0] else np.zeros(reps.shape[1], bool)
+def _finite_sorted(reps):
+    """(each column sorted, its finite values first; their count)."""
+    return np.sort(reps, axis=0), np.count_nonzero(np.isfinite(reps), axis=0)
 
 
 def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
     """(low, high) of :func:`percentile_interval` of each column of
-    ``replicates`` (B × M), the same doubles."""
+    ``replicates`` (B × M), the same doubles: each column's finite
+    replicates (np.sort puts NaN last)."""
     reps = np.asarray(replicates, dtype=np.float64)
     low = np.full(reps.shape[1], math.nan)
     high = np.full(reps.shape[1], math.nan)
-    ok = _finite_columns(reps)
+    if not reps.shape[0] or not reps.shape[1]:
+        return low, high
+    if np.isinf(reps).any():                    # ±inf sort among the values: per column
+        for m in range(reps.shape[1]):
+            low[m], high[m] = percentile_interval(reps[:, m], alpha)
+        return low, high
+    ordered, n = _finite_sorted(reps)
+    ok = n > 0
     if ok.any():
-        ordered = np.sort(reps[:, ok], axis=0)
-        low[ok] = _lerp_sorted(ordered, reps.shape[0], alpha / 2)
-        high[ok] = _lerp_sorted(ordered, reps.shape[0], 1 - alpha / 2)
-    for m in np.flatnonzero(~ok):
-        low[m], high[m] = percentile_interval(reps[:, m], alpha)
+        low[ok] = _lerp_sorted(ordered[:, ok], n[ok], alpha / 2)
+        high[ok] = _lerp_sorted(ordered[:, ok], n[ok], 1 - alpha / 2)
     return low, high
 
 
@@ -620,22 +648,30 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
         return percentile_columns(replicates)
     points = np.asarray(points, dtype=np.float64)
     reps = np.asarray(replicates, dtype=np.float64)
-    n, m_all = reps.shape
+    n_b, m_all = reps.shape
     low = np.full(m_all, math.nan)
     high = np.full(m_all, math.nan)
-    ok = _finite_columns(reps) & np.isfinite(points)
+    if not n_b or not m_all:
+        return low, high
+    if np.isinf(reps).any():
+        for m in range(m_all):
+            low[m], high[m] = bootstrap_interval(float(points[m]), reps[:, m], bounds)
+        return low, high
+    ordered, n = _finite_sorted(reps)
+    ok = (n > 0) & np.isfinite(points)
     if ok.any():
-        ordered = np.sort(reps[:, ok], axis=0)
+        ordered, n, pts = ordered[:, ok], n[ok], points[ok]
         h = n // 2
+        cols = np.arange(ordered.shape[1])
         # np.median: the middle value, or the mean of the two middle ones
-        median = ordered[h] if n % 2 else (ordered[h - 1] + ordered[h]) / 2.0
-        shift = points[ok] - median
+        middle = ordered[h, cols]
+        median = np.where(n % 2 == 1, middle,
+                          (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
+        shift = pts - median
         lo = _lerp_sorted(ordered, n, ALPHA / 2) + shift
         hi = _lerp_sorted(ordered, n, 1 - ALPHA / 2) + shift
-        low[ok] = np.minimum(np.maximum(lo, bounds[0]), points[ok])
-        high[ok] = np.maximum(np.minimum(hi, bounds[1]), points[ok])
-    for m in np.flatnonzero(~ok):
-        low[m], high[m] = bootstrap_interval(float(points[m]), reps[:, m], bounds)
+        low[ok] = np.minimum(np.maximum(lo, bounds[0]), pts)
+        high[ok] = np.maximum(np.minimum(hi, bounds[1]), pts)
     return low, high
 
 
@@ -648,18 +684,23 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     points = np.asarray(points, dtype=np.float64)
     reps = np.asarray(replicates, dtype=np.float64)
     jack = np.asarray(jackknife, dtype=np.float64)
-    n, m_all = reps.shape
+    n_b, m_all = reps.shape
     out = {"percentile": percentile_columns(reps, alpha),
            "bca": (np.full(m_all, math.nan), np.full(m_all, math.nan))}
-    ok = _finite_columns(reps) & np.isfinite(points) & (
-        np.isfinite(jack).all(axis=0) if jack.shape[0] else True)
     low, high = out["bca"]
-    if ok.any() and n:
+    if not n_b or not m_all:
+        return out
+    ordered, n = _finite_sorted(reps)
+    # columns whose jackknife holds a NaN, or whose replicates an infinity,
+    # go through bca_interval itself
+    clean = ~np.isinf(reps).any(axis=0) & (np.isfinite(jack).all(axis=0) if jack.shape[0]
+                                             else np.ones(m_all, dtype=bool))
+    ok = clean & (n > 0) & np.isfinite(points)
+    if ok.any():
         cols = np.flatnonzero(ok)
-        ordered = np.sort(reps[:, cols], axis=0)
         pts = points[cols]
         share = (np.count_nonzero(reps[:, cols] < pts, axis=0)
-                 + 0.5 * np.count_nonzero(reps[:, cols] == pts, axis=0)) / n
+                 + 0.5 * np.count_nonzero(reps[:, cols] == pts, axis=0)) / n[cols]
         # the jackknife's moments column by column, each summed as numpy
         # sums a contiguous vector (pairwise), as bca_interval does
         if jack.shape[0]:
@@ -680,9 +721,10 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
                 qs[i, k] = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
         good = np.isfinite(qs).all(axis=0)
         if good.any():
-            low[cols[good]] = _lerp_sorted(ordered[:, good], n, qs[0, good])
-            high[cols[good]] = _lerp_sorted(ordered[:, good], n, qs[1, good])
-    for m in np.flatnonzero(~ok):
+            sel = cols[good]
+            low[sel] = _lerp_sorted(ordered[:, sel], n[sel], qs[0, good])
+            high[sel] = _lerp_sorted(ordered[:, sel], n[sel], qs[1, good])
+    for m in np.flatnonzero(~clean):
         low[m], high[m] = bca_interval(float(points[m]), reps[:, m], jack[:, m], alpha)
     return out
 

@@ -31,7 +31,6 @@ from qarla_spark.errors import ConfigError
 from qarla_spark.measures import agreement, exact
 from qarla_spark.measures.hbr import (auc_counts, complement, ntile, pair_keys,
                                       pair_masks, smallest_pairs, split_counts, topic_scores)
-from qarla_spark.measures.masks import set_indices
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
@@ -180,9 +179,22 @@ def _sample_reduce(task, items, ctx):
 
 
 def _measure_label(need_words, names: Sequence[str]) -> List[str]:
+    """The label of each set given as a row of mask words over ``names``
+    (MetricSet's: the names sorted, joined), the rows' bits read at once."""
+    from qarla_spark.measures.masks import WORD_BITS, unpack
+    from qarla_spark.names import SEPARATOR
+    words = np.asarray(need_words, dtype=np.int64)
     k = len(names)
-    return [MetricSet.from_indices([i for i in idx if i < k], names).label
-            for idx in set_indices(need_words)]
+    if not len(words):
+        return []
+    if not words.size:
+        return [MetricSet([]).label for _ in range(len(words))]
+    words = words.reshape(len(words), -1)
+    bits = unpack(words, words.shape[1] * WORD_BITS)[:, :k]
+    by_name = sorted(range(k), key=lambda i: names[i])     # MetricSet's order
+    ordered = np.asarray([names[i] for i in by_name], dtype=object)
+    chosen = bits[:, by_name]
+    return [SEPARATOR.join(ordered[row]) for row in chosen]
 
 
 def _hbr_kernel(row, ctx):
@@ -322,12 +334,16 @@ def _hbr_reduce(task, items, ctx):
     for criterion in sorted(by_criterion):
         rows = sorted(by_criterion[criterion], key=lambda r: (r[0], r[1], r[2], r[3]))
         bins = ntile(len(rows), ctx["bins"])
-        for b in np.unique(bins):
-            chosen = [r for r, bb in zip(rows, bins) if bb == b]
+        # ntile's bins are runs of consecutive rows: each run summed once
+        n_split = np.asarray([r[0] for r in rows], dtype=np.int64)
+        ups_all = np.asarray([bool(r[4]) for r in rows], dtype=np.int64)
+        values, starts, sizes = np.unique(bins, return_index=True, return_counts=True)
+        for b, start, size in zip(values, starts, sizes):
+            mine = slice(int(start), int(start) + int(size))
             mean_h = exact.to_float(exact.Mean().add_ratio(
-                sum(r[0] for r in chosen), n, len(chosen)).value())
-            ups = sum(1 for r in chosen if r[4])
-            curve_rows.append((task, criterion, int(b), mean_h, ups / len(chosen)))
+                int(n_split[mine].sum()), n, int(size)).value())
+            ups = int(ups_all[mine].sum())
+            curve_rows.append((task, criterion, int(b), mean_h, ups / int(size)))
     out.append(rd.table_record(task, "hetero_curve", curve_rows))
     # hbr_correlations/: HBR system scores against each criterion's mean score
     human: Dict[Tuple[str, str], exact.Mean] = {}
@@ -395,10 +411,13 @@ def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
     scaled: Dict[tuple, list] = {}
     for (criterion, topic), entries in by_topic.items():
         n = len(entries)
-        aucs = [a for _, a in entries]
-        for m, a in entries:
-            rank = 1 + sum(1 for b in aucs if b < a)
-            twice_r = 2 * rank + sum(1 for b in aucs if b == a) - 1
+        aucs = np.asarray([a for _, a in entries], dtype=np.float64)
+        ordered = np.sort(aucs)
+        below = np.searchsorted(ordered, aucs, side="left")     # #{b < a}
+        equal = np.searchsorted(ordered, aucs, side="right") - below
+        for (m, _), less, same in zip(entries, below.tolist(), equal.tolist()):
+            rank = 1 + less
+            twice_r = 2 * rank + same - 1
             num, den = (twice_r - 2, 2 * (n - 1)) if n > 1 else (1, 1)
             scaled.setdefault((criterion, m), []).append((num / den, topic, num, den))
     robust = []
