@@ -11,6 +11,8 @@ Rows are tuples in the column order of the table they belong to.
 
 from __future__ import annotations
 
+import math
+
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -113,14 +115,18 @@ class PeerSums:
         peers = sorted({p for p, _ in self.sums})
         out = {}
         for name in peers:
-            keys = [k for k in self.sums if k[0] == name]
-            row = []
-            for s in range(self.n_sets):
-                mean = exact.Mean()
-                for key in keys:
-                    mean.add_ratio(int(self.sums[key][s]), key[1], self.counts[key])
-                row.append(exact.to_float(mean.value()))
-            out[name] = np.asarray(row, dtype=np.float64)
+            keys = sorted(k for k in self.sums if k[0] == name)
+            # Σ_key sums[key]/den_key over (Σ counts): one common denominator
+            # for every set, divided once (correctly rounded: exact.divide)
+            lcm = math.lcm(*(k[1] for k in keys))
+            count = sum(self.counts[k] for k in keys)
+            top = max(int(np.abs(self.sums[k]).max(initial=0)) * (lcm // k[1]) for k in keys)
+            if top * len(keys) < 2 ** 62:
+                num = sum(self.sums[k].astype(np.int64) * (lcm // k[1]) for k in keys)
+            else:
+                num = sum(self.sums[k].astype(object) * (lcm // k[1]) for k in keys)
+            out[name] = exact.divide(np.asarray(num)[None, :], np.asarray([lcm * count],
+                                                                        dtype=object))[0]
         return out
 
 
@@ -154,9 +160,13 @@ def king_pearson_rows(task: str, kings: Mapping[str, Tuple[int, float]],
     for criterion in sorted(human):
         y_of = human[criterion]
         by_systems: Dict[tuple, list] = {}
+        known: Dict[tuple, tuple] = {}          # the sets' peers are mostly the same
         for label in sorted(peer_scores):
             scores = peer_scores[label]
-            systems = tuple(sorted(n for n in scores if n in y_of))
+            names = tuple(scores)
+            systems = known.get(names)
+            if systems is None:
+                systems = known[names] = tuple(sorted(n for n in scores if n in y_of))
             if not systems:
                 continue
             by_systems.setdefault(systems, []).append(
