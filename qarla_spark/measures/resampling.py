@@ -340,12 +340,12 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
 def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     """:func:`signed_mean_at_least` (K × S × S) when the sums A fit two
     levels of as many bits as the flips allow (53 less the bits of the
-    topics' count), c bits each: A = hi·2^c + lo exactly, with ``lo`` in
-    [0, 2^c) once its carry moves to ``hi``, so A ≤ A' is (hi, lo) ≤ (hi',
-    lo') in lexicographic order; n_j·A_bi ≤ n_i·A_bj the same once each
-    side is scaled and carried again (int64, checked not to overflow). When
-    every column has as many cells, the sums themselves are compared (int32
-    where they fit). None when it does not apply (the caller's exact path).
+    topics' count), c bits each: n_j·A_bi ≤ n_i·A_bj is A_bi·m_i ≤ A_bj·m_j
+    with m_s = lcm(n)/n_s, and each system's A·m = hi·2^c + lo exactly, with
+    ``lo`` in [0, 2^c) once its carry moves to ``hi`` (int64, checked not to
+    overflow), so the comparison is (hi, lo) in lexicographic order — or,
+    when every ``lo`` carried into ``hi`` (one level), ``hi`` alone (int32
+    where it fits). None when it does not apply (the caller's exact path).
     Each system is compared with the systems after it, measures ×
     replicates at a time (no pairs × replicates temporaries: issue 36)."""
     n_t, n_s, n_k = cube.shape
@@ -361,41 +361,37 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
         return np.ascontiguousarray(v.reshape(n_b, n_s, n_k).transpose(1, 2, 0))
 
     zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
-    low, high = by_level.get(0, zero), by_level.get(chunk, zero)
-    carry = low >> chunk                            # floor: low − carry·2^c in [0, 2^c)
-    hi, lo = system_major(high + carry), system_major(low - (carry << chunk))
-    equal = bool((counts == counts[0]).all())
-    if not equal:
-        n_max = int(counts.max())
-        # n·lo < 2^(c + bits(n)) and n·hi + its carry within int64
-        if (chunk + n_max.bit_length() >= 62
-                or (int(np.abs(hi).max(initial=0)) + 1) * n_max >= 2 ** 61):
-            return None
+    hi = system_major(by_level.get(chunk, zero))
+    lo = system_major(by_level.get(0, zero))
+    lcm = math.lcm(*(int(c) for c in counts))
+    scale = [lcm // int(c) for c in counts]
+    top = max(scale)
+    # |lo|·m < 2^(53 + bits(m)); |hi|·m plus the carries within int64
+    if 53 + top.bit_length() >= 62 or \
+            (int(np.abs(hi).max(initial=0)) + 2) * top >= 2 ** 60:
+        return None
+    if top > 1:
+        m = np.asarray(scale, dtype=np.int64)[:, None, None]
+        hi, lo = hi * m, lo * m
+    carry = lo >> chunk                              # floor: lo − carry·2^c in [0, 2^c)
+    hi, lo = hi + carry, lo - (carry << chunk)
+    if not lo.any():
+        hi, lo = _narrow(hi), None                   # whole multiples of 2^c: hi alone
     elif not hi.any():
-        hi, lo = _narrow(lo), None                  # one level: the sums themselves
+        hi, lo = _narrow(lo), None                   # one level: lo alone
     else:
         hi = _narrow(hi)
-    mask = (1 << chunk) - 1
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
     for i in range(n_s - 1):
-        if equal:
-            a_hi, r_hi = hi[i][None], hi[i + 1:]             # 1 × K × B, R × K × B
-            a_lo, r_lo = (lo[i][None], lo[i + 1:]) if lo is not None else (None, None)
+        a, rest = hi[i][None], hi[i + 1:]                     # 1 × K × B, R × K × B
+        if lo is None:
+            le = np.count_nonzero(a <= rest, axis=2)
+            ge = np.count_nonzero(a >= rest, axis=2)
         else:
-            # left n_j·A_i, right n_i·A_j, each as (hi, lo) carried again
-            n_j = counts[i + 1:].astype(np.int64)[:, None, None]
-            n_i = int(counts[i])
-            left = n_j * lo[i][None]
-            a_hi, a_lo = n_j * hi[i][None] + (left >> chunk), left & mask
-            right = n_i * lo[i + 1:]
-            r_hi, r_lo = n_i * hi[i + 1:] + (right >> chunk), right & mask
-        if a_lo is None:
-            le = np.count_nonzero(a_hi <= r_hi, axis=2)
-            ge = np.count_nonzero(a_hi >= r_hi, axis=2)
-        else:
-            same = a_hi == r_hi
-            le = np.count_nonzero((a_hi < r_hi) | (same & (a_lo <= r_lo)), axis=2)
-            ge = np.count_nonzero((a_hi > r_hi) | (same & (a_lo >= r_lo)), axis=2)
+            same = a == rest
+            la, lr = lo[i][None], lo[i + 1:]
+            le = np.count_nonzero((a < rest) | (same & (la <= lr)), axis=2)
+            ge = np.count_nonzero((a > rest) | (same & (la >= lr)), axis=2)
         # at_least[i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}, at_least[j, i] the other way
         out[:, i, i + 1:] = le.T
         out[:, i + 1:, i] = ge.T
