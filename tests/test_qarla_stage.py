@@ -10,6 +10,7 @@ import pytest
 
 import reference_qarla as ref
 from qarla_spark.measures.clustering import subsets
+from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.stages.cube import TopicCube
 from qarla_spark.stages.qarla import run_qarla
 from qarla_spark.summary import describe_qarla
@@ -73,7 +74,11 @@ def test_detailed_tables_cover_best_reps_and_requested(two_tasks):
     jack = pandas_of(result.tables["jack"])
     for summary in result.tasks:
         names = set(jack[jack.task == summary.task].metric_set)
-        assert {summary.best_set.label, "x1,x3", *summary.representatives} <= names
+        # exactly the task's own (issue 36): not the other task's best set
+        assert names == {summary.best_set.label, "x1,x3", *summary.representatives}
+        assert set(result.detailed[summary.task]) == {
+            summary.best_set, MetricSet.parse("x1,x3"),
+            *(MetricSet([r]) for r in summary.representatives)}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = ref.jack(sims, roles, list(summary.best_set))[summary.task]

@@ -56,8 +56,13 @@ def _vectors(metric, human) -> Tuple[np.ndarray, np.ndarray]:
     return m, h
 
 
+@functools.lru_cache(maxsize=64)
 def _pairs(n: int) -> Tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(n, 1)
+    """The pairs i < j of n items (read-only: made once per n)."""
+    i, j = np.triu_indices(n, 1)
+    i.setflags(write=False)
+    j.setflags(write=False)
+    return i, j
 
 
 def _order(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
