@@ -312,20 +312,18 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     task; the canonical tables and every problem (lazy; the checked rows
     are cached, as every later stage reads them). ``languages``: each task's
     language (``{"*": default, task: code}``)."""
-    from functools import partial
-
     from pyspark.sql import functions as F
 
     from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
 
     kind = F.col("kind")
     topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
-                           .applyInPandas(partial(checks.topic_frame, languages=languages),
+                           .applyInPandas(_with_languages(checks.topic_frame, languages),
                                           checked_topic_schema()))
     tasks = cache.persist(topics.filter(kind == "profile")
                           .select("task", "topic", *checks.PROFILE_FIELDS,
                                   *checks.SCRIPT_FIELDS).groupBy("task")
-                          .applyInPandas(partial(checks.task_frame, languages=languages),
+                          .applyInPandas(_with_languages(checks.task_frame, languages),
                                          checked_task_schema()))
 
     def problems_of(frame):
@@ -343,6 +341,14 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
         problems_by_kind=problems,
         task_checks=tasks,
     )
+
+
+def _with_languages(frame_function, languages: Optional[Dict[str, str]]):
+    """``frame_function(frame, languages)`` as a function of the frame (what
+    ``applyInPandas`` takes)."""
+    def checked(frame):
+        return frame_function(frame, languages)
+    return checked
 
 
 def stats_from_rows(rows: Iterable) -> List[TaskStats]:
