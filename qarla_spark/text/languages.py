@@ -565,23 +565,30 @@ def missing_variants(code: str) -> Dict[str, str]:
 
 
 def markdown_list() -> str:
-    """The README's list of languages (generated; a test checks it)."""
-    def flags(lang: Language) -> str:
-        if lang.code == ENGLISH:
-            return "ROUGE-1.5.5, all 59 metrics"
-        parts = [{"characters": "characters", "thai": "newmm"}.get(lang.segmentation, "")]
-        parts.append("b" if lang.stop_list else "")
-        parts.append("c" if "c" in lang.variants else "")
-        return "+".join(p for p in parts if p) or "a"
-    items = [f"`{c}` {lang.name} ({flags(lang)})" for c, lang in LANGUAGES.items()]
+    """The README's list of languages, grouped by the variants they have
+    (generated; a test checks the README holds it)."""
+    def code(lang: Language) -> str:
+        how = {"characters": " (characters)", "thai": " (newmm)"}.get(lang.segmentation, "")
+        return f"`{lang.code}`{how}"
+    groups = [("a, b and c (all 59 metrics, ROUGE-1.5.5's processing)",
+               [x for x in LANGUAGES.values() if x.segmentation == "rouge155"]),
+              ("a, b and c", [x for x in LANGUAGES.values() if x.segmentation != "rouge155"
+                              and x.variants == ("a", "b", "c")]),
+              ("a and b", [x for x in LANGUAGES.values() if x.variants == ("a", "b")]),
+              ("a only", [x for x in LANGUAGES.values() if x.variants == ("a",)])]
+    words = []
+    for title, langs in groups:
+        items = [code(x) for x in langs]
+        words += [f"**{title}**:"] + [w + "," for w in items[:-1]] + [items[-1] + ";"]
+    words[-1] = words[-1].rstrip(";") + "."
     lines, line = [], ""
-    for item in items:
-        piece = item + ", "
-        if len(line) + len(piece) > 80:
-            lines.append(line.rstrip())
-            line = ""
-        line += piece
-    lines.append(line.rstrip().rstrip(",") + ".")
+    for word in " ".join(words).split(" "):
+        if line and len(line) + 1 + len(word) > 79:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
     return "\n".join(lines)
 
 
