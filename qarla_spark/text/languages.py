@@ -334,11 +334,19 @@ def unicode_tokenize(text: str, code: str) -> List[str]:
     >>> unicode_tokenize("北京是中国的首都。", "zh")
     ['北', '京', '是', '中', '国', '的', '首', '都']
     """
+    return tokens_of_normalised(normalise(text), code)
+
+
+def tokens_of_normalised(text: str, code: str) -> List[str]:
+    """:func:`unicode_tokenize` of a text already normalised
+    (:func:`normalise`): the whole text is case-folded, then cut (folding
+    is per character, so this equals folding each token)."""
     lang = LANGUAGES[code]
-    thai = lang.segmentation == "thai"
+    if lang.segmentation != "thai":
+        return _patterns(lang.apostrophe, False).findall(_fold(text, code))
     out: List[str] = []
-    for m in _patterns(lang.apostrophe, thai).finditer(normalise(text)):
-        if thai and m.group("thai"):
+    for m in _patterns(lang.apostrophe, True).finditer(text):
+        if m.group("thai"):
             out.extend(_thai_words(m.group("thai")))
         else:
             out.append(_fold(m.group(), code))

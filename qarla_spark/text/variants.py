@@ -137,7 +137,7 @@ def prepare_language(text: str, language: str) -> PreparedSummary:
     b: List[Tuple[str, ...]] = []
     c: List[Tuple[str, ...]] = []
     for sentence in lang.unicode_sentences(lang.normalise(text)):
-        tokens = lang.unicode_tokenize(sentence, language)
+        tokens = lang.tokens_of_normalised(sentence, language)
         if not tokens:
             continue
         a.append(tuple(tokens))
