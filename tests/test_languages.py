@@ -332,3 +332,15 @@ def test_run_json_signature_names_the_languages():
 def test_the_readme_lists_the_languages():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert L.markdown_list() in readme
+
+
+def test_topic_size_limits_count_a_language_s_tokens():
+    """A Chinese sentence has no space: its size is its characters."""
+    import pyarrow as pa
+
+    from qarla_spark.io.limits import TopicSize, topic_sizes
+    table = pa.table({"task": ["zh", "en"], "topic": ["a", "b"],
+                      "text": ["北京是中国的首都。我们", "one two three."]})
+    assert topic_sizes(table, {"*": "en", "zh": "zh"}) == [TopicSize("en", "b", 1, 3),
+                                                           TopicSize("zh", "a", 1, 8)]
+    assert topic_sizes(table)[1] == TopicSize("zh", "a", 1, 1)
