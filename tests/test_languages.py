@@ -215,6 +215,7 @@ def _records(texts_, task="t", file="in.jsonl"):
 
 
 def _problems(texts_, languages=None, task="t"):
+    languages = {"*": "en"} if languages is None else languages
     from qarla_spark.io.checks import check_records, problem_rows
     topic_rows, task_rows = check_records(_records(texts_, task), languages)
     return problem_rows(topic_rows) + problem_rows(task_rows)
@@ -344,3 +345,13 @@ def test_topic_size_limits_count_a_language_s_tokens():
     assert topic_sizes(table, {"*": "en", "zh": "zh"}) == [TopicSize("en", "b", 1, 3),
                                                            TopicSize("zh", "a", 1, 8)]
     assert topic_sizes(table)[1] == TopicSize("zh", "a", 1, 1)
+
+
+def test_thai_without_its_segmenter_is_refused_by_name(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pythainlp" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"pip install 'qarla_spark\[thai\]'"):
+        L.LanguageMap.of({"*": "en", "news": "th"})
+    assert L.LanguageMap.of({"*": "ru"}).default == "ru"

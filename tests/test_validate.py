@@ -294,7 +294,7 @@ def test_a_task_in_another_script_is_refused_under_english(spark, tmp_path):
     fixture = Path(__file__).parent / "data" / "multilingual.jsonl"
     path = tmp_path / "ml.jsonl"
     path.write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
-    _, report = load(spark, InputSpec(str(path), "summaries"))
+    _, report = load(spark, InputSpec(str(path), "summaries"), languages={"*": "en"})
     errors = messages(report, "error")
     assert len(errors) == 2
     for task in ("ru", "zh"):

@@ -42,7 +42,9 @@ def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50,
                  ) -> Tuple[Testbed, ValidationReport]:
     """Read and validate inputs on Spark. The raw records are cached (the
     checks and the problems read them). ``languages``: each task's language
-    (``{"*": default, task: code}``; default: English)."""
+    (``{"*": default, task: code}``), under which the summaries' letters and
+    tokens are checked (``None``: not checked; a run passes its
+    ``--language``)."""
     raw = cache.persist(read_raw(spark, specs))
     testbed = build_testbed(raw, languages)
     report = nothing_to_evaluate(validate(testbed, limit))
@@ -87,6 +89,7 @@ def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
     """Read and check the inputs in the driver when all of them are on the
     local file system (or bundled) and hold at most ``max_bytes`` in all
     (0: never); ``None`` otherwise (:func:`load_testbed` reads them).
+    ``languages``: as :func:`load_testbed`'s.
 
     The checked rows become Arrow tables at once and are freed before
     anything else is made (a Spark session is started next): Python's

@@ -139,10 +139,11 @@ def _duplicates(records: List[Record], keys: Sequence[str], what: str,
     return repeated, problems
 
 
-def check_topic(records: Iterable[Record], language: str = "en") -> List[Record]:
+def check_topic(records: Iterable[Record], language: Optional[str] = "en") -> List[Record]:
     """The canonical rows, problems and profile of one (task, topic), from
     its raw records (no parse problems among them); ``language``: the task's
-    (the letters and tokens of its summaries are counted under it)."""
+    (the letters and tokens of its summaries are counted under it; ``None``:
+    not counted, the readers' own tests)."""
     records = list(records)
     if not records:
         return []
@@ -193,8 +194,10 @@ def check_topic(records: Iterable[Record], language: str = "en") -> List[Record]
                                      f"topic '{topic}' of task '{task}' has no peer summaries",
                                      None, "no_peers", task, topic))
 
-    scripts, empty_problems = _script_profile(summ, task, topic, language)
-    problems += empty_problems
+    scripts: Record = {}
+    if language is not None:
+        scripts, empty_problems = _script_profile(summ, task, topic, language)
+        problems += empty_problems
     rows = [_canonical(SUMMARY, r, ("summarizer", "role", "text")) for r in summ]
     rows += [_canonical(JUDGMENT, r, ("summarizer", "criterion", "score")) for r in judg]
     rows += [_canonical(SOURCE, r, ("documents",)) for r in src]
@@ -282,16 +285,16 @@ def _median(values: Sequence[int]) -> float:
     return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
-def check_task(profiles: Iterable[Record], language: str = "en") -> List[Record]:
+def check_task(profiles: Iterable[Record], language: Optional[str] = "en") -> List[Record]:
     """One task's description (a ``stats`` row; none when no topic has a
     summary) and its task-wide problems, from the profiles of its topics
-    (``language``: the task's)."""
+    (``language``: the task's; ``None``: its letters are not checked)."""
     profiles = list(profiles)
     if not profiles:
         return []
     task = profiles[0]["task"]
     rows: List[Record] = []
-    for row in language_problems(task, language, profiles):
+    for row in language_problems(task, language, profiles) if language is not None else ():
         rows.append({f: row.get(f) for f in TASK_FIELDS})
     topics = [p for p in profiles if p["n_models"] + p["n_peers"] > 0]
     models = set().union(*(p["models"] for p in topics)) if topics else set()
@@ -404,7 +407,8 @@ def check_records(records: Iterable[Record], languages: Optional[Dict[str, str]]
     :func:`check_topic` for every topic with the parse problems among them,
     and those of :func:`check_task` for every task. Topics and tasks in
     sorted order (the order of the tables Spark writes is not defined).
-    ``languages``: each task's language (:func:`language_of`)."""
+    ``languages``: each task's language (:func:`language_of`; ``None``:
+    the texts' scripts are not checked)."""
     topic_rows: List[Record] = []
     # the raw records wait for their topic as tuples (a third of a dict's
     # size) and are dropped once it is checked: the driver never holds every
@@ -435,10 +439,12 @@ def _seq(value) -> Sequence:
     return () if value is None else list(value)
 
 
-def language_of(languages: Optional[Dict[str, str]], task: str) -> str:
+def language_of(languages: Optional[Dict[str, str]], task: str) -> Optional[str]:
     """A task's language in a map ``{"*": default, task: code}`` (``en``
-    without one)."""
-    languages = languages or {}
+    for a task it does not name); without a map ``None``: the text's
+    language is not checked (a run always has one: ``--language``)."""
+    if languages is None:
+        return None
     return languages.get(task, languages.get("*", "en"))
 
 
@@ -507,7 +513,7 @@ def topic_frame(frame, languages: Optional[Dict[str, str]] = None):
     """:func:`check_topic` on a pandas frame of one topic's raw records."""
     import pandas as pd
     records = _records(frame)
-    language = language_of(languages, records[0]["task"]) if records else "en"
+    language = language_of(languages, records[0]["task"]) if records else None
     return pd.DataFrame([full_row(r) for r in check_topic(records, language)],
                         columns=list(TOPIC_FIELDS))
 
@@ -516,5 +522,5 @@ def task_frame(frame, languages: Optional[Dict[str, str]] = None):
     """:func:`check_task` on a pandas frame of one task's profiles."""
     import pandas as pd
     records = _records(frame)
-    language = language_of(languages, records[0]["task"]) if records else "en"
+    language = language_of(languages, records[0]["task"]) if records else None
     return pd.DataFrame(check_task(records, language), columns=list(TASK_FIELDS))

@@ -60,6 +60,7 @@ __all__ = [
     "LanguageMap",
     "language",
     "check_code",
+    "check_installed",
     "normalise",
     "has_token",
     "has_any_token",
@@ -237,6 +238,15 @@ def check_code(code: str, where: str = "--language") -> str:
                       f"{', '.join(LANGUAGES)}; see the README's list)")
 
 
+def check_installed(code: str) -> None:
+    """A :class:`ConfigError` when ``code`` needs a package that is not
+    installed (Thai: PyThaiNLP, the ``thai`` extra)."""
+    import importlib.util
+    if LANGUAGES[code].segmentation == "thai" and importlib.util.find_spec("pythainlp") is None:
+        raise ConfigError(f"--language {code}: Thai is segmented into words by PyThaiNLP, which "
+                          "is not installed: pip install 'qarla_spark[thai]' (or pythainlp)")
+
+
 def language(code: str) -> Language:
     """The :class:`Language` of ``code`` (:func:`check_code`)."""
     return LANGUAGES[check_code(code)]
@@ -258,6 +268,8 @@ class LanguageMap:
         default = check_code(mapping.pop(DEFAULT_KEY, ENGLISH))
         for task, code in mapping.items():
             check_code(code, f"--language {task}={code}")
+        for code in {default, *mapping.values()}:
+            check_installed(code)
         return cls(default, tuple(sorted(mapping.items())))
 
     def of_task(self, task: str) -> str:
@@ -576,9 +588,10 @@ def markdown_list() -> str:
     """The README's list of languages, grouped by the variants they have
     (generated; a test checks the README holds it)."""
     def code(lang: Language) -> str:
-        how = {"characters": " (characters)", "thai": " (newmm)"}.get(lang.segmentation, "")
+        how = {"characters": " (characters)",
+               "thai": " (newmm: the `thai` extra)"}.get(lang.segmentation, "")
         return f"`{lang.code}`{how}"
-    groups = [("a, b and c (all 59 metrics, ROUGE-1.5.5's processing)",
+    groups = [("ROUGE-1.5.5's a, b, c",
                [x for x in LANGUAGES.values() if x.segmentation == "rouge155"]),
               ("a, b and c", [x for x in LANGUAGES.values() if x.segmentation != "rouge155"
                               and x.variants == ("a", "b", "c")]),
