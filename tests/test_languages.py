@@ -355,3 +355,48 @@ def test_thai_without_its_segmenter_is_refused_by_name(monkeypatch):
     with pytest.raises(ConfigError, match=r"pip install 'qarla_spark\[thai\]'"):
         L.LanguageMap.of({"*": "en", "news": "th"})
     assert L.LanguageMap.of({"*": "ru"}).default == "ru"
+
+
+def test_the_command_line_refuses_the_testbed_under_english_before_spark(tmp_path):
+    """``qarla run`` of the Russian/Chinese testbed under the default en:
+    exit status 1, both tasks and the fix named, before Spark starts (in
+    seconds; ``qarla validate``: without Java at all); an unknown code is a
+    configuration error."""
+    import time
+
+    from test_bad_input import qarla_without_java
+    started = time.time()
+    done = qarla_without_java(["run", str(FIXTURE), "--bootstrap", "0",
+                               "--out", str(tmp_path / "out")], tmp_path, java=True)
+    assert time.time() - started < 30 and "spark session" not in done.stderr
+    assert done.returncode == 1, done.stderr
+    for task in ("ru", "zh"):
+        assert f"task '{task}' (language en)" in done.stderr + done.stdout
+        assert f"--language {task}" in done.stderr + done.stdout
+    assert not (tmp_path / "out").exists()
+    done = qarla_without_java(["validate", str(FIXTURE)], tmp_path)
+    assert done.returncode == 1 and "--language zh" in done.stdout
+    done = qarla_without_java(["validate", str(FIXTURE), "--language", "rus"], tmp_path)
+    assert done.returncode == 2 and "unknown language 'rus'" in done.stderr
+
+
+@pytest.mark.spark
+def test_the_spark_battery_uses_each_task_s_language(spark):
+    """Through Spark (the executors' kernels): each task's topics in its
+    language; R-1.a of every task varies; under en it would not."""
+    import pandas as pd
+
+    from qarla_spark.stages.similarity_plan import compute_similarities
+    frame = pd.DataFrame(_fixture())[["task", "topic", "summarizer", "role", "text"]]
+    summaries = spark.createDataFrame(frame)
+    sims = compute_similarities(summaries, ["R-1.a", "R-1.b", "TVM.4"],
+                                options={"languages": {"ru": "ru", "zh": "zh"}},
+                                n_partitions=2).toPandas()
+    spread = sims.groupby(["task", "metric"])["value"].std()
+    assert len(spread) == 6 and (spread > 0).all()
+    row = sims[(sims.task == "zh") & (sims.topic == "t1") & (sims.metric == "R-1.a")
+               & (sims.summarizer_s == "ref0") & (sims.summarizer_r == "ref1")]
+    texts = {r["summarizer"]: r["text"] for r in _fixture()
+             if r["task"] == "zh" and r["topic"] == "t1"}
+    direct = topic_similarities([texts["ref0"], texts["ref1"]], ["R-1.a"], language="zh")
+    assert row["value"].iloc[0] == direct.values[0, 0]
