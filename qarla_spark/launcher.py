@@ -121,6 +121,11 @@ def launch(args: argparse.Namespace, stages=None, command: Optional[Sequence[str
             pipeline.check_local_inputs(config)   # missing local inputs: before Spark too
             check_can_start()
         checked = check_small_first(config, progress)
+        if checked is not None and "similarities" in config.stages and not config.similarities:
+            with warnings.catch_warnings():     # said by the run, once
+                warnings.simplefilter("ignore")
+                # a metric a task's language refuses, a wrong TASK=LANG: before Spark
+                pipeline.for_languages(config, metrics, [t.task for t in checked.report.tasks])
         limits.check_run(config, checked, len(metrics) if "similarities" in config.stages else 0)
         if spark is None:
             summaries = None if checked is None else checked.report.n_summaries

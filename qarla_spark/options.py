@@ -245,6 +245,58 @@ class Table(Kind):
         return dict(value)
 
 
+@dataclass(frozen=True)
+class Languages(Kind):
+    """The language of each task (issue 38): ``LANG`` for every task not
+    named, ``TASK=LANG`` for one task; a run file may give a string, a list
+    of such strings or a table ``{TASK = LANG}`` (``"*"``: every other
+    task). Normalised to ``{"*": default, task: code}``; the codes are
+    checked against the languages of :mod:`qarla_spark.text.languages` when
+    the run is planned (this layer does not know them)."""
+
+    annotation = Mapping[str, str]
+    describe = ("a language code, or TASK=LANG pairs (a list of them, or a table "
+                "{TASK = LANG} in a run file)")
+
+    def check(self, label, value):
+        return {"*": "en", **self._pairs(label, value)}
+
+    def _pairs(self, label, value):
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, Mapping):
+            pairs = list(value.items())
+        elif isinstance(value, (list, tuple)):
+            pairs = []
+            for item in value:
+                if not isinstance(item, str):
+                    raise ConfigError(f"{label} must be {self.describe}, found {value!r}")
+                task, sep, code = item.rpartition("=")
+                pairs.append((task.strip() if sep else "*", code))
+        else:
+            raise ConfigError(f"{label} must be {self.describe}, found {value!r}")
+        out = {}
+        for task, code in pairs:
+            if not isinstance(task, str) or not task.strip() or not isinstance(code, str) \
+                    or not code.strip():
+                raise ConfigError(f"{label}: {task}={code} names no task or no language "
+                                  f"(expected {self.describe})")
+            out[task.strip()] = code.strip()
+        return out
+
+    def argparse(self, positional=False):
+        return {"action": "append"}
+
+    def from_cli(self, parsed, current):
+        if not parsed:
+            return None
+        return {"*": "en", **dict(current or {}), **self._pairs("--language", list(parsed))}
+
+    def plain(self, value):
+        value = dict(value)
+        return value["*"] if list(value) == ["*"] else value
+
+
 # --- options -----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -377,6 +429,11 @@ OPTIONS: Tuple[Option, ...] = (
            help="source documents: {task, topic, documents: [text, ...]}; repeatable"),
     Option("task", Text("a non-empty name", optional=True), None, flags=("--task",),
            commands=_READ, help="task name for records that carry none"),
+    Option("language", Languages(), "en", flags=("--language",), metavar="LANG",
+           commands=_READ,
+           help="the summaries' language: LANG for every task, TASK=LANG for one; "
+                "repeatable (default en: ROUGE-1.5.5's tokens, stop list and stemmer; "
+                "the languages: see below)"),
     Option("problem_limit", Integer(1), 50, flags=("--limit",), metavar="N", commands=_READ,
            help="show at most N problems of each severity (default {default})"),
     Option("driver_read_mb", Integer(0), 16, flags=("--driver-read-mb",), metavar="MB",

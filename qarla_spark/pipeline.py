@@ -37,14 +37,20 @@ from qarla_spark.memory import release_freed_memory
 from qarla_spark.progress import NullProgress, Progress, stage
 from qarla_spark.spark import cache
 from qarla_spark.spark.output import RunDirectory, check_reused_table
-from qarla_spark.stages.similarities import plan_metrics  # noqa: F401 (the CLI's early check)
+from qarla_spark.stages.similarities import for_languages, plan_metrics  # noqa: F401 (early checks)
 from qarla_spark.stages.testbed import check_local_inputs, check_small, input_specs, load  # noqa: F401,E501
 from qarla_spark.tables import TABLES, table
 
 
-def signature(config: RunConfig, spark_version: str) -> str:
-    """One line naming what produced a result (sacrebleu-style)."""
-    return f"qarla_spark:{__version__}|spark:{spark_version}|seed:{config.seed}"
+def signature(config: RunConfig, spark_version: str,
+              languages: Optional[Dict[str, Any]] = None) -> str:
+    """One line naming what produced a result (sacrebleu-style); a run with a
+    task in a language other than English adds each task's language and the
+    versions of the packages that process it
+    (:func:`~qarla_spark.text.languages.signature`)."""
+    from qarla_spark.text.languages import signature as text_signature
+    return (f"qarla_spark:{__version__}|spark:{spark_version}|seed:{config.seed}"
+            + text_signature({t: d["language"] for t, d in (languages or {}).items()}))
 
 
 @dataclass
@@ -254,6 +260,11 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         testbed, report = load(spark, config, checked,
                                write_checked if checked is not None else None)
         report.raise_for_errors()
+        languages: Dict[str, Any] = {}
+        if "similarities" in config.stages and not config.similarities:
+            # metrics a task's language cannot compute: refused or left out
+            metrics, languages = sim_stage.for_languages(config, metrics,
+                                                         [t.task for t in report.tasks])
         if checked is None and "similarities" in config.stages:
             # inputs Spark read: their largest topics against the session's memory
             from qarla_spark.io import limits
@@ -277,6 +288,7 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             with run_stage(spark, windows, progress, "similarities", timings):
                 rows, sims, extra["similarities"] = sim_stage.compute(config, testbed, metrics,
                                                                        report.tasks)
+                extra["similarities"].update(languages)
                 if rows is None:    # user tables: the cube comes from the table written
                     write_tables(out, {"similarities": sims}, {})
                     sims = spark.read.parquet(out.path("similarities"))
@@ -323,7 +335,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
                           if t]
                 texts.append(describe_statistics(stats))
             extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
-            info = run_info(spark, config, command, report, started, timings)
+            info = run_info(spark, config, command, report, started, timings,
+                            languages.get("languages"))
             info.update(extra)
             info["stage_windows"] = windows
             from qarla_spark.report import write_staged_report
@@ -348,8 +361,10 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
 
 
 def run_info(spark, config: RunConfig, command, report: ValidationReport, started: float,
-             timings: Dict[str, float]) -> Dict[str, Any]:
-    """The provenance written to run.json."""
+             timings: Dict[str, float], languages: Optional[Dict[str, Any]] = None
+             ) -> Dict[str, Any]:
+    """The provenance written to run.json (``languages``: each task's
+    tokenizer, stop list and stemmer, :func:`~qarla_spark.text.languages.describe`)."""
     sc = spark.sparkContext
     return {
         "qarla_spark_version": __version__,
@@ -361,7 +376,7 @@ def run_info(spark, config: RunConfig, command, report: ValidationReport, starte
         "event_log_dir": (sc.getConf().get("spark.eventLog.dir", None)
                           if sc.getConf().get("spark.eventLog.enabled", "false") == "true"
                           else None),
-        "signature": signature(config, spark.version),
+        "signature": signature(config, spark.version, languages),
         "seed": config.seed,
         "command": list(command) if command is not None else list(sys.argv),
         "config": config.to_dict(),

@@ -36,3 +36,14 @@ def queen_defined(n_models: int) -> bool:
 def king_defined(n_models: int, n_peers: int) -> bool:
     """The topic enters KING, ORANGE and the human-summariser test."""
     return n_models >= MIN_MODELS_JACKKNIFE and n_peers >= MIN_PEERS_KING
+
+
+#: Issue 38: a task whose letters lie outside the scripts its language's
+#: tokenizer reads (ROUGE-1.5.5's: ASCII letters) by this share or more is an
+#: error (its metrics would be constant or meaningless) ...
+SCRIPT_ERROR_SHARE = 0.2
+#: ... and by this share or more a warning (a mixed-script task).
+SCRIPT_WARNING_SHARE = 0.05
+#: more than this share of a task's summaries yielding no token at all is an
+#: error (fewer are warnings, each naming its summary).
+EMPTY_ERROR_SHARE = 0.5

@@ -148,13 +148,13 @@ def test_the_driver_drops_each_topics_raw_records_once_checked(monkeypatch):
     alive_at_last = []
     real = checks.check_topic
 
-    def watched(recs):
+    def watched(recs, *language):
         recs = list(recs)
         if recs[0]["topic"] == "d4":
             gc.collect()
             alive_at_last.extend(t for t, rs in refs.items() if t != "d4"
                                  and any(r() is not None for r in rs))
-        return real(recs)
+        return real(recs, *language)
 
     monkeypatch.setattr(checks, "check_topic", watched)
     topic_rows, _ = checks.check_records(records())

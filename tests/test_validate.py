@@ -8,6 +8,8 @@ inputs get); both must pass the same assertions, and
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import make_testbed, write_jsonl
@@ -25,12 +27,12 @@ def reader(request):
     yield request.param
 
 
-def load(spark, *specs, limit=50):
+def load(spark, *specs, limit=50, languages=None):
     if READER["name"] == "spark":
-        return load_testbed(spark, list(specs), limit=limit)
+        return load_testbed(spark, list(specs), limit=limit, languages=languages)
     # file: URIs: a missing plain path may be on HDFS, so only Spark says
     specs = [InputSpec("file:" + s.path, s.kind, s.task) for s in specs]
-    checked = check_in_driver(specs, limit)
+    checked = check_in_driver(specs, limit, languages=languages)
     assert checked is not None, "the driver declined a small local input"
     return checked.testbed(spark), checked.report
 
@@ -281,3 +283,31 @@ def test_both_readers_give_equal_tables(spark, tmp_path, reader):
     assert spark_report == checked.report
     assert spark_report.n_errors >= 5 and spark_report.n_warnings >= 5
     assert spark_report.format() == checked.report.format()
+
+
+def test_a_task_in_another_script_is_refused_under_english(spark, tmp_path):
+    """Issue 38: Russian and Chinese tasks under the default en are errors
+    naming each task, an example and the --language to use; under their
+    languages they are fine; a summary without a token is a warning naming
+    its file and line."""
+    from pathlib import Path
+    fixture = Path(__file__).parent / "data" / "multilingual.jsonl"
+    path = tmp_path / "ml.jsonl"
+    path.write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    _, report = load(spark, InputSpec(str(path), "summaries"), languages={"*": "en"})
+    errors = messages(report, "error")
+    assert len(errors) == 2
+    for task in ("ru", "zh"):
+        [line] = [e for e in errors if f"task '{task}' (language en)" in e]
+        assert f"--language {task}" in line and "ml.jsonl, line " in line
+    _, report = load(spark, InputSpec(str(path), "summaries"),
+                     languages={"*": "en", "ru": "ru", "zh": "zh"})
+    assert report.ok and report.n_warnings == 0
+    records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    records[3]["text"] = "— … !!"
+    write_jsonl(path, records)
+    _, report = load(spark, InputSpec(str(path), "summaries"),
+                     languages={"*": "en", "ru": "ru", "zh": "zh"})
+    assert report.ok and report.n_warnings == 1
+    [first] = report.groups[0].first
+    assert report.groups[0].kind == "no_tokens" and first.endswith(f"{path}, line 4")

@@ -37,12 +37,16 @@ from qarla_spark.io.validate import (
 from qarla_spark.spark import cache
 
 
-def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50
+def load_testbed(spark, specs: Iterable[InputSpec], limit: int = 50,
+                 languages: Optional[Dict[str, str]] = None
                  ) -> Tuple[Testbed, ValidationReport]:
     """Read and validate inputs on Spark. The raw records are cached (the
-    checks and the problems read them)."""
+    checks and the problems read them). ``languages``: each task's language
+    (``{"*": default, task: code}``), under which the summaries' letters and
+    tokens are checked (``None``: not checked; a run passes its
+    ``--language``)."""
     raw = cache.persist(read_raw(spark, specs))
-    testbed = build_testbed(raw)
+    testbed = build_testbed(raw, languages)
     report = nothing_to_evaluate(validate(testbed, limit))
     return testbed, report
 
@@ -80,10 +84,12 @@ class CheckedInput:
 
 
 def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
-                    max_bytes: int = 64 << 20) -> Optional[CheckedInput]:
+                    max_bytes: int = 64 << 20,
+                    languages: Optional[Dict[str, str]] = None) -> Optional[CheckedInput]:
     """Read and check the inputs in the driver when all of them are on the
     local file system (or bundled) and hold at most ``max_bytes`` in all
     (0: never); ``None`` otherwise (:func:`load_testbed` reads them).
+    ``languages``: as :func:`load_testbed`'s.
 
     The checked rows become Arrow tables at once and are freed before
     anything else is made (a Spark session is started next): Python's
@@ -97,7 +103,8 @@ def check_in_driver(specs: Sequence[InputSpec], limit: int = 50,
     from qarla_spark.memory import fresh_copy, release_freed_memory
     CheckedTables.prepare()   # its imports, before the rows
     counts = [0] * len(specs)
-    topic_rows, task_rows, report = validate_records(read_records(specs, counts), limit)
+    topic_rows, task_rows, report = validate_records(read_records(specs, counts), limit,
+                                                     languages)
     report = nothing_to_evaluate(report, [(s.path, s.kind) for s, n in zip(specs, counts)
                                           if not n])
     tables = checked_tables(topic_rows, task_rows)

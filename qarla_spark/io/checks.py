@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.names import JUDGMENT, PROBLEM, RAW_FIELDS, SOURCE, SUMMARY
+from qarla_spark.thresholds import EMPTY_ERROR_SHARE, SCRIPT_ERROR_SHARE, SCRIPT_WARNING_SHARE
 from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.thresholds import MIN_MODELS_QUEEN
 
@@ -39,12 +40,18 @@ KIND_COLUMNS = ("kind", "task", "detail", "subject")
 #: a topic's profile: what :func:`check_task` needs of it
 PROFILE_FIELDS = ("n_models", "n_peers", "has_sources", "models", "peers", "criteria",
                   "criterion_counts")
+#: a topic's letters under its task's language (issue 38): how many, how many
+#: outside the scripts the language reads (by script), its summaries that
+#: yield no token, and its summary with the most letters outside, as an
+#: example (place, names and the text's start)
+SCRIPT_FIELDS = ("n_letters", "n_outside", "outside_scripts", "outside_counts", "n_empty",
+                 "example", "example_outside")
 
 #: the rows :func:`check_topic` returns: ``kind`` is summary, judgment,
 #: source, problem (with ``problem_kind``, ``detail``, ``subject``) or profile
 TOPIC_FIELDS = ("kind", "task", "topic", "summarizer", "role", "text", "criterion", "score",
                 "documents", "severity", "file", "line", "unit", "field", "message",
-                "problem_kind", "detail", "subject") + PROFILE_FIELDS
+                "problem_kind", "detail", "subject") + PROFILE_FIELDS + SCRIPT_FIELDS
 
 #: a task's description (:class:`~qarla_spark.io.validate.TaskStats`; the
 #: judgments as two lists, criteria and counts)
@@ -132,9 +139,11 @@ def _duplicates(records: List[Record], keys: Sequence[str], what: str,
     return repeated, problems
 
 
-def check_topic(records: Iterable[Record]) -> List[Record]:
+def check_topic(records: Iterable[Record], language: Optional[str] = "en") -> List[Record]:
     """The canonical rows, problems and profile of one (task, topic), from
-    its raw records (no parse problems among them)."""
+    its raw records (no parse problems among them); ``language``: the task's
+    (the letters and tokens of its summaries are counted under it; ``None``:
+    not counted, the readers' own tests)."""
     records = list(records)
     if not records:
         return []
@@ -185,6 +194,10 @@ def check_topic(records: Iterable[Record]) -> List[Record]:
                                      f"topic '{topic}' of task '{task}' has no peer summaries",
                                      None, "no_peers", task, topic))
 
+    scripts: Record = {}
+    if language is not None:
+        scripts, empty_problems = _script_profile(summ, task, topic, language)
+        problems += empty_problems
     rows = [_canonical(SUMMARY, r, ("summarizer", "role", "text")) for r in summ]
     rows += [_canonical(JUDGMENT, r, ("summarizer", "criterion", "score")) for r in judg]
     rows += [_canonical(SOURCE, r, ("documents",)) for r in src]
@@ -198,9 +211,55 @@ def check_topic(records: Iterable[Record]) -> List[Record]:
         has_sources=bool(summ and src),
         models=sorted({r["summarizer"] for r in summ if r["role"] == "model"}),
         peers=sorted({r["summarizer"] for r in summ if r["role"] == "peer"}),
-        criteria=sorted(criteria), criterion_counts=[criteria[c] for c in sorted(criteria)])
+        criteria=sorted(criteria), criterion_counts=[criteria[c] for c in sorted(criteria)],
+        **scripts)
     rows.append(profile)
     return rows
+
+
+#: how much of a summary an example shows
+EXAMPLE_CHARS = 60
+
+
+def _script_profile(summaries: List[Record], task: str, topic: str, language: str
+                    ) -> Tuple[Record, List[Record]]:
+    """The :data:`SCRIPT_FIELDS` of a topic's summaries under ``language``,
+    and a warning for each summary that yields no token (issue 38)."""
+    from qarla_spark.text.languages import has_any_token, letter_profile
+    n_letters = n_outside = 0
+    scripts: Dict[str, int] = {}
+    problems: List[Record] = []
+    example, example_outside = None, 0
+    for rec in sorted(summaries, key=_place_key):
+        letters, outside = letter_profile(rec["text"], language)
+        n_letters += letters
+        count = sum(outside.values())
+        n_outside += count
+        for script, n in outside.items():
+            scripts[script] = scripts.get(script, 0) + n
+        if count > example_outside:
+            example, example_outside = _example(rec), count
+        if not has_any_token(rec["text"], language):
+            problems.append(_problem(
+                "warning", "text",
+                f"the summary of topic '{topic}' by '{rec['summarizer']}' (task '{task}') "
+                f"yields no token in language {language}: ROUGE scores it 0 and the other "
+                "metrics by its length alone", rec, "no_tokens", task,
+                f"{rec['file']}, {rec['unit']} {rec['line']}" if rec["line"] is not None
+                else rec["file"], language))
+    ordered = sorted(scripts)
+    return ({"n_letters": n_letters, "n_outside": n_outside, "outside_scripts": ordered,
+             "outside_counts": [scripts[k] for k in ordered], "n_empty": len(problems),
+             "example": example, "example_outside": example_outside}, problems)
+
+
+def _example(rec: Record) -> str:
+    """``file, line N (topic t, summarizer s): "text…"``."""
+    text = " ".join(str(rec["text"]).split())
+    short = text[:EXAMPLE_CHARS] + ("…" if len(text) > EXAMPLE_CHARS else "")
+    place = ", ".join(x for x in (rec["file"], f"{rec['unit']} {rec['line']}"
+                                  if rec["line"] is not None else None) if x)
+    return f"{place} (topic '{rec['topic']}', summarizer '{rec['summarizer']}'): \"{short}\""
 
 
 def _canonical(kind: str, rec: Record, fields: Sequence[str]) -> Record:
@@ -226,14 +285,17 @@ def _median(values: Sequence[int]) -> float:
     return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
-def check_task(profiles: Iterable[Record]) -> List[Record]:
+def check_task(profiles: Iterable[Record], language: Optional[str] = "en") -> List[Record]:
     """One task's description (a ``stats`` row; none when no topic has a
-    summary) and its task-wide problems, from the profiles of its topics."""
+    summary) and its task-wide problems, from the profiles of its topics
+    (``language``: the task's; ``None``: its letters are not checked)."""
     profiles = list(profiles)
     if not profiles:
         return []
     task = profiles[0]["task"]
     rows: List[Record] = []
+    for row in language_problems(task, language, profiles) if language is not None else ():
+        rows.append({f: row.get(f) for f in TASK_FIELDS})
     topics = [p for p in profiles if p["n_models"] + p["n_peers"] > 0]
     models = set().union(*(p["models"] for p in topics)) if topics else set()
     peers = set().union(*(p["peers"] for p in topics)) if topics else set()
@@ -269,6 +331,58 @@ def check_task(profiles: Iterable[Record]) -> List[Record]:
     return rows
 
 
+def language_problems(task: str, language: str, profiles: Sequence[Record]) -> List[Record]:
+    """Issue 38: a task whose letters lie outside the scripts its language's
+    tokenizer reads (a share of :data:`SCRIPT_ERROR_SHARE` or more: an error
+    naming the task, an example and the ``--language`` to use; of
+    :data:`SCRIPT_WARNING_SHARE` or more: a warning, the task mixes
+    scripts), or most of whose summaries yield no token (an error)."""
+    from qarla_spark.text.languages import ENGLISH, LANGUAGES, suggest
+    n_letters = sum(int(p.get("n_letters") or 0) for p in profiles)
+    n_outside = sum(int(p.get("n_outside") or 0) for p in profiles)
+    n_summaries = sum(int(p["n_models"] or 0) + int(p["n_peers"] or 0) for p in profiles)
+    n_empty = sum(int(p.get("n_empty") or 0) for p in profiles)
+    scripts: Dict[str, int] = {}
+    example, most = None, 0
+    for p in profiles:
+        for script, n in zip(_seq(p.get("outside_scripts")), _seq(p.get("outside_counts"))):
+            scripts[script] = scripts.get(script, 0) + int(n)
+        count = int(p.get("example_outside") or 0)
+        if count and (count, example is None or p["example"] < example) > (most, False):
+            example, most = p["example"], count
+    out: List[Record] = []
+    share = n_outside / n_letters if n_letters else 0.0
+    reader = ("ROUGE-1.5.5's tokenizer (ASCII letters and digits only)" if language == ENGLISH
+              else f"the {LANGUAGES[language].name} ({language}) tokenizer, stop list and "
+                   "stemmer")
+    if share >= SCRIPT_WARNING_SHARE:
+        named = ", ".join(f"{s} {scripts[s] / n_letters:.0%}"
+                          for s in sorted(scripts, key=lambda s: (-scripts[s], s)))
+        code = suggest(scripts)
+        if code is not None:
+            fix = (f"use --language {code} (or --language {task}={code} for this task "
+                   "alone)")
+        elif language == ENGLISH:
+            fix = ("give its language with --language (e.g. --language fr, or "
+                   f"--language {task}=fr for this task alone)")
+        else:
+            fix = "give its language with --language"
+        severity = "error" if share >= SCRIPT_ERROR_SHARE else "warning"
+        what = ("its metrics would be constant or meaningless" if severity == "error"
+                else "the task mixes scripts; its metrics read those letters badly")
+        out.append(_problem(severity, "text",
+                            f"task '{task}' (language {language}): {share:.0%} of its letters "
+                            f"({named}) are outside what {reader} reads: {what}; e.g. "
+                            f"{example}. {fix[0].upper() + fix[1:]}", None))
+    if n_summaries and n_empty > EMPTY_ERROR_SHARE * n_summaries and \
+            not (out and out[0]["severity"] == "error"):
+        out.append(_problem("error", "text",
+                            f"task '{task}' (language {language}): {n_empty:,} of its "
+                            f"{n_summaries:,} summaries yield no token: its metrics would be "
+                            "constant; is --language right?", None))
+    return out
+
+
 def skipped_topics(profiles: Sequence[Record]) -> Dict[str, List[str]]:
     """Per reason (``queen``: fewer than 3 models, no QUEEN; ``king``: 3
     models or no peer, no KING), the names of the topics (with summaries)
@@ -287,11 +401,14 @@ def skipped_topics(profiles: Sequence[Record]) -> Dict[str, List[str]]:
 # the driver: every check over all records
 # ---------------------------------------------------------------------------
 
-def check_records(records: Iterable[Record]) -> Tuple[List[Record], List[Record]]:
+def check_records(records: Iterable[Record], languages: Optional[Dict[str, str]] = None
+                  ) -> Tuple[List[Record], List[Record]]:
     """Every check over raw records (parse problems included): the rows of
     :func:`check_topic` for every topic with the parse problems among them,
     and those of :func:`check_task` for every task. Topics and tasks in
-    sorted order (the order of the tables Spark writes is not defined)."""
+    sorted order (the order of the tables Spark writes is not defined).
+    ``languages``: each task's language (:func:`language_of`; ``None``:
+    the texts' scripts are not checked)."""
     topic_rows: List[Record] = []
     # the raw records wait for their topic as tuples (a third of a dict's
     # size) and are dropped once it is checked: the driver never holds every
@@ -307,12 +424,28 @@ def check_records(records: Iterable[Record]) -> Tuple[List[Record], List[Record]
                 tuple(rec[f] for f in RAW_FIELDS))
     profiles: Dict[str, List[Record]] = {}
     for key in sorted(by_topic):
-        for row in check_topic([dict(zip(RAW_FIELDS, t)) for t in by_topic.pop(key)]):
+        for row in check_topic([dict(zip(RAW_FIELDS, t)) for t in by_topic.pop(key)],
+                               language_of(languages, key[0])):
             if row["kind"] == "profile":
                 profiles.setdefault(row["task"], []).append(row)
             topic_rows.append(row)
-    task_rows = [row for task in sorted(profiles) for row in check_task(profiles[task])]
+    task_rows = [row for task in sorted(profiles)
+                 for row in check_task(profiles[task], language_of(languages, task))]
     return topic_rows, task_rows
+
+
+def _seq(value) -> Sequence:
+    """A list column's value (``None``: empty; Arrow gives numpy arrays)."""
+    return () if value is None else list(value)
+
+
+def language_of(languages: Optional[Dict[str, str]], task: str) -> Optional[str]:
+    """A task's language in a map ``{"*": default, task: code}`` (``en``
+    for a task it does not name); without a map ``None``: the text's
+    language is not checked (a run always has one: ``--language``)."""
+    if languages is None:
+        return None
+    return languages.get(task, languages.get("*", "en"))
 
 
 def problem_rows(rows: Iterable[Record]) -> List[Record]:
@@ -376,14 +509,18 @@ def _records(frame) -> List[Record]:
     return records
 
 
-def topic_frame(frame):
+def topic_frame(frame, languages: Optional[Dict[str, str]] = None):
     """:func:`check_topic` on a pandas frame of one topic's raw records."""
     import pandas as pd
-    return pd.DataFrame([full_row(r) for r in check_topic(_records(frame))],
+    records = _records(frame)
+    language = language_of(languages, records[0]["task"]) if records else None
+    return pd.DataFrame([full_row(r) for r in check_topic(records, language)],
                         columns=list(TOPIC_FIELDS))
 
 
-def task_frame(frame):
+def task_frame(frame, languages: Optional[Dict[str, str]] = None):
     """:func:`check_task` on a pandas frame of one task's profiles."""
     import pandas as pd
-    return pd.DataFrame(check_task(_records(frame)), columns=list(TASK_FIELDS))
+    records = _records(frame)
+    language = language_of(languages, records[0]["task"]) if records else None
+    return pd.DataFrame(check_task(records, language), columns=list(TASK_FIELDS))

@@ -182,17 +182,28 @@ def budget_of(settings: Mapping[str, str], physical: Optional[int] = None) -> Bu
     return Budget(heap, heap_setting)
 
 
-def topic_sizes(summaries) -> List[TopicSize]:
+def topic_sizes(summaries, languages: Optional[Mapping[str, str]] = None) -> List[TopicSize]:
     """Each topic's size from an Arrow table of summaries (``task``,
     ``topic``, ``text``): its summaries and its longest sentence in
-    whitespace tokens (SPEC §2's sentences: lines, or ends at ``.!?``)."""
+    whitespace tokens (SPEC §2's sentences: lines, or ends at ``.!?``); in a
+    task of another language (``languages``: ``{"*": default, task: code}``)
+    in that language's sentences and tokens (a Chinese sentence has no
+    space: its characters are its tokens)."""
     from qarla_spark.text.tokenize import split_sentences
     counts: dict = {}
+    languages = dict(languages or {})
     columns = summaries.select(["task", "topic", "text"]).to_pydict()
     for task, topic, text in zip(columns["task"], columns["topic"], columns["text"]):
         key = (task, topic)
         n, longest = counts.get(key, (0, 0))
-        sentence = max((len(s.split()) for s in split_sentences(text or "")), default=0)
+        code = languages.get(task, languages.get("*", "en"))
+        if code != "en":
+            from qarla_spark.text import languages as lang
+            text = lang.normalise(text or "")
+            sentence = max((len(lang.tokens_of_normalised(s, code))
+                            for s in lang.unicode_sentences(text)), default=0)
+        else:
+            sentence = max((len(s.split()) for s in split_sentences(text or "")), default=0)
         counts[key] = (n + 1, max(longest, sentence))
     return [TopicSize(t, p, n, s) for (t, p), (n, s) in sorted(counts.items())]
 
@@ -240,4 +251,5 @@ def check_run(config, checked, n_metrics: int) -> None:
     settings = resolve_settings(config.profile, config.master, config.spark_conf, {})
     budget = _budget_or_none(settings)
     if budget is not None:
-        raise_or_warn(topics_over(topic_sizes(checked.tables.summaries), n_metrics, budget))
+        raise_or_warn(topics_over(topic_sizes(checked.tables.summaries, config.language),
+                                  n_metrics, budget))

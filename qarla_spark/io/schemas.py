@@ -96,7 +96,9 @@ def _checked_schema(fields) -> StructType:
                  models_median=DoubleType(),
                  skipped_queen=ArrayType(StringType(), True),
                  skipped_king=ArrayType(StringType(), True),
-                 largest_topic=StringType())
+                 largest_topic=StringType(),
+                 outside_scripts=ArrayType(StringType(), True),
+                 outside_counts=ArrayType(LongType(), True), example=StringType())
     return StructType([StructField(name, types.get(name, LongType()), True) for name in fields])
 
 

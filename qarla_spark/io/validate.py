@@ -74,6 +74,11 @@ KINDS: Dict[str, Tuple[str, str]] = {
     "model_and_peer": (
         "1 summarizer of task '{task}' is a model in some topics and a peer in others",
         "{n} summarizers of task '{task}' are a model in some topics and a peer in others"),
+    "no_tokens": (
+        "1 summary of task '{task}' yields no token in language {detail}: ROUGE scores it 0 "
+        "and the other metrics by its length alone",
+        "{n} summaries of task '{task}' yield no token in language {detail}: ROUGE scores "
+        "them 0 and the other metrics by their length alone"),
     "orphan_sources": (
         "sources for 1 topic of task '{task}', which has no summaries",
         "sources for {n} topics of task '{task}', which have no summaries"),
@@ -301,21 +306,25 @@ class Testbed:
     task_checks: object = None
 
 
-def build_testbed(raw) -> Testbed:
+def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     """Check raw records on Spark: :func:`~qarla_spark.io.checks.check_topic`
     per (task, topic), then :func:`~qarla_spark.io.checks.check_task` per
     task; the canonical tables and every problem (lazy; the checked rows
-    are cached, as every later stage reads them)."""
+    are cached, as every later stage reads them). ``languages``: each task's
+    language (``{"*": default, task: code}``)."""
     from pyspark.sql import functions as F
 
     from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
 
     kind = F.col("kind")
     topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
-                           .applyInPandas(checks.topic_frame, checked_topic_schema()))
+                           .applyInPandas(_with_languages(checks.topic_frame, languages),
+                                          checked_topic_schema()))
     tasks = cache.persist(topics.filter(kind == "profile")
-                          .select("task", "topic", *checks.PROFILE_FIELDS).groupBy("task")
-                          .applyInPandas(checks.task_frame, checked_task_schema()))
+                          .select("task", "topic", *checks.PROFILE_FIELDS,
+                                  *checks.SCRIPT_FIELDS).groupBy("task")
+                          .applyInPandas(_with_languages(checks.task_frame, languages),
+                                         checked_task_schema()))
 
     def problems_of(frame):
         return frame.filter(kind == PROBLEM).select(
@@ -332,6 +341,14 @@ def build_testbed(raw) -> Testbed:
         problems_by_kind=problems,
         task_checks=tasks,
     )
+
+
+def _with_languages(frame_function, languages: Optional[Dict[str, str]]):
+    """``frame_function(frame, languages)`` as a function of the frame (what
+    ``applyInPandas`` takes)."""
+    def checked(frame):
+        return frame_function(frame, languages)
+    return checked
 
 
 def stats_from_rows(rows: Iterable) -> List[TaskStats]:
@@ -417,12 +434,13 @@ def validate(testbed: Testbed, limit: int = 50) -> ValidationReport:
     return ValidationReport(task_stats(testbed), shown, n_errors, n_warnings, groups, single)
 
 
-def validate_records(records: Iterable[Dict], limit: int = 50
+def validate_records(records: Iterable[Dict], limit: int = 50,
+                     languages: Optional[Dict[str, str]] = None
                      ) -> Tuple[List[Dict], List[Dict], ValidationReport]:
     """Every check in the driver (:func:`~qarla_spark.io.checks.check_records`):
     the checked rows of the topics and of the tasks, and the report, equal
     to what :func:`build_testbed` and :func:`validate` give on Spark."""
-    topic_rows, task_rows = checks.check_records(records)
+    topic_rows, task_rows = checks.check_records(records, languages)
     problems = checks.problem_rows(topic_rows) + checks.problem_rows(task_rows)
     selected = checks.select_problems(problems, limit, SHOWN_NAMES)
     shown, n_errors, n_warnings, single, groups = finish_problems(selected, limit)

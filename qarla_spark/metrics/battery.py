@@ -126,17 +126,22 @@ def topic_similarities(texts: Sequence[str], metrics: Sequence[str],
                        roles: Optional[Sequence[str]] = None,
                        user: Optional[Mapping[str, UserMetric]] = None,
                        options: Optional[Mapping[str, object]] = None,
-                       where: str = "topic") -> TopicResult:
+                       where: str = "topic", language: str = "en") -> TopicResult:
     """Every requested metric for every ordered pair of ``texts`` (one topic).
 
     ``roles`` (``model``/``peer`` per text) is needed by TVM when the topic
     has no sources (it then pools the model summaries). ``user`` maps names
     of registered Python metrics to their :class:`UserMetric`.
+    ``language``: the topic's task's language
+    (:mod:`qarla_spark.text.languages`; ``en``: ROUGE-1.5.5's processing);
+    the texts and sources are prepared in it, once per summary.
     """
     metrics = tuple(metrics)
     user = dict(user or {})
-    options = dict(options or {})
-    prepared = [prepare(t) for t in texts]
+    options = {**dict(options or {}), "language": language}
+    prepared = [prepare(t, language) for t in texts]
+    if language != "en" and sources:
+        sources = [prepare(d, language) if isinstance(d, str) else d for d in sources]
     s_idx, r_idx = ordered_pairs(len(texts))
     columns: Dict[str, np.ndarray] = {}
     info: Dict[str, object] = {}

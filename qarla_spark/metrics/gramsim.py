@@ -186,6 +186,11 @@ def family_kernel(*, texts: Sequence[Optional[str]], s_idx: np.ndarray, r_idx: n
     if GRAMSIM_NAME not in metrics:
         return {}, {}
     options = dict(options or {})
+    if options.get("language", "en") != "en":
+        # the battery's planning leaves GRAMSIM out of such tasks first
+        from qarla_spark.errors import ConfigError
+        raise ConfigError(f"GRAMSIM has no part-of-speech tagger for language "
+                          f"{options['language']!r}")
     tagger = get_tagger(options.get("tagger"), **dict(options.get("tagger_options") or {}))
     _, mat = tag_distributions(tag_summaries(texts, tagger))
     sim = _similarity(mat)

@@ -56,6 +56,13 @@ def header(run: Run, shown_path: Optional[str] = None) -> str:
              ("command", f"<code>{h.esc(' '.join(map(str, command)))}</code>"),
              ("stages", h.esc(", ".join(config.get("stages") or []))),
              ("status", h.esc(info.get("status", "?")))]
+    languages = (info.get("similarities") or {}).get("languages") or {}
+    if any(d.get("language") != "en" for d in languages.values()):
+        # issue 38: each task's tokenizer, stop list and stemmer
+        items.append(("languages", "<br>".join(
+            h.esc(f"{task}: {d.get('language')} — {d.get('tokenizer')}; stop list "
+                  f"{d.get('stop_list') or 'none'}; stemmer {d.get('stemmer') or 'none'}")
+            for task, d in sorted(languages.items()))))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     where = h.esc(shown_path or run.path)
     return (f"<h1>qarla_spark report</h1><p>Run directory <code>{where}</code>. "

@@ -482,6 +482,10 @@ def export_run(run_dir: str, fmt: str, out: str) -> Dict[str, Any]:
         record = {"format": fmt, "run": os.path.abspath(scores.path),
                   "signature": scores.info.get("signature"),
                   **WRITERS[fmt](scores, staging)}
+        languages = (scores.info.get("similarities") or {}).get("languages") or {}
+        if any(d.get("language") != "en" for d in languages.values()):
+            # issue 38: the language each task's scores were computed in
+            record["languages"] = {t: d.get("language") for t, d in sorted(languages.items())}
         with open(os.path.join(staging, NAMES_FILE), "w", encoding="utf-8") as handle:
             json.dump(record, handle, indent=1, sort_keys=True)
             handle.write("\n")

@@ -4,7 +4,7 @@ reused (``--similarities``)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError, InputError, Problem
 from qarla_spark.io import Testbed
@@ -18,6 +18,8 @@ def plan_metrics(config) -> Tuple[str, ...]:
     """Load the metric plugins and resolve ``config.metrics`` (built-in and
     registered Python metrics; user tables are added as they come) — before
     Spark reads anything, so that a typo fails at once."""
+    from qarla_spark.stages.testbed import language_map
+    language_map(config)    # an unknown language code fails now too
     registry.load_plugins(config.metric_plugins)
     metrics = registry.resolve_metrics(config.metrics)
     if "GRAMSIM" in metrics:
@@ -27,6 +29,93 @@ def plan_metrics(config) -> Tuple[str, ...]:
     if known is not None and not config.user_metrics:
         check_chosen_names(config.metric_sets, config.hbr_measures, known)
     return metrics
+
+
+def _needs(name: str) -> Tuple[Optional[str], bool]:
+    """(the variant a metric reads, whether it needs GRAMSIM's tagger)."""
+    if name in registry.BUILTIN:
+        info = registry.BUILTIN[name]
+        if info.family == "tvm":
+            return None, False       # the language's most processed tokens
+        return info.variant, info.family == "gramsim"
+    user = registry.user_functions().get(name)
+    return (user.variant if user is not None else None), False
+
+
+def _names(metrics: Sequence[str]) -> str:
+    """``R-*.c and Rpre-*.c`` when a variant's every ROUGE metric is there,
+    else the names."""
+    out, rest = [], list(metrics)
+    for v in registry.VARIANTS:
+        for prefix in ("R", "Rpre", "F"):
+            group = [f"{prefix}-{k}.{v}" for k in registry.ROUGE_KINDS]
+            if all(g in rest for g in group):
+                out.append(f"{prefix}-*.{v}")
+                rest = [m for m in rest if m not in group]
+    return ", ".join(out + rest)
+
+
+def for_languages(config, metrics: Sequence[str], tasks: Sequence[str]
+                  ) -> Tuple[Tuple[str, ...], Dict[str, Any]]:
+    """The metrics of this run its tasks' languages can all compute, and
+    what run.json says of the languages (issue 38). A metric reading a
+    variant that a task's language lacks (no stop list: b; no stemmer: c),
+    or GRAMSIM in a language without a tagger, is refused: named exactly in
+    ``--metrics``, ``--metric-set`` or ``--hbr-measures`` it is an error;
+    selected by a pattern, a group or the default battery it is left out of
+    the run with a warning naming it, the tasks and why (one run's tasks
+    share one list of metrics). A ``TASK=LANG`` naming no task of the input
+    is an error. Never a metric silently equal to variant ``a``."""
+    import warnings
+
+    from qarla_spark.names import QarlaWarning
+    from qarla_spark.stages.testbed import language_map
+    from qarla_spark.text.languages import LANGUAGES, describe, missing_variants
+
+    languages = language_map(config)
+    wrong = languages.unknown_tasks(tasks)
+    if wrong:
+        raise ConfigError("\n".join(
+            f"--language {task}=...: the input has no task {task!r}"
+            + (f"; did you mean {', '.join(close)}?" if close else
+               f" (its tasks: {_first_names(sorted(tasks))})") for task, close in wrong))
+    per_task = languages.for_tasks(tasks)
+    refused: Dict[str, List[Tuple[str, str, str]]] = {}
+    for m in metrics:
+        variant, tagger = _needs(m)
+        for task in sorted(per_task):
+            code = per_task[task]
+            why = missing_variants(code).get(variant) if variant else None
+            if tagger and not LANGUAGES[code].tagger:
+                why = (f"GRAMSIM's part-of-speech tagger is English's; none for "
+                       f"{LANGUAGES[code].name} ({code}) is installed")
+            if why:
+                refused.setdefault(m, []).append((task, code, why))
+    exact = set(registry.split_names(config.metrics))
+    exact |= {n for text in config.metric_sets for n in registry.split_names(text)}
+    exact |= set(registry.split_names(list(config.hbr_measures)))
+    asked = [m for m in metrics if m in refused and m in exact]
+    if asked:
+        raise ConfigError("\n".join(
+            f"metric {m} cannot be computed for task {task!r} (language {code}): {why}"
+            for m in asked for task, code, why in refused[m][:3])
+            + "\n(run the tasks of other languages apart, or leave these metrics out)")
+    kept = tuple(m for m in metrics if m not in refused)
+    by_reason: Dict[Tuple[str, str], List[str]] = {}
+    for m, where in refused.items():
+        for task, code, why in where:
+            by_reason.setdefault((code, why), [])
+            if m not in by_reason[(code, why)]:
+                by_reason[(code, why)].append(m)
+    for (code, why), names in sorted(by_reason.items()):
+        in_tasks = sorted({t for m in names for t, c, _ in refused[m] if c == code})
+        warnings.warn(QarlaWarning(
+            f"{_names(names)} left out of this run: {why} (task"
+            f"{'s' if len(in_tasks) > 1 else ''} {_first_names(in_tasks)}); one run's tasks "
+            "share one list of metrics: run the other tasks apart to keep them there"))
+    info = {"languages": {t: describe(per_task[t]) for t in sorted(per_task)},
+            "left_out": {m: sorted({t for t, _, _ in where}) for m, where in refused.items()}}
+    return kept, info
 
 
 def reused_metrics(path: str) -> Optional[Tuple[str, ...]]:
@@ -101,12 +190,17 @@ def compute(config, testbed: Testbed, metrics: Sequence[str], tasks=()):
     """(rows, similarities, info): the cube rows of every topic, persisted
     (None with user metric tables: the cube is then built from the long
     table), the lazy long similarity table and what ``run.json`` says of
-    it. ``tasks``: the testbed's description (``ValidationReport.tasks``)."""
+    it. ``tasks``: the testbed's description (``ValidationReport.tasks``);
+    ``metrics``: those every task's language computes (:func:`for_languages`)."""
     from qarla_spark.spark import cache
     from qarla_spark.stages.similarity_plan import add_user_tables, compute_cube, cube_to_long
+    from qarla_spark.stages.testbed import language_map
 
-    rows = compute_cube(testbed.summaries, metrics, testbed.sources,
-                        options={"tagger": config.tagger})
+    options: Dict[str, Any] = {"tagger": config.tagger}
+    per_task = language_map(config).for_tasks([t.task for t in tasks])
+    if any(code != "en" for code in per_task.values()):
+        options["languages"] = per_task     # English runs ship exactly what they did
+    rows = compute_cube(testbed.summaries, metrics, testbed.sources, options=options)
     if not config.user_metrics:
         rows = cache.persist(rows)
         added: Sequence[str] = ()

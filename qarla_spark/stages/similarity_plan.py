@@ -61,7 +61,9 @@ def _cube_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
                    options: Dict[str, object]):
     """The per-topic function shipped to the executors (a closure over plain
     data: metric names, user functions, options): a topic's summaries (and
-    sources) in, its cube row out (``CUBE_SCHEMA``)."""
+    sources) in, its cube row out (``CUBE_SCHEMA``). ``options["languages"]``:
+    each task's language (``en`` for a task it does not name)."""
+    languages = dict(options.pop("languages", None) or {})
 
     def compute(summaries, sources):
         import numpy as np
@@ -81,7 +83,8 @@ def _cube_function(metrics: Tuple[str, ...], user: Dict[str, UserMetric],
         roles = list(summaries["role"])
         result = topic_similarities(
             list(summaries["text"]), metrics, sources=docs, roles=roles,
-            user=user, options=options, where=f"task {task!r}, topic {topic!r}")
+            user=user, options=options, where=f"task {task!r}, topic {topic!r}",
+            language=languages.get(task, "en"))
         n = len(summaries)
         values = np.full((n, n, len(metrics)), np.nan)
         values[result.s, result.r] = result.values

@@ -31,6 +31,14 @@ def input_specs(config) -> List[InputSpec]:
     return specs
 
 
+def language_map(config):
+    """The run's :class:`~qarla_spark.text.languages.LanguageMap`, every
+    code checked (a :class:`~qarla_spark.errors.ConfigError` naming the
+    closest ones: before Spark starts)."""
+    from qarla_spark.text.languages import LanguageMap
+    return LanguageMap.of(config.language)
+
+
 def plain_paths_are_local(config, environ=None) -> bool:
     """Whether a plain path (no scheme) of this run names a file of the
     local file system before Spark starts: yes unless the run may use
@@ -57,6 +65,7 @@ def check_local_inputs(config) -> None:
     from qarla_spark.errors import InputError
     from qarla_spark.io.readers import local_probe, missing_inputs, not_found
     from qarla_spark.paths import scheme
+    language_map(config)        # an unknown language: before anything is read
     specs = input_specs(config)
     tables = [(p, "similarity table (--similarities)") for p in [config.similarities] if p]
     tables += [(p, "metric table (--user-metrics)") for p in config.user_metrics]
@@ -77,7 +86,7 @@ def check_small(config) -> Optional[CheckedInput]:
     """The run's inputs read and checked in the driver, when they are local
     and small (``driver_read_mb``); ``None``: Spark reads them."""
     return check_in_driver(input_specs(config), config.problem_limit,
-                           config.driver_read_mb << 20)
+                           config.driver_read_mb << 20, language_map(config).as_dict())
 
 
 def load(spark, config, checked: Optional[CheckedInput] = None, write=None
@@ -90,7 +99,8 @@ def load(spark, config, checked: Optional[CheckedInput] = None, write=None
         checked = check_small(config)
     if checked is not None:
         return checked.testbed(spark, write), checked.report
-    return load_testbed(spark, input_specs(config), limit=config.problem_limit)
+    return load_testbed(spark, input_specs(config), limit=config.problem_limit,
+                        languages=language_map(config).as_dict())
 
 
 def testbed_tables(spark, testbed: Testbed, report: ValidationReport,

@@ -4,7 +4,9 @@
 - :mod:`~qarla_spark.text.stem`: ROUGE-1.5.5's ``-m`` stemming (WordNet 2.0
   exceptions, then its own Porter variant);
 - :mod:`~qarla_spark.text.variants`: the ``a``/``b``/``c`` variants of a
-  summary, prepared once.
+  summary, prepared once;
+- :mod:`~qarla_spark.text.languages`: every other language's tokens,
+  sentences, stop list and stemmer (issue 38; ``en`` is the above).
 
 The tokenizer function is not re-exported here, so that
 ``qarla_spark.text.tokenize`` stays the module; use

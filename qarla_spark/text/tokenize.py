@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-__all__ = ["tokenize", "split_sentences", "tokenize_sentences"]
+__all__ = ["tokenize", "has_token", "split_sentences", "tokenize_sentences"]
 
 # Maximal runs of ASCII letters/digits == ROUGE-1.5.5's kept tokens (see the
 # module docstring for why this is equivalent to its three substitutions).
@@ -46,6 +46,11 @@ def tokenize(text: str) -> List[str]:
     ['merson', 's', 'call', 'up', '83rd', 'minute', 'caf']
     """
     return [t.lower() for t in _TOKEN_RE.findall(text)]
+
+
+def has_token(text: str) -> bool:
+    """Whether ``text`` has at least one ROUGE-1.5.5 token."""
+    return _TOKEN_RE.search(text) is not None
 
 
 def split_sentences(text: str) -> List[str]:
