@@ -4,8 +4,9 @@ Built from the run directory alone — ``run.json`` and the Parquet tables,
 read with pandas (no Spark) — so ``qarla report RUN_DIR`` rebuilds it at
 any time; ``qarla run`` writes it into the staging folder before the
 atomic rename (:func:`write_report`). Figures are static SVG drawn by
-matplotlib (:mod:`qarla_spark.report.figures`); styles and the small
-table-sorting script are inline; nothing is fetched when it is viewed.
+the report's own plotting layer (:mod:`qarla_spark.report.figures` on
+:mod:`qarla_spark.report.svg`); styles and the small table-sorting script
+are inline; nothing is fetched when it is viewed.
 
 Layout: a header (signature, seed, date, command, elapsed time), the
 across-task answer (runs of two or more tasks), an overview with one row per
