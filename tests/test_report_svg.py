@@ -58,7 +58,9 @@ def tick_labels(root: ET.Element):
 def test_nice_ticks_of_known_ranges():
     assert svg.nice_ticks(0, 1, 5) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert svg.nice_ticks(-0.23, 0.74, 5) == [-0.2, 0, 0.2, 0.4, 0.6]
-    assert svg.nice_ticks(1, 10, 4) == [2.5, 5, 7.5, 10]
+    assert svg.nice_ticks(1, 10, 4) == [2, 4, 6, 8, 10]
+    # a step of 0.1 would give 2 ticks; 0.05, still at most 6
+    assert svg.nice_ticks(0.443, 0.69, 5) == [0.45, 0.5, 0.55, 0.6, 0.65]
     assert svg.nice_ticks(3, 3) == [3]
     assert svg.nice_ticks(2, 1) == [] and svg.nice_ticks(0, math.inf) == []
 
@@ -79,8 +81,14 @@ def test_nice_ticks_are_round_evenly_spaced_and_inside(low, span, target):
     assert any(math.isclose(mantissa, m, rel_tol=1e-9) for m in (1, 2, 2.5, 5, 10))
     assert span / target <= step * (1 + 1e-9) and step <= 2.5 * span / target
     if len(ticks) > 1:
-        assert np.allclose(np.diff(ticks), step, rtol=1e-6, atol=ulp)
-        assert all(abs(t / step - round(t / step)) * step <= ulp + 1e-12 * step for t in ticks)
+        # the step, or one notch finer (1, 2, 2.5, 5: the one below)
+        notch = {1: 0.5, 2: 1, 2.5: 2, 5: 2.5, 10: 5}[min((1, 2, 2.5, 5, 10),
+                                                           key=lambda m: abs(m - mantissa))]
+        finer = step / mantissa * notch
+        spacing = min((step, finer), key=lambda s: abs(s - (ticks[1] - ticks[0])))
+        assert np.allclose(np.diff(ticks), spacing, rtol=1e-6, atol=ulp)
+        assert all(abs(t / spacing - round(t / spacing)) * spacing <= 2 * ulp + 1e-9 * spacing
+                   for t in ticks)
 
 
 def test_tick_labels_share_their_decimals_and_never_say_minus_zero():

@@ -99,17 +99,32 @@ def nice_step(span: float, target: int) -> float:
     return 10.0 * magnitude
 
 
+def _multiples(low: float, high: float, step: float) -> List[float]:
+    first = math.ceil(low / step - 1e-9)
+    last = math.floor(high / step + 1e-9)
+    return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+
+
 def nice_ticks(low: float, high: float, target: int = 6) -> List[float]:
-    """Round values between ``low`` and ``high`` (both included when round),
-    about ``target`` intervals apart: multiples of :func:`nice_step`."""
+    """Round values between ``low`` and ``high`` (both included when round):
+    the multiples of the smallest step of 1, 2, 2.5 or 5 times a power of
+    ten that gives at most ``target + 1`` of them (as matplotlib's
+    MaxNLocator)."""
     if not (math.isfinite(low) and math.isfinite(high)) or high < low:
         return []
     if high == low:
         return [low]
     step = nice_step(high - low, target)
-    first = math.ceil(low / step - 1e-9)
-    last = math.floor(high / step + 1e-9)
-    return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+    ticks = _multiples(low, high, step)
+    # one notch smaller may still fit: the range's ends are rarely multiples
+    magnitude = 10.0 ** math.floor(math.log10(step) + 1e-9)
+    mantissa = round(step / magnitude, 6)
+    smaller = {1.0: 0.5, 2.0: 1.0, 2.5: 2.0, 5.0: 2.5, 10.0: 5.0}.get(mantissa)
+    if smaller is not None:
+        finer = _multiples(low, high, smaller * magnitude)
+        if len(finer) <= target + 1:
+            return finer
+    return ticks
 
 
 def tick_labels(ticks: Sequence[float]) -> List[str]:
@@ -438,7 +453,7 @@ class Figure:
         w, h = self.width, self.height
         return (f'<svg role="img" aria-label="{esc(key)}" xmlns="http://www.w3.org/2000/svg" '
                 f'width="{fmt(w * 4 / 3)}" height="{fmt(h * 4 / 3)}" '
-                f'viewBox="0 0 {fmt(w)} {fmt(h)}" font-family="{esc(FONT)}" '
+                f'viewBox="0 0 {fmt(w)} {fmt(h)}" font-family="{FONT}" '
                 f'font-size="{fmt(FONT_SIZE)}" fill="{INK}">'
                 f'<defs>{"".join(clips)}</defs>'
                 f'<rect width="{fmt(w)}" height="{fmt(h)}" fill="#fff"/>'
