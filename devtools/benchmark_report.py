@@ -7,6 +7,9 @@ For each run directory and each of the two codes, in a fresh process
 (``PYTHONPATH`` = that code's ``qarla_spark``, the baseline taken out of git
 with ``git archive``):
 
+Times are CPU seconds of the process (the machine may be shared), but for
+the report drawn on Spark (wall seconds: its workers are other processes).
+
 1. per figure: the time to make each figure of :data:`FIGURES` and turn it
    into SVG (median and maximum over the tasks drawn; the first task drawn
    first is a warm-up, drawn again), the rows already read;
@@ -52,7 +55,7 @@ def _timed_figures(fg, times):
 
         def make(original=getattr(fg, attr), name=name):
             def timed(*args, **kwargs):
-                start = time.perf_counter()
+                start = time.process_time()
                 out = original(*args, **kwargs)
                 current["name"], current["start"] = name, start
                 return out
@@ -63,7 +66,7 @@ def _timed_figures(fg, times):
     def timed_svg(fig, key):
         out = to_svg(fig, key)
         if current:
-            times.setdefault(current["name"], []).append(time.perf_counter() - current["start"])
+            times.setdefault(current["name"], []).append(time.process_time() - current["start"])
             current.clear()
         return out
     fg.to_svg = timed_svg
@@ -88,9 +91,9 @@ def worker(run_dir: str, n_tasks: int, spark: bool) -> dict:
             figure_times.clear()
             run.forget(view.task)
             continue
-        start = time.perf_counter()
+        start = time.process_time()
         sections.task_section(view)
-        sections_s.append(time.perf_counter() - start)
+        sections_s.append(time.process_time() - start)
         run.forget(view.task)
     out["section_s"] = sections_s
     out["figure_s"] = {k: list(v) for k, v in figure_times.items()}
@@ -98,9 +101,9 @@ def worker(run_dir: str, n_tasks: int, spark: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         view = views[0]
         units = [(0, view.task, view.ident, k) for k in range(-1, len(sections.SECTIONS))]
-        start = time.perf_counter()
+        start = time.process_time()
         report.draw_parts(run_dir, None, units, tmp)
-        out["draw_parts_one_task_s"] = time.perf_counter() - start
+        out["draw_parts_one_task_s"] = time.process_time() - start
         start, cpu = time.perf_counter(), time.process_time()
         report.write_report(run_dir, out_file=os.path.join(tmp, "report.html"))
         out["report_s"] = time.perf_counter() - start
@@ -156,9 +159,9 @@ def show(results: dict) -> None:
         for name in names:
             print(f"{name:32} {ms(by_code['baseline']['figure_s'].get(name)):>22} "
                   f"{ms(by_code['current']['figure_s'].get(name)):>22}")
-        print(f"{'task_section (rows read)':32} {ms(by_code['baseline']['section_s']):>22} "
+        print(f"{'task_section, rows read (ms)':32} {ms(by_code['baseline']['section_s']):>22} "
               f"{ms(by_code['current']['section_s']):>22}")
-        for key, what in (("draw_parts_one_task_s", "draw_parts, one task"),
+        for key, what in (("draw_parts_one_task_s", "draw_parts, one task (CPU)"),
                           ("report_s", "write_report, no Spark (wall)"),
                           ("report_cpu_s", "write_report, no Spark (CPU)"),
                           ("report_spark_s", "write_report, local[2] (wall)")):
