@@ -24,6 +24,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qarla_spark.report import REPORT_FILE, ReportError, build_report, task_views, write_report
 from qarla_spark.report import figures as fg
@@ -430,3 +432,19 @@ def test_drawn_on_spark_in_a_few_groups_the_page_is_the_same(tmp_path, spark, mo
     target = write_report(run_dir, str(tmp_path / "spark.html"), info=info, spark=spark)
     assert open(target, encoding="utf-8").read() == alone
     assert asked and 1 < asked[0][1] < asked[0][0]            # fewer groups than units
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(), st.text(max_size=12), st.integers(-10 ** 6, 10 ** 6)))
+def test_a_cell_by_its_fast_path_is_the_cell_of_the_general_one(value):
+    """html.cell makes floats and strings first (issue 36): the same cell as
+    the general path (numpy scalars, made Python values) and the same escape
+    as html.escape."""
+    import html as std
+    from qarla_spark.report import html as h
+    fast = h.cell(value, 2)
+    general = h.cell(np.float64(value) if isinstance(value, float) else
+                     np.int64(value) if isinstance(value, int) else np.str_(value), 2)
+    assert (fast.shown, fast.sort, fast.cls) == (general.shown, general.sort, general.cls)
+    if isinstance(value, str):
+        assert h.esc(value) == std.escape(value, quote=True) == fast.shown
