@@ -24,6 +24,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qarla_spark.report import REPORT_FILE, ReportError, build_report, task_views, write_report
 from qarla_spark.report import figures as fg
@@ -343,3 +345,106 @@ def test_a_run_of_two_tasks_opens_with_the_across_answer(report_run):
     assert "chance" in news and "KING against the judges" in news
     chat = page.split('id="task-chat-two-judges"', 1)[1].split("</section>", 1)[0]
     assert "it has no human judgments" in chat
+
+
+# ------------------------------------------------- drawing many tasks (issue 36)
+
+def counted_reads(monkeypatch):
+    """Count the run loads and the table reads the report makes."""
+    import qarla_spark.report as report
+    from qarla_spark.report import data
+    loads, reads = [], []
+    load, read = report.load_run, data.read_arrow
+
+    def counting_load(*args, **kwargs):
+        loads.append(args[0])
+        return load(*args, **kwargs)
+
+    def counting_read(folder, *args, **kwargs):
+        reads.append(os.path.basename(folder))
+        return read(folder, *args, **kwargs)
+    monkeypatch.setattr(report, "load_run", counting_load)
+    monkeypatch.setattr(data, "read_arrow", counting_read)
+    return loads, reads
+
+
+def test_drawing_many_parts_loads_the_run_and_reads_each_table_once(tmp_path, monkeypatch):
+    """draw_parts (what a Spark partition draws) and the driver-only report
+    load the run once and read each table once, whatever the number of
+    tasks and parts (before issue 36: once per part, 14 per task)."""
+    import qarla_spark.report as report
+    run_dir, info = tiny_run(tmp_path)
+    loads, reads = counted_reads(monkeypatch)
+    views = task_views(load_run(run_dir, info))
+    loads.clear(), reads.clear()
+    units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
+             for k in range(-1, len(sections.SECTIONS))]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    done = report.draw_parts(run_dir, info, units, str(parts))
+    assert sorted((i, k) for i, k, _, _ in done) == sorted((u[0], u[3]) for u in units)
+    assert len(loads) == 1
+    assert reads and len(reads) == len(set(reads)), reads
+    loads.clear(), reads.clear()
+    write_report(run_dir, str(tmp_path / "r.html"), info=info)
+    assert len(loads) == 1 and len(reads) == len(set(reads)), (loads, reads)
+
+
+def test_a_task_s_rows_are_dropped_once_its_parts_are_drawn(tmp_path):
+    import qarla_spark.report as report
+    run_dir, info = tiny_run(tmp_path)
+    run = load_run(run_dir, info)
+    views = task_views(run)
+    units = [(i, v.task, v.ident, k) for i, v in enumerate(views) for k in (-1, 0, 8)]
+    report.draw_units(run, units, str(tmp_path))
+    assert run._arrow["auc"] is not None                # the tables kept,
+    assert [key for key in run._frames if key[1] is not None] == []    # the tasks' rows not
+
+
+def test_units_are_spread_in_runs_of_consecutive_units():
+    from qarla_spark.report import chunks
+    units = list(range(30))
+    for n in (1, 2, 4, 7, 30, 100):
+        found = chunks(units, n)
+        assert [u for c in found for u in c] == units          # in order, each once
+        assert len(found) == min(n, 30)
+        assert max(map(len, found)) - min(map(len, found)) <= 1
+    assert chunks([], 4) == []
+
+
+@pytest.mark.spark
+def test_drawn_on_spark_in_a_few_groups_the_page_is_the_same(tmp_path, spark, monkeypatch):
+    """The executors draw the units in one group per partition (each group
+    loads the run once); the page is the one the driver alone writes."""
+    import qarla_spark.report as report
+    run_dir, info = tiny_run(tmp_path)
+    alone = open(write_report(run_dir, str(tmp_path / "alone.html"), info=info),
+                 encoding="utf-8").read()
+    asked = []
+    original = report.chunks
+
+    def spy(units, n):
+        found = original(units, n)
+        asked.append((len(units), len(found)))
+        return found
+    monkeypatch.setattr(report, "chunks", spy)
+    monkeypatch.setattr(report, "draw_units", None)         # the driver draws nothing
+    target = write_report(run_dir, str(tmp_path / "spark.html"), info=info, spark=spark)
+    assert open(target, encoding="utf-8").read() == alone
+    assert asked and 1 < asked[0][1] < asked[0][0]            # fewer groups than units
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(), st.text(max_size=12), st.integers(-10 ** 6, 10 ** 6)))
+def test_a_cell_by_its_fast_path_is_the_cell_of_the_general_one(value):
+    """html.cell makes floats and strings first (issue 36): the same cell as
+    the general path (numpy scalars, made Python values) and the same escape
+    as html.escape."""
+    import html as std
+    from qarla_spark.report import html as h
+    fast = h.cell(value, 2)
+    general = h.cell(np.float64(value) if isinstance(value, float) else
+                     np.int64(value) if isinstance(value, int) else np.str_(value), 2)
+    assert (fast.shown, fast.sort, fast.cls) == (general.shown, general.sort, general.cls)
+    if isinstance(value, str):
+        assert h.esc(value) == std.escape(value, quote=True) == fast.shown

@@ -4,8 +4,9 @@ Built from the run directory alone — ``run.json`` and the Parquet tables,
 read with pandas (no Spark) — so ``qarla report RUN_DIR`` rebuilds it at
 any time; ``qarla run`` writes it into the staging folder before the
 atomic rename (:func:`write_report`). Figures are static SVG drawn by
-matplotlib (:mod:`qarla_spark.report.figures`); styles and the small
-table-sorting script are inline; nothing is fetched when it is viewed.
+the report's own plotting layer (:mod:`qarla_spark.report.figures` on
+:mod:`qarla_spark.report.svg`); styles and the small table-sorting script
+are inline; nothing is fetched when it is viewed.
 
 Layout: a header (signature, seed, date, command, elapsed time), the
 across-task answer (runs of two or more tasks), an overview with one row per
@@ -223,17 +224,30 @@ def draw_parts(run_dir: str, info: Optional[Dict[str, Any]],
     its section, else an index of :data:`~qarla_spark.report.sections.
     SECTIONS`)), each into ``parts/<position>-<part>.html``; returns
     (position, part, the task's :func:`overview_values` for part -1, the
-    bytes written). Pure of Spark: run in the driver, or on executors that
+    bytes written). The run is loaded once for all ``units`` (its tables
+    read once each). Pure of Spark: run in the driver, or on executors that
     see ``run_dir``."""
-    run = load_run(run_dir, info)
+    return draw_units(load_run(run_dir, info), units, parts)
+
+
+def draw_units(run: Run, units: List[Tuple[int, str, str, int]], parts: str
+               ) -> List[Tuple[int, int, Optional[Dict[str, Any]], int]]:
+    """:func:`draw_parts` with the run already loaded; a task's rows are
+    dropped once its units are drawn (units come grouped by task)."""
     out = []
+    current = None
     for i, task, ident, k in units:
+        if current is not None and task != current:
+            run.forget(current)
+        current = task
         view = TaskView(run, task, ident)
         values = overview_values(view) if k < 0 else None
         text = (task_head(view) if k < 0 else task_part(view, k)).encode("utf-8")
         with open(os.path.join(parts, f"{i}-{k}.html"), "wb") as handle:
             handle.write(text)
         out.append((i, k, values, len(text)))
+    if current is not None:
+        run.forget(current)
     return out
 
 
@@ -263,7 +277,7 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
         done = {(i, k) for i, k, _, _ in drawn}
         left = [u for u in units if (u[0], u[3]) not in done]
         if left:        # no Spark, or executors that do not see the run's folder
-            drawn += draw_parts(run.path, run.info, left, parts)
+            drawn += draw_units(run, left, parts)
         drawn.sort(key=lambda t: (t[0], t[1]))
         values = [v for _, k, v, _ in drawn if k < 0]
         title = f"qarla_spark report: {', '.join(v.task for v in views)}"
@@ -335,30 +349,45 @@ def _executors_may_see(spark, run_dir: str) -> bool:
         local_path(run_dir) is not None
 
 
-def _draw_on_spark(spark, run_dir: str, info, units, parts):
-    """:func:`draw_parts` on the executors, the parts spread over the
-    partitions one Spark job has (their figures drawn in parallel)."""
-    import pandas as pd
+def chunks(units: List[Any], n: int) -> List[List[Any]]:
+    """``units`` in at most ``n`` runs of consecutive units, of sizes that
+    differ by one at most (a task's parts stay together where they can)."""
+    n = max(1, min(n, len(units)))
+    size, extra = divmod(len(units), n)
+    out, start = [], 0
+    for k in range(n):
+        stop = start + size + (k < extra)
+        out.append(units[start:stop])
+        start = stop
+    return [c for c in out if c]
 
+
+def _draw_on_spark(spark, run_dir: str, info, units, parts):
+    """:func:`draw_parts` on the executors: the units in as many runs of
+    consecutive units as one Spark job has partitions (:func:`chunks`),
+    one partition each, so that each loads the run and reads its tables
+    once (not once per unit: 40 tasks are 560 units)."""
     from qarla_spark.spark import rounds as rd
     from qarla_spark.spark.partitioning import topic_partitions
-    n = max(1, min(len(units), topic_partitions(spark)))
-    frame = spark.createDataFrame(pd.DataFrame({
-        "key": [f"{i}-{k}" for i, _, _, k in units], "kind": "part",
-        "data": [rd.dumps(u) for u in units]}), rd.ENVELOPE)
-    context = rd.broadcast(spark, {"run_dir": run_dir, "info": info, "parts": parts})
+    groups = chunks(units, topic_partitions(spark))
+    # one row per partition: a range of n rows in n slices
+    frame = spark.range(0, len(groups), 1, len(groups))
+    context = rd.broadcast(spark, {"run_dir": run_dir, "info": info, "parts": parts,
+                                   "groups": groups})
 
-    def draw(key, items, ctx):
+    def draw(pdf, ctx):
         if not os.path.isdir(ctx["parts"]):         # not the driver's file system
             return []
-        try:
-            done = draw_parts(ctx["run_dir"], ctx["info"], [v for _, v in items], ctx["parts"])
-        except OSError:                             # seen but not writable: the driver draws
-            return []
-        return [(key, "drawn", d) for d in done]
+        out = []
+        for g in pdf["id"].tolist():
+            try:
+                done = draw_parts(ctx["run_dir"], ctx["info"], ctx["groups"][g], ctx["parts"])
+            except OSError:                         # seen but not writable: the driver draws
+                continue
+            out.extend((f"group-{g}", "drawn", d) for d in done)
+        return out
 
-    return [value for _, _, value in rd.collect(rd.reduce_by_key(frame, draw, n, context),
-                                                ["drawn"])]
+    return [value for _, _, value in rd.collect(rd.over_rows(frame, draw, context), ["drawn"])]
 
 
 def write_staged_report(staging: str, info: Optional[Dict[str, Any]] = None,

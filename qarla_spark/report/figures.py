@@ -1,71 +1,36 @@
-"""The report's figures: pure functions from small DataFrames to static SVG
-(matplotlib's SVG backend, no pyplot, no display; text stays text).
+"""The report's figures: pure functions from small DataFrames to static SVG,
+drawn by the report's own plotting layer (:mod:`qarla_spark.report.svg`:
+string building, a few milliseconds a figure; text stays text).
 
 Each ``*_figure`` function takes the rows it draws and returns a
-:class:`matplotlib.figure.Figure`; :func:`to_svg` makes it an inline
+:class:`~qarla_spark.report.svg.Figure`; :func:`to_svg` makes it an inline
 ``<svg>`` element whose ids are unique to the figure's ``key``.
 """
 
 from __future__ import annotations
 
-import functools
-import io
-import re
 from typing import Dict, Optional, Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib import rc_context
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
+
+from qarla_spark.report.svg import Figure, Handle
 
 WIDTH = 9.0                     # inches: 864 px in a browser
 BLUE, ORANGE, RED, GREY, GREEN = "#2f6db5", "#e07b00", "#c62828", "#9aa3b2", "#2e7d32"
+BLACK = "#000000"
 CLUSTER_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-RC = {"svg.fonttype": "none", "font.size": 10, "axes.titlesize": 11,
-      "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
-      "grid.color": "#e3e6ec", "grid.linewidth": 0.6, "axes.axisbelow": True,
-      "font.family": ["DejaVu Sans", "sans-serif"], "path.simplify": True}
-
-_NUMBER = re.compile(r"(-?\d+\.\d{2})\d+")
 
 
 def to_svg(fig: Figure, key: str) -> str:
-    """The figure as an ``<svg>`` element (no XML prolog, no metadata,
-    coordinates rounded to 0.01 pt; ids salted with ``key``)."""
-    buffer = io.StringIO()
-    with rc_context({**RC, "svg.hashsalt": key}):
-        FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None,
-                                                         "Format": None, "Type": None})
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
-    # round coordinates in drawing attributes only, never in visible text
-    text = re.sub(r'( (?:d|x|y|x1|x2|y1|y2|width|height|points|transform)="[^"]*")',
-                  lambda m: _NUMBER.sub(r"\1", m.group(1)), text)
-    # ids nothing refers to (figure_1, axes_1, ...) would repeat across figures: dropped
-    used = set(re.findall(r"#([A-Za-z_][\w.-]*)", text))
-    text = re.sub(r' id="([^"]+)"', lambda m: m.group(0) if m.group(1) in used else "", text)
-    return text.replace("<svg ", f'<svg role="img" aria-label="{key}" ', 1)
+    """The figure as an ``<svg>`` element (no XML prolog, coordinates
+    rounded to 0.01 pt; ids made of ``key``; ``aria-label``: ``key``)."""
+    return fig.svg(key)
 
 
-def styled(func):
-    """Draw under the report's style (rcParams are read as artists are made)."""
-    @functools.wraps(func)
-    def draw(*args, **kwargs) -> Figure:
-        with rc_context(RC):
-            return func(*args, **kwargs)
-    return draw
-
-
-def new_figure(height: float, width: float = WIDTH) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
-
-
-def _axes(fig: Figure, *args, **kwargs):
-    return fig.subplots(*args, **kwargs)
+def new_figure(height: float, width: float = WIDTH, nrows: int = 1, ncols: int = 1) -> Figure:
+    return Figure(height, width, nrows, ncols)
 
 
 def cluster_colour(cluster) -> str:
@@ -76,7 +41,6 @@ def cluster_colour(cluster) -> str:
 
 # ------------------------------------------------------------------ QARLA
 
-@styled
 def king_metrics_figure(rows: pd.DataFrame, best_set: Optional[str] = None,
                         best_king: Optional[float] = None,
                         best_interval: Optional[Sequence[float]] = None,
@@ -86,42 +50,41 @@ def king_metrics_figure(rows: pd.DataFrame, best_set: Optional[str] = None,
     cluster, representative."""
     rows = rows.sort_values(["king", "metric"], ascending=[True, False]).reset_index(drop=True)
     fig = new_figure(max(2.6, 0.16 * len(rows) + 1.3))
-    ax = _axes(fig)
+    ax = fig.axes[0]
     y = np.arange(len(rows))
-    colours = [cluster_colour(c) for c in rows["cluster"]]
-    has_ci = rows["low"].notna() & rows["high"].notna()
-    ax.hlines(y[has_ci], rows["low"][has_ci], rows["high"][has_ci], colors=np.array(colours)[
-        has_ci.to_numpy()], linewidth=1.2)
+    colours = np.array([cluster_colour(c) for c in rows["cluster"]], dtype=object)
+    has_ci = (rows["low"].notna() & rows["high"].notna()).to_numpy()
+    ax.hlines(y[has_ci], rows["low"][has_ci], rows["high"][has_ci], colour=list(colours[has_ci]),
+              width=1.2)
     reps = rows["representative"].fillna(False).astype(bool).to_numpy()
-    ax.scatter(rows["king"][reps], y[reps], c=np.array(colours)[reps], s=30, zorder=3,
-               edgecolors="black", linewidths=0.7)
-    ax.scatter(rows["king"][~reps], y[~reps], facecolors="white", s=22, zorder=3,
-               edgecolors=np.array(colours)[~reps], linewidths=1.2)
+    ax.scatter(rows["king"][reps], y[reps], size=30, fill=list(colours[reps]), edge=BLACK,
+               edge_width=0.7, z=3)
+    ax.scatter(rows["king"][~reps], y[~reps], size=22, fill="white", edge=list(colours[~reps]),
+               edge_width=1.2, z=3)
     labels = [f"{m} ★" if m == best_single else m for m in rows["metric"]]
-    ax.set_yticks(y, labels, fontsize=8)
-    for tick, colour in zip(ax.get_yticklabels(), colours):
-        tick.set_color(colour)
-    ax.set_ylim(-0.8, len(rows) - 0.2)
-    handles = [Line2D([], [], marker="o", ls="", mfc=GREY, mec="black", label="representative"),
-               Line2D([], [], marker="o", ls="", mfc="white", mec=GREY, label="other member")]
+    ax.set_yticks(y, labels, size=8, colours=list(colours))
+    ax.ylim = (-0.8, len(rows) - 0.2)
+    handles = [Handle("representative", marker="o", fill=GREY, edge=BLACK, edge_width=0.7,
+                      size=30),
+               Handle("other member", marker="o", fill="white", edge=GREY, edge_width=1.2,
+                      size=22)]
     if best_king is not None:
-        ax.axvline(best_king, color=RED, ls="--", lw=1.3)
+        ax.axvline(best_king, colour=RED, dash="--", width=1.3)
         if best_interval and all(v is not None and not np.isnan(v) for v in best_interval):
-            ax.axvspan(best_interval[0], best_interval[1], color=RED, alpha=0.08, lw=0)
-        handles.append(Line2D([], [], color=RED, ls="--", label=f"best set {best_set}"))
-    ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
-    ax.set_xlabel("KING (share of held-out references QUEEN ranks above every system)")
-    ax.grid(axis="y", visible=False)
+            ax.axvspan(best_interval[0], best_interval[1], colour=RED, opacity=0.08)
+        handles.append(Handle(f"best set {best_set}", line=RED, dash="--", line_width=1.3))
+    ax.legend(handles, loc="lower right", size=8)
+    ax.xlabel = "KING (share of held-out references QUEEN ranks above every system)"
+    ax.ygrid = False
     return fig
 
 
-@styled
 def king_subsets_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
     """KING of every evaluated set against its size. ``rows``: metric_set,
     n_metrics, king, status (``kept``: not significantly below the best
     set; ``below``; ``untested``)."""
     fig = new_figure(4.2)
-    ax = _axes(fig)
+    ax = fig.axes[0]
     rng = np.random.default_rng(0)
     x = rows["n_metrics"].to_numpy(float) + rng.uniform(-0.28, 0.28, len(rows))
     status = rows["status"].to_numpy()
@@ -131,227 +94,222 @@ def king_subsets_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> F
     for value, colour, label in styles:
         mask = status == value
         if mask.any():
-            ax.scatter(x[mask], rows["king"][mask], s=8, color=colour, alpha=0.75, lw=0,
+            ax.scatter(x[mask], rows["king"][mask], size=8, fill=colour, opacity=0.75,
                        label=label)
     top = rows.groupby("n_metrics")["king"].max()
-    ax.plot(top.index, top.to_numpy(), color=BLUE, lw=1, label="best of each size")
+    ax.plot(top.index, top.to_numpy(), colour=BLUE, width=1, label="best of each size")
     best = rows[rows["metric_set"] == best_set]
     if len(best):
-        ax.scatter(best["n_metrics"], best["king"], marker="*", s=170, color=RED, zorder=4,
-                   edgecolors="black", linewidths=0.5, label=f"best set {best_set}")
+        ax.scatter(best["n_metrics"], best["king"], marker="*", size=170, fill=RED, edge=BLACK,
+                   edge_width=0.5, z=4, label=f"best set {best_set}")
     ax.set_xticks(sorted(rows["n_metrics"].unique()))
-    ax.set_xlabel("number of metrics in the set")
-    ax.set_ylabel("KING")
-    ax.legend(fontsize=8, loc="best")
+    ax.xlabel = "number of metrics in the set"
+    ax.ylabel = "KING"
+    ax.legend(size=8, loc="best")
     return fig
 
 
-@styled
 def ranking_figure(rows: pd.DataFrame) -> Figure:
     """Models and systems ranked together by QUEEN. ``rows``: summarizer,
     role, queen."""
     rows = rows.sort_values(["queen", "summarizer"], ascending=[True, False]).reset_index(
         drop=True)
     fig = new_figure(max(2.4, 0.2 * len(rows) + 1.0))
-    ax = _axes(fig)
+    ax = fig.axes[0]
     colours = [ORANGE if r == "model" else BLUE for r in rows["role"]]
     y = np.arange(len(rows))
-    ax.barh(y, rows["queen"], color=colours, height=0.7)
-    ax.set_yticks(y, rows["summarizer"], fontsize=8)
-    for tick, role in zip(ax.get_yticklabels(), rows["role"]):
-        if role == "model":
-            tick.set_fontweight("bold")
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.legend(handles=[Line2D([], [], color=ORANGE, lw=6, label="reference (model)"),
-                       Line2D([], [], color=BLUE, lw=6, label="system (peer)")],
-              loc="lower right", fontsize=8)
-    ax.set_xlabel("QUEEN (mean over topics; a reference is scored against the others)")
-    ax.grid(axis="y", visible=False)
+    ax.barh(y, rows["queen"], colour=colours, height=0.7)
+    ax.set_yticks(y, rows["summarizer"], size=8, bold=[r == "model" for r in rows["role"]])
+    ax.ylim = (-0.7, len(rows) - 0.3)
+    ax.legend([Handle("reference (model)", line=ORANGE, line_width=6),
+               Handle("system (peer)", line=BLUE, line_width=6)], loc="lower right", size=8)
+    ax.xlabel = "QUEEN (mean over topics; a reference is scored against the others)"
+    ax.ygrid = False
     return fig
 
 
-@styled
 def jack_curve_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
     """JACK as systems are added. ``rows``: metric_set, n_peers, jack."""
     fig = new_figure(3.8)
-    ax = _axes(fig)
+    ax = fig.axes[0]
+    ordered = rows.sort_values(["metric_set", "n_peers"], kind="stable")
+    names = ordered["metric_set"].to_numpy()
+    x, y = ordered["n_peers"].to_numpy(float), ordered["jack"].to_numpy(float)
+    starts = [0, *(np.flatnonzero(names[1:] != names[:-1]) + 1).tolist(), len(names)]
     others = False
-    for name, part in rows.sort_values("n_peers").groupby("metric_set", sort=True):
-        if name == best_set:
+    for a, b in zip(starts, starts[1:]):
+        if a == b or names[a] == best_set:
             continue
-        ax.plot(part["n_peers"], part["jack"], color=GREY, lw=0.9, alpha=0.8,
+        ax.plot(x[a:b], y[a:b], colour=GREY, width=0.9, opacity=0.8,
                 label=None if others else "a representative / requested set")
         others = True
     best = rows[rows["metric_set"] == best_set].sort_values("n_peers")
     if len(best):
-        ax.plot(best["n_peers"], best["jack"], color=RED, lw=2.4, marker="o", ms=3.5,
-                label=f"best set {best_set}")
-    ax.set_xlabel("number of systems in the testbed")
-    ax.set_ylabel("JACK")
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, loc="lower right")
+        ax.plot(best["n_peers"], best["jack"], colour=RED, width=2.4, marker="o",
+                marker_size=3.5, label=f"best set {best_set}")
+    ax.xlabel = "number of systems in the testbed"
+    ax.ylabel = "JACK"
+    ax.ylim = (0, 1.02)
+    ax.legend(size=8, loc="lower right")
     return fig
 
 
 def _panels(n: int, height_each: float = 2.9):
     cols = 2 if n > 1 else 1
-    nrows = int(np.ceil(n / cols))
-    fig = new_figure(height_each * nrows + 0.4)
-    axes = np.atleast_1d(_axes(fig, nrows, cols, squeeze=False)).ravel()
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    return fig, axes
+    nrows = int(np.ceil(n / cols)) if n else 1
+    fig = new_figure(height_each * nrows + 0.4, nrows=nrows, ncols=cols)
+    for ax in fig.axes[n:]:
+        ax.visible = False
+    return fig, fig.axes
 
 
-@styled
+def _by(rows: pd.DataFrame, column: str) -> Dict[object, np.ndarray]:
+    """The positions of ``rows`` of each value of ``column``, in value order."""
+    return dict(sorted(rows.reset_index(drop=True).groupby(column, sort=True).indices.items()))
+
+
 def king_pearson_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
     """KING vs system-level Pearson, one panel per criterion. ``rows``:
     metric_set, n_metrics, king, criterion, pearson."""
-    criteria = sorted(rows["criterion"].unique())
-    fig, axes = _panels(len(criteria))
-    for ax, criterion in zip(axes, criteria):
-        part = rows[rows["criterion"] == criterion]
-        single = part["n_metrics"] == 1
-        ax.scatter(part["king"][~single], part["pearson"][~single], s=6, color=GREY, lw=0,
-                   alpha=0.6, label="a set of metrics")
-        ax.scatter(part["king"][single], part["pearson"][single], s=12, color=BLUE, lw=0,
-                   label="a single metric")
-        best = part[part["metric_set"] == best_set]
-        if len(best):
-            ax.scatter(best["king"], best["pearson"], marker="*", s=150, color=RED, zorder=4,
-                       edgecolors="black", linewidths=0.5, label="best set")
-        ax.set_title(criterion)
-        ax.set_xlabel("KING")
-        ax.set_ylabel("system-level Pearson")
-    axes[0].legend(fontsize=7.5, loc="best")
+    groups = _by(rows, "criterion")
+    fig, axes = _panels(len(groups))
+    king, pearson = rows["king"].to_numpy(float), rows["pearson"].to_numpy(float)
+    single = (rows["n_metrics"] == 1).to_numpy()
+    best = (rows["metric_set"] == best_set).to_numpy()
+    for ax, (criterion, idx) in zip(axes, groups.items()):
+        sets, singles, bests = idx[~single[idx]], idx[single[idx]], idx[best[idx]]
+        ax.scatter(king[sets], pearson[sets], size=6, fill=GREY, opacity=0.6,
+                   label="a set of metrics")
+        ax.scatter(king[singles], pearson[singles], size=12, fill=BLUE, label="a single metric")
+        if len(bests):
+            ax.scatter(king[bests], pearson[bests], marker="*", size=150, fill=RED, edge=BLACK,
+                       edge_width=0.5, z=4, label="best set")
+        ax.title = str(criterion)
+        ax.xlabel = "KING"
+        ax.ylabel = "system-level Pearson"
+    axes[0].legend(size=7.5, loc="best")
     return fig
 
 
-@styled
 def orange_figure(rows: pd.DataFrame, best_orange: Optional[float] = None,
                   labelled: Sequence[str] = ()) -> Figure:
     """ORANGE of each metric's QUEEN against ORANGE of its plain score.
     ``rows``: metric, plain, queen."""
     fig = new_figure(4.6, 6.2)
-    ax = _axes(fig)
+    ax = fig.axes[0]
     above = (rows["queen"] > rows["plain"]).to_numpy()
-    ax.scatter(rows["plain"][above], rows["queen"][above], s=18, color=GREEN,
+    ax.scatter(rows["plain"][above], rows["queen"][above], size=18, fill=GREEN,
                label="QUEEN better than plain")
-    ax.scatter(rows["plain"][~above], rows["queen"][~above], s=18, color=GREY,
+    ax.scatter(rows["plain"][~above], rows["queen"][~above], size=18, fill=GREY,
                label="QUEEN not better")
     values = pd.concat([rows["plain"], rows["queen"]]).dropna()
     if len(values):
         lo, hi = float(values.min()), float(values.max())
         pad = 0.03 * (hi - lo or 1)
-        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":",
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], colour=BLACK, width=0.8, dash=":",
                 label="equal")
     if best_orange is not None and not np.isnan(best_orange):
-        ax.axhline(best_orange, color=RED, ls="--", lw=1.2, label="QUEEN of the best set")
+        ax.axhline(best_orange, colour=RED, dash="--", width=1.2, label="QUEEN of the best set")
     for r in rows[rows["metric"].isin(labelled)].itertuples():
-        ax.annotate(r.metric, (r.plain, r.queen), fontsize=7, xytext=(3, 2),
-                    textcoords="offset points")
-    ax.set_xlabel("ORANGE of the plain score (mean similarity to the references)")
-    ax.set_ylabel("ORANGE of QUEEN")
-    ax.legend(fontsize=8, loc="best")
+        ax.annotate(r.metric, r.plain, r.queen, dx=3, dy=2, size=7)
+    ax.xlabel = "ORANGE of the plain score (mean similarity to the references)"
+    ax.ylabel = "ORANGE of QUEEN"
+    ax.legend(size=8, loc="best")
     return fig
 
 
 # ------------------------------------------------------------------ HBR
 
-@styled
 def auc_figure(rows: pd.DataFrame) -> Figure:
     """AUC of every measure and of HBR with intervals, one panel per
     criterion. ``rows``: criterion, measure, auc, low, high."""
-    criteria = sorted(rows["criterion"].unique())
-    fig, axes = _panels(len(criteria))
-    for ax, criterion in zip(axes, criteria):
-        part = rows[rows["criterion"] == criterion].sort_values(
-            ["auc", "measure"], ascending=[False, True]).reset_index(drop=True)
-        x = np.arange(len(part))
-        hbr = (part["measure"] == "HBR").to_numpy()
-        ci = part["low"].notna().to_numpy()
-        ax.vlines(x[ci & ~hbr], part["low"][ci & ~hbr], part["high"][ci & ~hbr], color=GREY,
-                  lw=1)
-        ax.scatter(x[~hbr], part["auc"][~hbr], s=10, color=BLUE, zorder=3,
-                   label="a single measure")
+    groups = _by(rows, "criterion")
+    fig, axes = _panels(len(groups))
+    measure = rows["measure"].to_numpy(object)
+    auc, low, high = (rows[c].to_numpy(float) for c in ("auc", "low", "high"))
+    for ax, (criterion, idx) in zip(axes, groups.items()):
+        # best first (an undefined AUC last), then by name
+        order = np.array(sorted(idx.tolist(), key=lambda i: (np.isnan(auc[i]), -auc[i]
+                                                             if not np.isnan(auc[i]) else 0,
+                                                             measure[i])), dtype=int)
+        x = np.arange(len(order))
+        hbr = measure[order] == "HBR"
+        ci = ~np.isnan(low[order])
+        a, lo, hi = auc[order], low[order], high[order]
+        ax.vlines(x[ci & ~hbr], lo[ci & ~hbr], hi[ci & ~hbr], colour=GREY, width=1)
+        ax.scatter(x[~hbr], a[~hbr], size=10, fill=BLUE, z=3, label="a single measure")
         if hbr.any():
-            ax.vlines(x[ci & hbr], part["low"][ci & hbr], part["high"][ci & hbr], color=RED,
-                      lw=2)
-            ax.scatter(x[hbr], part["auc"][hbr], s=60, marker="D", color=RED, zorder=4,
-                       label="HBR")
-            ax.axhline(float(part["auc"][hbr].iloc[0]), color=RED, lw=0.7, ls=":")
-        singles = part[~hbr]
-        if len(singles):
-            ax.annotate(f"best: {singles['measure'].iloc[0]}",
-                        (int(singles.index[0]), singles["auc"].iloc[0]), fontsize=7.5,
-                        xytext=(6, 4), textcoords="offset points")
-        ax.axhline(0.5, color="black", lw=0.7)
-        ax.set_title(criterion)
-        ax.set_xlabel("measures, best first")
-        ax.set_ylabel("AUC")
+            ax.vlines(x[ci & hbr], lo[ci & hbr], hi[ci & hbr], colour=RED, width=2)
+            ax.scatter(x[hbr], a[hbr], size=60, marker="D", fill=RED, z=4, label="HBR")
+            ax.axhline(float(a[hbr][0]), colour=RED, width=0.7, dash=":")
+        if (~hbr).any():
+            first = int(np.flatnonzero(~hbr)[0])
+            ax.annotate(f"best: {measure[order][first]}", first, a[first], dx=6, dy=4,
+                        size=7.5)
+        ax.axhline(0.5, colour=BLACK, width=0.7)
+        ax.title = str(criterion)
+        ax.xlabel = "measures, best first"
+        ax.ylabel = "AUC"
         ax.set_xticks([])
-    axes[0].legend(fontsize=7.5, loc="upper right")
+    axes[0].legend(size=7.5, loc="upper right")
     return fig
 
 
-@styled
 def robustness_figure(rows: pd.DataFrame) -> Figure:
     """Pooled AUC against the worst-10%-topics rank, per criterion.
     ``rows``: criterion, measure, auc, worst10_rank."""
-    criteria = sorted(rows["criterion"].unique())
-    fig, axes = _panels(len(criteria))
-    for ax, criterion in zip(axes, criteria):
-        part = rows[rows["criterion"] == criterion]
-        hbr = (part["measure"] == "HBR").to_numpy()
-        ax.scatter(part["auc"][~hbr], part["worst10_rank"][~hbr], s=12, color=BLUE,
-                   label="a single measure")
-        if hbr.any():
-            ax.scatter(part["auc"][hbr], part["worst10_rank"][hbr], s=70, marker="D",
-                       color=RED, zorder=4, label="HBR")
-        ax.set_title(criterion)
-        ax.set_xlabel("AUC, all topics")
-        ax.set_ylabel("mean rank in its worst 10% topics")
-    axes[0].legend(fontsize=7.5, loc="best")
+    groups = _by(rows, "criterion")
+    fig, axes = _panels(len(groups))
+    auc, rank = rows["auc"].to_numpy(float), rows["worst10_rank"].to_numpy(float)
+    is_hbr = (rows["measure"] == "HBR").to_numpy()
+    for ax, (criterion, idx) in zip(axes, groups.items()):
+        hbr, others = idx[is_hbr[idx]], idx[~is_hbr[idx]]
+        ax.scatter(auc[others], rank[others], size=12, fill=BLUE, label="a single measure")
+        if len(hbr):
+            ax.scatter(auc[hbr], rank[hbr], size=70, marker="D", fill=RED, z=4, label="HBR")
+        ax.title = str(criterion)
+        ax.xlabel = "AUC, all topics"
+        ax.ylabel = "mean rank in its worst 10% topics"
+    axes[0].legend(size=7.5, loc="best")
     return fig
 
 
-@styled
 def hetero_curve_figure(rows: pd.DataFrame) -> Figure:
     """P(quality increase) against heterogeneity, one line per criterion.
     ``rows``: criterion, bin, mean_h, p_quality_increase."""
     fig = new_figure(3.8)
-    ax = _axes(fig)
+    ax = fig.axes[0]
     for i, (criterion, part) in enumerate(rows.sort_values("bin").groupby("criterion")):
-        ax.plot(part["mean_h"], part["p_quality_increase"], lw=1.3, marker="o", ms=2.5,
-                color=CLUSTER_COLOURS[i % len(CLUSTER_COLOURS)], label=criterion)
-    ax.axhline(0.5, color="black", lw=0.7, ls=":")
-    ax.set_xlabel("heterogeneity H of the measures saying s ≥ s' (mean of a bin of pairs)")
-    ax.set_ylabel("P(human score of s ≥ s')")
-    ax.legend(fontsize=8, loc="best")
+        ax.plot(part["mean_h"], part["p_quality_increase"], width=1.3, marker="o",
+                marker_size=2.5, colour=CLUSTER_COLOURS[i % len(CLUSTER_COLOURS)],
+                label=criterion)
+    ax.axhline(0.5, colour=BLACK, width=0.7, dash=":")
+    ax.xlabel = "heterogeneity H of the measures saying s ≥ s' (mean of a bin of pairs)"
+    ax.ylabel = "P(human score of s ≥ s')"
+    ax.legend(size=8, loc="best")
     return fig
 
 
 # ------------------------------------------------------------------ statistics
 
-@styled
 def comparisons_figure(rows: pd.DataFrame) -> Figure:
     """Differences a − b with their intervals. ``rows``: label, difference,
     ci_low, ci_high, significant."""
     rows = rows.reset_index(drop=True)
     fig = new_figure(max(2.2, 0.24 * len(rows) + 1.0))
-    ax = _axes(fig)
+    ax = fig.axes[0]
     y = np.arange(len(rows))[::-1]
     sig = rows["significant"].fillna(False).astype(bool).to_numpy()
-    colours = np.where(sig, RED, BLUE)
-    ax.hlines(y, rows["ci_low"], rows["ci_high"], colors=colours, lw=1.6)
-    ax.scatter(rows["difference"], y, color=colours, s=22, zorder=3)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(y, rows["label"], fontsize=8)
-    ax.legend(handles=[Line2D([], [], color=RED, marker="o", label="significant (5%)"),
-                       Line2D([], [], color=BLUE, marker="o", label="not significant")],
-              fontsize=8, loc="best")
-    ax.set_xlabel("difference a − b with its 95% bootstrap interval")
-    ax.grid(axis="y", visible=False)
+    colours = [RED if s else BLUE for s in sig]
+    ax.hlines(y, rows["ci_low"], rows["ci_high"], colour=colours, width=1.6)
+    ax.scatter(rows["difference"], y, fill=colours, size=22, z=3)
+    ax.axvline(0, colour=BLACK, width=0.8)
+    ax.set_yticks(y, rows["label"], size=8)
+    ax.legend([Handle("significant (5%)", marker="o", fill=RED, line=RED),
+               Handle("not significant", marker="o", fill=BLUE, line=BLUE)],
+              size=8, loc="best")
+    ax.xlabel = "difference a − b with its 95% bootstrap interval"
+    ax.ygrid = False
     return fig
 
 

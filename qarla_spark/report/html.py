@@ -59,8 +59,13 @@ SCRIPT = """
 """
 
 
+_SPECIAL = re.compile("[&<>\"']")
+
+
 def esc(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    text = "" if value is None else str(value)
+    # most cells hold nothing to escape: html.escape only where needed
+    return html.escape(text, quote=True) if _SPECIAL.search(text) else text
 
 
 def isnum(value) -> bool:
@@ -92,12 +97,23 @@ def slug(name: str) -> str:
 class Cell:
     """A table cell: shown text (already HTML), the value it sorts by, a class."""
 
+    __slots__ = ("shown", "sort", "cls")
+
     def __init__(self, shown: str, sort=None, cls: str = ""):
         self.shown, self.sort, self.cls = shown, sort, cls
 
 
 def cell(value, digits: int = 3) -> Cell:
     """Numbers right-aligned and sorted by value; booleans as yes/no."""
+    kind = type(value)
+    if kind is float:                    # the most common cells first (a report has 10^5)
+        if value != value:               # NaN
+            return Cell("n/a", "", "n")
+        return Cell(f"{value:.{digits}f}", repr(value), "n")
+    if kind is str:
+        return Cell(esc(value))
+    if kind is Cell:
+        return value
     if isinstance(value, Cell):
         return value
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):   # numpy scalar
@@ -123,8 +139,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence], row_classes: Optiona
     head = "".join(f'<th{" class=n" if numeric[i] else ""} scope="col">{esc(h)}</th>'
                    for i, h in enumerate(headers))
     body = []
+    classes = row_classes or [""] * len(rows)
     for i, r in enumerate(rows):
-        cls = (row_classes or [""] * len(rows))[i]
+        cls = classes[i]
         tds = "".join(
             f'<td{f" class={c.cls}" if c.cls else ""}'
             f'{f" data-v={chr(34)}{esc(c.sort)}{chr(34)}" if c.sort is not None else ""}>'

@@ -417,12 +417,14 @@ def human_section(view: TaskView) -> str:
 
     def first(value) -> Optional[bool]:
         return None if value is None or pd.isna(value) else bool(value)
-    counts = {m: sum(first(grid.loc[m, c]) is True for c in models) for m in grid.index}
+    # the grid's cells as Python values, by measure (no pandas lookup per cell)
+    cells = dict(zip(grid.index, grid[models].to_numpy(dtype=object).tolist()))
+    counts = {m: sum(first(v) is True for v in cells[m]) for m in grid.index}
     order = sorted(grid.index, key=lambda m: (-counts[m], m))
     marks = {True: Cell('<span class="yes">✓</span>', 1),
              False: Cell('<span class="no">·</span>', 0),
              None: Cell("", -1)}
-    rows = [[m, counts[m], *[marks[first(grid.loc[m, c])] for c in models]] for m in order]
+    rows = [[m, counts[m], *[marks[first(v)] for v in cells[m]]] for m in order]
     best = f"QUEEN({view.best_set})"
     tab = table(["measure", "ranked first", *models], rows,
                 ["hl" if m == best else "" for m in order], table_id=view.sub("human-table"))
