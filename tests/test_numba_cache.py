@@ -1,6 +1,6 @@
 """The compiled kernels' cache is named by content, not by path: the zip a
 cluster's executors import (a new folder per application) loads what the
-installed package compiled (qarla_spark.metrics.numba_cache)."""
+installed package compiled (qarla_spark.compiled)."""
 
 import os
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from qarla_spark.metrics import numba_cache  # noqa: E402
+from qarla_spark import compiled as numba_cache  # noqa: E402
 
 
 def test_the_folder_is_named_by_module_and_content(monkeypatch, tmp_path):
@@ -44,7 +44,7 @@ def test_the_setting_is_restored_after_the_decorators():
     before = config.CACHE_LOCATOR_CLASSES
     with numba_cache.kernel_cache():
         assert config.CACHE_LOCATOR_CLASSES.startswith(
-            "qarla_spark.metrics.numba_cache.KernelCacheLocator,")
+            "qarla_spark.compiled.KernelCacheLocator,")
     assert config.CACHE_LOCATOR_CLASSES == before
 
 

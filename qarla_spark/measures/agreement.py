@@ -63,26 +63,10 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _concordance(x: np.ndarray, y: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of (B × n) arrays of finite values: Σ_{a<b} sign(x_a − x_b)·
-    sign(y_a − y_b), #{a<b: x_a ≠ x_b}, #{a<b: y_a ≠ y_b} (int64, exact),
-    item by item against the items after it (no B × pairs copies)."""
-    rows, n = x.shape
-    con = np.zeros(rows, dtype=np.int64)
-    nx = np.zeros(rows, dtype=np.int64)
-    ny = np.zeros(rows, dtype=np.int64)
-    for a in range(n - 1):
-        xa, ya, xr, yr = x[:, a:a + 1], y[:, a:a + 1], x[:, a + 1:], y[:, a + 1:]
-        sx = (xa > xr).astype(np.int8) - (xa < xr).astype(np.int8)
-        sy = (ya > yr).astype(np.int8) - (ya < yr).astype(np.int8)
-        con += np.einsum("bp,bp->b", sx, sy, dtype=np.int64)
-        nx += np.count_nonzero(sx, axis=1)
-        ny += np.count_nonzero(sy, axis=1)
-    return con, nx, ny
-
-
 def _kendall_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    con, nx, ny = _concordance(x, y)
+    from qarla_spark.measures.pair_counts import concordance_shared
+    con, nx, ny = concordance_shared(x[:, None, :], y)
+    con, nx = con[:, 0], nx[:, 0]
     # the integer sums are the doubles' sums of ±1 (exact), then doubles
     with np.errstate(invalid="ignore", divide="ignore"):
         return con.astype(np.float64) / np.sqrt(nx.astype(np.float64) * ny.astype(np.float64))
@@ -170,11 +154,14 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
                 ry[rows] = average_ranks(ys[c][rows])
                 out[c, :, :, k] = np.where(oks[c], _pearson_of(drx, _deviations(ry)), NAN)
         else:
-            if rx8 is None:          # signs of differences are signs of dense ranks
-                rx8 = _dense_ranks(x)
+            from qarla_spark.measures import pair_counts
+            compiled = pair_counts.BACKEND == "numba"
+            if rx8 is None:          # numpy: signs of differences are signs of dense ranks
+                rx8 = x if compiled else _dense_ranks(x)
             for c in range(n_c):
                 rows = np.flatnonzero(oks[c].any(axis=1))
-                con, nx, ny = _concordance_shared(rx8[rows], _dense_ranks(ys[c][rows]))
+                con, nx, ny = pair_counts.concordance_shared(
+                    rx8[rows], ys[c][rows] if compiled else _dense_ranks(ys[c][rows]))
                 with np.errstate(invalid="ignore", divide="ignore"):
                     tau = con.astype(np.float64) / np.sqrt(nx.astype(np.float64)
                                                           * ny.astype(np.float64)[:, None])
@@ -212,24 +199,6 @@ def _pearson_of(dx, dy) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (ddx * ddy[:, None, :]).sum(axis=2) / np.sqrt(sx * sy[:, None])
     return np.clip(r, -1.0, 1.0)
-
-
-def _concordance_shared(x: np.ndarray, y: np.ndarray):
-    """:func:`_concordance` of rows x[b, m] (B × M × n) against y[b] (B × n):
-    (B × M, B × M, B) int64, y's signs made once per row b."""
-    n_b, n_m, n = x.shape
-    con = np.zeros((n_b, n_m), dtype=np.int64)
-    nx = np.zeros((n_b, n_m), dtype=np.int64)
-    ny = np.zeros(n_b, dtype=np.int64)
-    for a in range(n - 1):
-        xa, xr = x[:, :, a:a + 1], x[:, :, a + 1:]
-        ya, yr = y[:, a:a + 1], y[:, a + 1:]
-        sx = (xa > xr).astype(np.int8) - (xa < xr).astype(np.int8)
-        sy = (ya > yr).astype(np.int8) - (ya < yr).astype(np.int8)
-        con += np.einsum("bmr,br->bm", sx, sy, dtype=np.int64)
-        nx += np.count_nonzero(sx, axis=2)
-        ny += np.count_nonzero(sy, axis=1)
-    return con, nx, ny
 
 
 def correlations(keys: Sequence, x: Sequence[float], y: Sequence[float],

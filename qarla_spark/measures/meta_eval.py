@@ -146,27 +146,12 @@ def sign_sums_many(metric, humans) -> List[SignSums]:
     hs = [np.asarray(h, dtype=np.float64) for h in humans]
     if m.ndim != 3 or any(h.shape != m.shape[:2] for h in hs):
         raise ValueError("metric must be (B × n × M) and human (B × n)")
-    n_b, n, n_m = m.shape
-    # system-major (n × B × M): each pair compares two contiguous blocks,
-    # pair by pair (no B × pairs × M temporaries: issue 36)
-    ms = np.ascontiguousarray(m.transpose(1, 0, 2))
-    hts = [np.ascontiguousarray(h.T) for h in hs]
-    concordance = [np.zeros((n_b, n_m), dtype=np.int64) for _ in hs]
-    human_pairs = [np.zeros(n_b, dtype=np.int64) for _ in hs]
-    metric_pairs = np.zeros((n_b, n_m), dtype=np.int64)
-    for a, b in zip(*_pairs(n)):
-        ma, mb = ms[a], ms[b]
-        sm = (ma > mb).astype(np.int8) - (ma < mb).astype(np.int8)
-        metric_pairs += sm != 0
-        for c, ht in enumerate(hts):
-            ha, hb = ht[a], ht[b]
-            sh = np.where(np.isfinite(ha) & np.isfinite(hb),
-                          (ha > hb).astype(np.int8) - (ha < hb).astype(np.int8), 0
-                          ).astype(np.int8)
-            concordance[c] += sm * sh[:, None]
-            human_pairs[c] += sh != 0
-    return [SignSums(concordance[c], metric_pairs.copy(), human_pairs[c])
-            for c in range(len(hs))]
+    from qarla_spark.measures.pair_counts import sign_sums as counts
+    con, metric_pairs, human_pairs = counts(
+        np.ascontiguousarray(m.transpose(1, 0, 2)),                      # n × B × M
+        np.ascontiguousarray(np.stack(hs).transpose(0, 2, 1)) if hs
+        else np.zeros((0, m.shape[1], m.shape[0])))                       # C × n × B
+    return [SignSums(con[c], metric_pairs.copy(), human_pairs[c]) for c in range(len(hs))]
 
 
 # ---------------------------------------------------------------------------
@@ -618,16 +603,12 @@ def paired_bootstrap_p(replicates) -> np.ndarray:
     of the topics: (1 + #{b : r_ba ≤ r_bb}) / (1 + B'), over the B'
     replicates where both are finite (a tie counts against "better"; 1 when
     no replicate has both). The diagonal means nothing."""
+    from qarla_spark.measures.pair_counts import not_better
     r = np.asarray(replicates, dtype=np.float64)
     if r.ndim != 2:
         raise ValueError("replicates must be (B × measures)")
-    fin = np.isfinite(r)
-    out = np.ones((r.shape[1], r.shape[1]))
-    for a in range(r.shape[1]):
-        both = fin[:, [a]] & fin
-        not_better = np.count_nonzero(both & (r[:, [a]] <= r), axis=0)
-        out[a] = (1 + not_better) / (1 + np.count_nonzero(both, axis=0))
-    return out
+    counts, both = not_better(r)
+    return (1 + counts) / (1 + both)
 
 
 def benjamini_hochberg(p) -> np.ndarray:

@@ -346,8 +346,8 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     overflow), so the comparison is (hi, lo) in lexicographic order — or,
     when every ``lo`` carried into ``hi`` (one level), ``hi`` alone (int32
     where it fits). None when it does not apply (the caller's exact path).
-    Each system is compared with the systems after it, measures ×
-    replicates at a time (no pairs × replicates temporaries: issue 36)."""
+    The counts: :func:`~qarla_spark.measures.pair_counts.at_least` (issue
+    36)."""
     n_t, n_s, n_k = cube.shape
     n_b = signs.shape[0]
     flips = (signs < 0).astype(np.int64)
@@ -381,21 +381,9 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
         hi, lo = _narrow(lo), None                   # one level: lo alone
     else:
         hi = _narrow(hi)
-    out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
-    for i in range(n_s - 1):
-        a, rest = hi[i][None], hi[i + 1:]                     # 1 × K × B, R × K × B
-        if lo is None:
-            le = np.count_nonzero(a <= rest, axis=2)
-            ge = np.count_nonzero(a >= rest, axis=2)
-        else:
-            same = a == rest
-            la, lr = lo[i][None], lo[i + 1:]
-            le = np.count_nonzero((a < rest) | (same & (la <= lr)), axis=2)
-            ge = np.count_nonzero((a > rest) | (same & (la >= lr)), axis=2)
-        # at_least[i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}, at_least[j, i] the other way
-        out[:, i, i + 1:] = le.T
-        out[:, i + 1:, i] = ge.T
-    return out
+    from qarla_spark.measures.pair_counts import at_least
+    # out[k, i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}
+    return at_least(hi, lo)
 
 
 def _narrow(v: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Sequence, Tuple
 import numba  # noqa: F401  (without numba: ImportError, the pure-Python backend)
 import numpy as np
 
-from qarla_spark.metrics.numba_cache import compiled
+from qarla_spark.compiled import compiled
 from qarla_spark.metrics.rouge_profiles import RougeProfile, TopicCodes, weights
 
 

@@ -1,0 +1,321 @@
+"""The counts over pairs the statistics stage makes by the million (issue
+36): integer counts of comparisons, compiled with numba when it can be
+imported, numpy otherwise — the same integers either way (a comparison of
+doubles or integers is exact; only counts are summed), so the backend never
+changes a number.
+
+- :func:`at_least`: for every measure and pair of systems i ≠ j, the
+  replicates where system i's key is at most j's (keys compared as (hi, lo)
+  pairs in lexicographic order): the counts of
+  :func:`~qarla_spark.measures.resampling.signed_mean_at_least`;
+- :func:`concordance_shared`: Kendall's concordance of rows x[b, c] against
+  y[b], and how many pairs each side orders (τ_b's parts);
+- :func:`sign_sums`: the same over the pairs of systems of every replicate
+  and measure, against several criteria's human scores at once (a NaN human
+  score orders nothing);
+- :func:`not_better`: per pair of measures, the replicates where both are
+  finite and the first is not above the second (the paired bootstrap's
+  p-values).
+
+Each function has its numpy twin (``*_numpy``); ``BACKEND`` says which one
+runs (environment variable ``QARLA_COUNT_BACKEND``: ``auto``, the default,
+``numba`` or ``numpy``). Tests compare the two.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+import numpy as np
+
+try:  # the accelerator: the same counts compiled with numba
+    import numba  # noqa: F401
+
+    from qarla_spark.compiled import compiled
+except ImportError:  # pragma: no cover - numba is a dependency
+    compiled = None
+
+BACKENDS = ("numpy", "numba") if compiled is not None else ("numpy",)
+
+
+def _backend() -> str:
+    wanted = os.environ.get("QARLA_COUNT_BACKEND", "auto")
+    if wanted == "numpy" or compiled is None:
+        return "numpy"
+    return "numba"
+
+
+BACKEND = _backend()
+
+
+# ---------------------------------------------------------------------------
+# at least: keys of S systems × K measures × B replicates
+# ---------------------------------------------------------------------------
+
+def at_least(hi: np.ndarray, lo: Optional[np.ndarray]) -> np.ndarray:
+    """(K × S × S) int64: out[k, i, j] = #{b : (hi, lo)[i, k, b] ≤ (hi,
+    lo)[j, k, b]} (lexicographic; ``lo`` None: ``hi`` alone); the diagonal
+    B. ``hi``, ``lo``: S × K × B integers."""
+    if BACKEND == "numba" and hi.size:
+        n_s, n_k, n_b = hi.shape
+        out = np.empty((n_k, n_s, n_s), dtype=np.int64)
+        if lo is None:
+            _at_least_one(np.ascontiguousarray(hi), out)
+        else:
+            _at_least_two(np.ascontiguousarray(hi), np.ascontiguousarray(lo), out)
+        return out
+    return at_least_numpy(hi, lo)
+
+
+def at_least_numpy(hi: np.ndarray, lo: Optional[np.ndarray]) -> np.ndarray:
+    """:func:`at_least` in numpy: each system against the systems after it,
+    measures × replicates at a time."""
+    n_s, n_k, n_b = hi.shape
+    out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
+    for i in range(n_s - 1):
+        a, rest = hi[i][None], hi[i + 1:]                     # 1 × K × B, R × K × B
+        if lo is None:
+            le = np.count_nonzero(a <= rest, axis=2)
+            ge = np.count_nonzero(a >= rest, axis=2)
+        else:
+            same = a == rest
+            la, lr = lo[i][None], lo[i + 1:]
+            le = np.count_nonzero((a < rest) | (same & (la <= lr)), axis=2)
+            ge = np.count_nonzero((a > rest) | (same & (la >= lr)), axis=2)
+        out[:, i, i + 1:] = le.T
+        out[:, i + 1:, i] = ge.T
+    return out
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_one(hi, out):  # pragma: no cover - compiled
+        n_s, n_k, n_b = hi.shape
+        for k in range(n_k):
+            for i in range(n_s):
+                out[k, i, i] = n_b
+                for j in range(i + 1, n_s):
+                    le = 0
+                    ge = 0
+                    for b in range(n_b):
+                        a = hi[i, k, b]
+                        c = hi[j, k, b]
+                        if a <= c:
+                            le += 1
+                        if a >= c:
+                            ge += 1
+                    out[k, i, j] = le
+                    out[k, j, i] = ge
+
+    @compiled
+    def _at_least_two(hi, lo, out):  # pragma: no cover - compiled
+        n_s, n_k, n_b = hi.shape
+        for k in range(n_k):
+            for i in range(n_s):
+                out[k, i, i] = n_b
+                for j in range(i + 1, n_s):
+                    le = 0
+                    ge = 0
+                    for b in range(n_b):
+                        a = hi[i, k, b]
+                        c = hi[j, k, b]
+                        if a < c:
+                            le += 1
+                        elif a > c:
+                            ge += 1
+                        else:
+                            x = lo[i, k, b]
+                            y = lo[j, k, b]
+                            if x <= y:
+                                le += 1
+                            if x >= y:
+                                ge += 1
+                    out[k, i, j] = le
+                    out[k, j, i] = ge
+
+
+# ---------------------------------------------------------------------------
+# Kendall's concordance of rows against one shared row
+# ---------------------------------------------------------------------------
+
+def concordance_shared(x: np.ndarray, y: np.ndarray) -> Tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+    """(con (B × C), nx (B × C), ny (B,)) int64 of rows x[b, c] (B × C × n)
+    against y[b] (B × n): Σ_{a<d} sign(x_a − x_d)·sign(y_a − y_d) and the
+    pairs each side orders (a NaN orders nothing)."""
+    if BACKEND == "numba":
+        n_b, n_c, _ = x.shape
+        con = np.empty((n_b, n_c), dtype=np.int64)
+        nx = np.empty((n_b, n_c), dtype=np.int64)
+        ny = np.empty(n_b, dtype=np.int64)
+        _concordance(np.ascontiguousarray(x, dtype=np.float64),
+                     np.ascontiguousarray(y, dtype=np.float64), con, nx, ny)
+        return con, nx, ny
+    return concordance_shared_numpy(x, y)
+
+
+def concordance_shared_numpy(x: np.ndarray, y: np.ndarray):
+    """:func:`concordance_shared` in numpy: each item against the items
+    after it."""
+    n_b, n_m, n = x.shape
+    con = np.zeros((n_b, n_m), dtype=np.int64)
+    nx = np.zeros((n_b, n_m), dtype=np.int64)
+    ny = np.zeros(n_b, dtype=np.int64)
+    for a in range(n - 1):
+        xa, xr = x[:, :, a:a + 1], x[:, :, a + 1:]
+        ya, yr = y[:, a:a + 1], y[:, a + 1:]
+        sx = (xa > xr).astype(np.int8) - (xa < xr).astype(np.int8)
+        sy = (ya > yr).astype(np.int8) - (ya < yr).astype(np.int8)
+        con += np.einsum("bmr,br->bm", sx, sy, dtype=np.int64)
+        nx += np.count_nonzero(sx, axis=2)
+        ny += np.count_nonzero(sy, axis=1)
+    return con, nx, ny
+
+
+if compiled is not None:
+    @compiled
+    def _concordance(x, y, con, nx, ny):  # pragma: no cover - compiled
+        n_b, n_c, n = x.shape
+        for b in range(n_b):
+            count = 0
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    if y[b, p] > y[b, q] or y[b, p] < y[b, q]:
+                        count += 1
+            ny[b] = count
+            for c in range(n_c):
+                total = 0
+                ordered = 0
+                for p in range(n - 1):
+                    xp = x[b, c, p]
+                    yp = y[b, p]
+                    for q in range(p + 1, n):
+                        xq = x[b, c, q]
+                        sx = 1 if xp > xq else (-1 if xp < xq else 0)
+                        if sx != 0:
+                            ordered += 1
+                            yq = y[b, q]
+                            total += sx * (1 if yp > yq else (-1 if yp < yq else 0))
+                con[b, c] = total
+                nx[b, c] = ordered
+
+
+# ---------------------------------------------------------------------------
+# sign sums over the pairs of systems, several criteria at once
+# ---------------------------------------------------------------------------
+
+def sign_sums(ms: np.ndarray, hs: np.ndarray):
+    """(concordance (C × B × M), metric pairs (B × M), human pairs (C × B))
+    int64 of measure scores ``ms`` (n × B × M, system-major) against each
+    criterion's human scores ``hs`` (C × n × B): over the pairs of systems
+    a < d, Σ sign(m_a − m_d)·sign(h_a − h_d), #{m_a ≠ m_d}, #{h_a ≠ h_d}; a
+    NaN human score orders nothing."""
+    if BACKEND == "numba":
+        n, n_b, n_m = ms.shape
+        n_c = hs.shape[0]
+        con = np.zeros((n_c, n_b, n_m), dtype=np.int64)
+        mp = np.zeros((n_b, n_m), dtype=np.int64)
+        hp = np.zeros((n_c, n_b), dtype=np.int64)
+        _sign_sums(np.ascontiguousarray(ms, dtype=np.float64),
+                   np.ascontiguousarray(hs, dtype=np.float64), con, mp, hp)
+        return con, mp, hp
+    return sign_sums_numpy(ms, hs)
+
+
+def sign_sums_numpy(ms: np.ndarray, hs: np.ndarray):
+    """:func:`sign_sums` in numpy, pair of systems by pair."""
+    n, n_b, n_m = ms.shape
+    n_c = hs.shape[0]
+    con = np.zeros((n_c, n_b, n_m), dtype=np.int64)
+    hp = np.zeros((n_c, n_b), dtype=np.int64)
+    mp = np.zeros((n_b, n_m), dtype=np.int64)
+    i, j = np.triu_indices(n, 1)
+    for a, d in zip(i, j):
+        ma, md = ms[a], ms[d]
+        sm = (ma > md).astype(np.int8) - (ma < md).astype(np.int8)
+        mp += sm != 0
+        for c in range(n_c):
+            ha, hd = hs[c, a], hs[c, d]
+            sh = np.where(np.isfinite(ha) & np.isfinite(hd),
+                          (ha > hd).astype(np.int8) - (ha < hd).astype(np.int8), 0
+                          ).astype(np.int8)
+            con[c] += sm * sh[:, None]
+            hp[c] += sh != 0
+    return con, mp, hp
+
+
+if compiled is not None:
+    @compiled
+    def _sign_sums(ms, hs, con, mp, hp):  # pragma: no cover - compiled
+        n, n_b, n_m = ms.shape
+        n_c = hs.shape[0]
+        sh = np.zeros(n_c, dtype=np.int64)
+        for b in range(n_b):
+            for a in range(n - 1):
+                for d in range(a + 1, n):
+                    for c in range(n_c):
+                        ha = hs[c, a, b]
+                        hd = hs[c, d, b]
+                        if np.isfinite(ha) and np.isfinite(hd):
+                            sh[c] = 1 if ha > hd else (-1 if ha < hd else 0)
+                        else:
+                            sh[c] = 0
+                        if sh[c] != 0:
+                            hp[c, b] += 1
+                    for m in range(n_m):
+                        x = ms[a, b, m]
+                        y = ms[d, b, m]
+                        s = 1 if x > y else (-1 if x < y else 0)
+                        if s != 0:
+                            mp[b, m] += 1
+                            for c in range(n_c):
+                                con[c, b, m] += s * sh[c]
+
+
+# ---------------------------------------------------------------------------
+# the paired bootstrap's counts
+# ---------------------------------------------------------------------------
+
+def not_better(r: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(not_better (M × M), both (M × M)) int64 of replicates ``r`` (B × M):
+    #{b : r_ba ≤ r_bd, both finite} and #{b : both finite}."""
+    if BACKEND == "numba":
+        n_m = r.shape[1]
+        nb = np.empty((n_m, n_m), dtype=np.int64)
+        both = np.empty((n_m, n_m), dtype=np.int64)
+        _not_better(np.ascontiguousarray(r.T, dtype=np.float64), nb, both)
+        return nb, both
+    return not_better_numpy(r)
+
+
+def not_better_numpy(r: np.ndarray):
+    """:func:`not_better` in numpy, a measure against every other at once."""
+    fin = np.isfinite(r)
+    n_m = r.shape[1]
+    nb = np.empty((n_m, n_m), dtype=np.int64)
+    both_n = np.empty((n_m, n_m), dtype=np.int64)
+    for a in range(n_m):
+        both = fin[:, [a]] & fin
+        nb[a] = np.count_nonzero(both & (r[:, [a]] <= r), axis=0)
+        both_n[a] = np.count_nonzero(both, axis=0)
+    return nb, both_n
+
+
+if compiled is not None:
+    @compiled
+    def _not_better(rt, nb, both):  # pragma: no cover - compiled
+        n_m, n_b = rt.shape
+        for a in range(n_m):
+            for d in range(n_m):
+                count = 0
+                finite = 0
+                for b in range(n_b):
+                    x = rt[a, b]
+                    y = rt[d, b]
+                    if np.isfinite(x) and np.isfinite(y):
+                        finite += 1
+                        if x <= y:
+                            count += 1
+                nb[a, d] = count
+                both[a, d] = finite

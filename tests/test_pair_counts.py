@@ -1,0 +1,76 @@
+"""The statistics' counts over pairs (measures/pair_counts.py, issue 36):
+the numba kernels give the integers of their numpy twins, on doubles with
+ties, NaN and both signs, on int32 and int64 keys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import pair_counts as pc
+
+pytestmark = pytest.mark.skipif("numba" not in pc.BACKENDS, reason="numba not installed")
+SETTINGS = settings(max_examples=150, deadline=None)
+
+
+def _doubles(draw, shape, nan=True):
+    grid = draw(st.sampled_from([1, 3, 1000]))
+    values = np.asarray(draw(st.lists(st.integers(-grid, grid), min_size=int(np.prod(shape)),
+                                      max_size=int(np.prod(shape)))), dtype=np.float64)
+    values = values.reshape(shape) / grid
+    if nan and values.size and draw(st.booleans()):
+        values.flat[draw(st.integers(0, values.size - 1))] = np.nan
+    return values
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(1, 9), st.booleans(), st.booleans(),
+       st.data())
+def test_at_least_kernels_equal_numpy(n_s, n_k, n_b, two, narrow, data):
+    hi = np.asarray(data.draw(st.lists(st.integers(-3, 3), min_size=n_s * n_k * n_b,
+                                       max_size=n_s * n_k * n_b)), dtype=np.int64)
+    hi = hi.reshape(n_s, n_k, n_b).astype(np.int32 if narrow else np.int64)
+    lo = None
+    if two:
+        lo = np.asarray(data.draw(st.lists(st.integers(0, 2 ** 40), min_size=hi.size,
+                                           max_size=hi.size)), dtype=np.int64).reshape(hi.shape)
+        lo[..., 0] = 5                              # equal hi and lo somewhere
+    want = pc.at_least_numpy(hi, lo)
+    assert np.array_equal(pc.at_least(hi, lo), want)
+
+
+@SETTINGS
+@given(st.integers(1, 7), st.integers(1, 3), st.integers(1, 8), st.data())
+def test_concordance_kernel_equals_numpy(n_b, n_c, n, data):
+    x = _doubles(data.draw, (n_b, n_c, n))
+    y = _doubles(data.draw, (n_b, n))
+    got = pc.concordance_shared(x, y)
+    want = pc.concordance_shared_numpy(x, y)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@SETTINGS
+@given(st.integers(2, 7), st.integers(1, 6), st.integers(1, 4), st.integers(0, 3), st.data())
+def test_sign_sums_kernel_equals_numpy(n, n_b, n_m, n_c, data):
+    ms = _doubles(data.draw, (n, n_b, n_m))
+    hs = _doubles(data.draw, (n_c, n, n_b))
+    got = pc.sign_sums(ms, hs)
+    want = pc.sign_sums_numpy(ms, hs)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@SETTINGS
+@given(st.integers(1, 9), st.integers(1, 6), st.data())
+def test_not_better_kernel_equals_numpy(n_b, n_m, data):
+    r = _doubles(data.draw, (n_b, n_m))
+    got, want = pc.not_better(r), pc.not_better_numpy(r)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_the_backend_can_be_chosen(monkeypatch):
+    monkeypatch.setenv("QARLA_COUNT_BACKEND", "numpy")
+    assert pc._backend() == "numpy"
+    monkeypatch.setenv("QARLA_COUNT_BACKEND", "auto")
+    assert pc._backend() == "numba"
