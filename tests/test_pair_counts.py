@@ -74,3 +74,20 @@ def test_the_backend_can_be_chosen(monkeypatch):
     assert pc._backend() == "numpy"
     monkeypatch.setenv("QARLA_COUNT_BACKEND", "auto")
     assert pc._backend() == "numba"
+
+
+@SETTINGS
+@given(st.integers(1, 9), st.integers(1, 5), st.integers(1, 3), st.booleans(), st.data())
+def test_at_least_levels_kernel_equals_numpy(n_b, n_s, n_k, two, data):
+    chunk = data.draw(st.sampled_from([3, 20, 49]))
+    size = n_b * n_s * n_k
+    low = np.asarray(data.draw(st.lists(st.integers(-2 ** 50, 2 ** 50), min_size=size,
+                                        max_size=size)), dtype=np.int64).reshape(n_b, n_s, n_k)
+    if data.draw(st.booleans()):
+        low = low % 7                                 # small sums: many ties
+    high = np.asarray(data.draw(st.lists(st.integers(-5, 5), min_size=size, max_size=size)),
+                      dtype=np.int64).reshape(low.shape) if two else None
+    scale = np.asarray(data.draw(st.lists(st.integers(1, 6), min_size=n_s, max_size=n_s)),
+                       dtype=np.int64)
+    got = pc.at_least_levels(low, high, scale, chunk)
+    assert np.array_equal(got, pc.at_least_levels_numpy(low, high, scale, chunk))

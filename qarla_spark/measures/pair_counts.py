@@ -135,6 +135,76 @@ if compiled is not None:
                     out[k, j, i] = ge
 
 
+def at_least_levels(low: np.ndarray, high: Optional[np.ndarray], scale: np.ndarray,
+                    chunk: int) -> np.ndarray:
+    """:func:`at_least` of the keys (A·m) of replicate-major level sums:
+    ``low``, ``high`` (B × S × K int64; ``high`` None: zero), A = high·2^c
+    + low, m = ``scale[s]`` (S,), each key carried to (hi, lo) with lo in
+    [0, 2^c) (the caller checked nothing overflows int64). The kernel
+    carries and compares a replicate at a time, its counts (K × S × S)
+    kept at hand."""
+    if BACKEND == "numba" and low.size:
+        n_b, n_s, n_k = low.shape
+        out = np.zeros((n_k, n_s, n_s), dtype=np.int64)
+        zero = np.zeros((1, 1, 1), dtype=np.int64)
+        _at_least_levels(np.ascontiguousarray(low, dtype=np.int64),
+                         zero if high is None else np.ascontiguousarray(high, dtype=np.int64),
+                         high is not None, np.ascontiguousarray(scale, dtype=np.int64),
+                         int(chunk), out)
+        return out
+    return at_least_levels_numpy(low, high, scale, chunk)
+
+
+def at_least_levels_numpy(low, high, scale, chunk: int) -> np.ndarray:
+    """:func:`at_least_levels` in numpy: the keys carried as whole arrays,
+    system-major, then :func:`at_least_numpy`."""
+    n_b, n_s, n_k = low.shape
+    m = np.asarray(scale, dtype=np.int64)[None, :, None]
+    lo = low * m
+    hi = high * m if high is not None else np.zeros(lo.shape, dtype=np.int64)
+    carry = lo >> chunk                              # floor: lo − carry·2^c in [0, 2^c)
+    hi, lo = hi + carry, lo - (carry << chunk)
+
+    def system_major(v):        # S × K × B: a system's block contiguous
+        return np.ascontiguousarray(v.transpose(1, 2, 0))
+
+    if not lo.any():
+        return at_least_numpy(system_major(hi), None)
+    if not hi.any():
+        return at_least_numpy(system_major(lo), None)
+    return at_least_numpy(system_major(hi), system_major(lo))
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_levels(low, high, two, scale, chunk, out):  # pragma: no cover - compiled
+        n_b, n_s, n_k = low.shape
+        hi = np.empty((n_s, n_k), dtype=np.int64)
+        lo = np.empty((n_s, n_k), dtype=np.int64)
+        acc = np.zeros((n_s, n_s, n_k), dtype=np.int64)      # k contiguous
+        for b in range(n_b):
+            for s in range(n_s):
+                m = scale[s]
+                for k in range(n_k):
+                    v = low[b, s, k] * m
+                    carry = v >> chunk
+                    lo[s, k] = v - (carry << chunk)
+                    hi[s, k] = (high[b, s, k] * m if two else 0) + carry
+            for i in range(n_s):
+                for j in range(i + 1, n_s):
+                    for k in range(n_k):
+                        a = hi[i, k]
+                        c = hi[j, k]
+                        x = lo[i, k]
+                        y = lo[j, k]
+                        acc[i, j, k] += (a < c) or (a == c and x <= y)
+                        acc[j, i, k] += (a > c) or (a == c and x >= y)
+        for k in range(n_k):
+            for i in range(n_s):
+                for j in range(n_s):
+                    out[k, i, j] = n_b if i == j else acc[i, j, k]
+
+
 # ---------------------------------------------------------------------------
 # Kendall's concordance of rows against one shared row
 # ---------------------------------------------------------------------------
@@ -177,26 +247,35 @@ if compiled is not None:
     @compiled
     def _concordance(x, y, con, nx, ny):  # pragma: no cover - compiled
         n_b, n_c, n = x.shape
+        signs = np.zeros(n * (n - 1) // 2, dtype=np.int8)      # y's, once per row b
         for b in range(n_b):
             count = 0
+            k = 0
             for p in range(n - 1):
+                yp = y[b, p]
                 for q in range(p + 1, n):
-                    if y[b, p] > y[b, q] or y[b, p] < y[b, q]:
+                    yq = y[b, q]
+                    s = 1 if yp > yq else (-1 if yp < yq else 0)
+                    signs[k] = s
+                    if s != 0:
                         count += 1
+                    k += 1
             ny[b] = count
             for c in range(n_c):
                 total = 0
                 ordered = 0
+                k = 0
                 for p in range(n - 1):
                     xp = x[b, c, p]
-                    yp = y[b, p]
                     for q in range(p + 1, n):
                         xq = x[b, c, q]
-                        sx = 1 if xp > xq else (-1 if xp < xq else 0)
-                        if sx != 0:
+                        if xp > xq:
                             ordered += 1
-                            yq = y[b, q]
-                            total += sx * (1 if yp > yq else (-1 if yp < yq else 0))
+                            total += signs[k]
+                        elif xp < xq:
+                            ordered += 1
+                            total -= signs[k]
+                        k += 1
                 con[b, c] = total
                 nx[b, c] = ordered
 

@@ -343,11 +343,9 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     topics' count), c bits each: n_j·A_bi ≤ n_i·A_bj is A_bi·m_i ≤ A_bj·m_j
     with m_s = lcm(n)/n_s, and each system's A·m = hi·2^c + lo exactly, with
     ``lo`` in [0, 2^c) once its carry moves to ``hi`` (int64, checked not to
-    overflow), so the comparison is (hi, lo) in lexicographic order — or,
-    when every ``lo`` carried into ``hi`` (one level), ``hi`` alone (int32
-    where it fits). None when it does not apply (the caller's exact path).
-    The counts: :func:`~qarla_spark.measures.pair_counts.at_least` (issue
-    36)."""
+    overflow), so the comparison is (hi, lo) in lexicographic order. None
+    when it does not apply (the caller's exact path). The counts:
+    :func:`~qarla_spark.measures.pair_counts.at_least_levels` (issue 36)."""
     n_t, n_s, n_k = cube.shape
     n_b = signs.shape[0]
     flips = (signs < 0).astype(np.int64)
@@ -357,40 +355,19 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     if not small or not set(by_level) <= {0, chunk}:     # (an empty level is left out)
         return None
 
-    def system_major(v):        # S × K × B: a system's block contiguous
-        return np.ascontiguousarray(v.reshape(n_b, n_s, n_k).transpose(1, 2, 0))
-
     zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
-    hi = system_major(by_level.get(chunk, zero))
-    lo = system_major(by_level.get(0, zero))
+    high = by_level.get(chunk, zero).reshape(n_b, n_s, n_k)
+    low = by_level.get(0, zero).reshape(n_b, n_s, n_k)
     lcm = math.lcm(*(int(c) for c in counts))
-    scale = [lcm // int(c) for c in counts]
-    top = max(scale)
+    scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
+    top = int(scale.max(initial=1))
     # |lo|·m < 2^(53 + bits(m)); |hi|·m plus the carries within int64
     if 53 + top.bit_length() >= 62 or \
-            (int(np.abs(hi).max(initial=0)) + 2) * top >= 2 ** 60:
+            (int(np.abs(high).max(initial=0)) + 2) * top >= 2 ** 60:
         return None
-    if top > 1:
-        m = np.asarray(scale, dtype=np.int64)[:, None, None]
-        hi, lo = hi * m, lo * m
-    carry = lo >> chunk                              # floor: lo − carry·2^c in [0, 2^c)
-    hi, lo = hi + carry, lo - (carry << chunk)
-    if not lo.any():
-        hi, lo = _narrow(hi), None                   # whole multiples of 2^c: hi alone
-    elif not hi.any():
-        hi, lo = _narrow(lo), None                   # one level: lo alone
-    else:
-        hi = _narrow(hi)
-    from qarla_spark.measures.pair_counts import at_least
+    from qarla_spark.measures.pair_counts import at_least_levels
     # out[k, i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}
-    return at_least(hi, lo)
-
-
-def _narrow(v: np.ndarray) -> np.ndarray:
-    """int64 values as int32 when they fit (half the bytes to compare)."""
-    if v.size and -2 ** 31 <= int(v.min()) and int(v.max()) < 2 ** 31:
-        return v.astype(np.int32)
-    return v
+    return at_least_levels(low, high if chunk in by_level else None, scale, chunk)
 
 
 def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):

@@ -418,6 +418,7 @@ def _meta_group(key, task, items, ctx):
     wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
     records: List[tuple] = []
     printed: Dict[str, dict] = {"pairwise_accuracy": {}}
+    judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
     for criterion, e in evaluations.items():
         rows = []
         for (level, stat), found in e.estimates.items():
@@ -435,12 +436,9 @@ def _meta_group(key, task, items, ctx):
                         np.column_stack([found[m].replicates for m in cols]))
                  for (level, stat), found in e.estimates.items()
                  if cols and found[0].replicates is not None}
-        tau_rows, tau_printed = _king_vs_judges(
-            task, criterion, king, [kinglike[e.measures[m]] for m in cols], stats, n) \
-            if cols and king is not None else ([], {})
+        if cols and king is not None:
+            judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
         records.append(rd.table_record(key, "metric_eval", rows))
-        if tau_rows:
-            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
         if ctx.get("n_tasks", 0) >= 2:
             # across tasks: the measures every task has (HBR's measures, the
             # QUEEN of the requested sets, HBR), not a task's own sets
@@ -451,13 +449,17 @@ def _meta_group(key, task, items, ctx):
                 "agree2": e.pa_counts[0][:, keep], "pairs2": e.pa_counts[1]}))
         if ranks:
             records.append(rd.table_record(key, "metric_ranks", ranks))
-        if tau_printed:
-            printed.setdefault("king_vs_judges", {}).update(tau_printed)
         for name, est in zip(e.measures, pa):
             label = kinglike.get(name)
             if name == "HBR" or (label in wanted and label is not None):
                 printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
                     est.value, est.low, est.high)
+    if judged:
+        tau_rows, tau_printed = _king_vs_judges(task, king, judged, n)
+        if tau_rows:
+            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
+        if tau_printed:
+            printed["king_vs_judges"] = tau_printed
     return records, printed
 
 
@@ -557,32 +559,42 @@ def _king_of_ranked(task, items, ctx):
     return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
 
 
-def _king_vs_judges(task, criterion, king, names, stats, n):
-    """king_vs_judges/ rows of one (task, criterion): Kendall's τ between the
-    sets' KING and each judge-based statistic of their QUEEN (a single metric
-    is its own set), over the sets both have, with a recentred interval
-    (judge_statistics.RANGES) from the same Poisson replicates (keyed by topic: replicate b resamples
-    the topics both share alike); what the run prints (pairwise accuracy)."""
+def _king_vs_judges(task, king, entries, n):
+    """king_vs_judges/ rows of one task, each criterion of ``entries``
+    ((criterion, names, stats) — a set's name per statistic column, and per
+    statistic its point values and replicates): Kendall's τ between the
+    sets' KING and each judge-based statistic of their QUEEN (a single
+    metric is its own set), over the sets both have, with a recentred
+    interval (judge_statistics.RANGES) from the same Poisson replicates
+    (keyed by topic: replicate b resamples the topics both share alike);
+    what the run prints (pairwise accuracy). Every criterion's statistics
+    with the same sets against the same KING row at once (τ is symmetric)."""
     labels, point_k, reps_k = king
     at = {name: i for i, name in enumerate(labels)}
-    both = [m for m, name in enumerate(names) if name in at]
-    common = [names[m] for m in both]
-    kcols = [at[name] for name in common]
-    rows, printed = [], {}
-    names_s = sorted(stats)
-    # τ is symmetric: every statistic against the same KING row at once
-    taus = correlation_rows_shared(common, np.stack([stats[s][0][both] for s in names_s])[None],
-                                   point_k[kcols][None], kinds=("kendall",))[0, :, 0]
-    reps_all = correlation_rows_shared(
-        common, np.stack([stats[s][1][:, both] for s in names_s], axis=1), reps_k[:, kcols],
-        kinds=("kendall",))[:, :, 0]
-    for k, stat in enumerate(names_s):
-        tau, reps_t = taus[k], reps_all[:, k]
-        low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
-        rows.append((task, criterion, stat, len(common), float(tau), low, high,
-                     rs.interval_method(js.RANGES["kendall"]), n, UNIT))
-        if stat == "pairwise_accuracy":
-            printed[(task, criterion)] = Interval(float(tau), low, high)
+    rows: List[tuple] = []
+    printed: Dict[Tuple[str, str], Interval] = {}
+    batches: Dict[tuple, list] = {}
+    for criterion, names, stats in entries:
+        batches.setdefault(tuple(names), []).append((criterion, stats))
+    for names, found in batches.items():
+        both = [m for m, name in enumerate(names) if name in at]
+        common = [names[m] for m in both]
+        kcols = [at[name] for name in common]
+        cols = [(criterion, stat, stats[stat]) for criterion, stats in found
+                for stat in sorted(stats)]
+        taus = correlation_rows_shared(
+            common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
+            kinds=("kendall",))[0, :, 0]
+        reps_all = correlation_rows_shared(
+            common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
+            kinds=("kendall",))[:, :, 0]
+        for k, (criterion, stat, _) in enumerate(cols):
+            tau, reps_t = taus[k], reps_all[:, k]
+            low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
+            rows.append((task, criterion, stat, len(common), float(tau), low, high,
+                         rs.interval_method(js.RANGES["kendall"]), n, UNIT))
+            if stat == "pairwise_accuracy":
+                printed[(task, criterion)] = Interval(float(tau), low, high)
     return rows, printed
 
 
