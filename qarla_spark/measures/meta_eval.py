@@ -404,7 +404,7 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
         cs = np.zeros((n_m, n_p + 1), dtype=np.int64)
         cs[:, 1:] = np.cumsum(np.where(cls_s == c, delta_s, 0), axis=1)
         csums.append(cs)
-    out = []
+    chosen = []
     for m in range(n_m):
         at = np.flatnonzero(near[m])                   # ascending ε
         exact = np.zeros(at.size, dtype=object)
@@ -413,10 +413,21 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
         best_value = max(exact)
         k = int(at[next(q for q, v in enumerate(exact) if v == best_value)])
         epsilon = float(diff_s[m, k - 1]) if k > 0 else 0.0
-        value = Fraction(int(best_value), lcm * n_groups)
-        out.append(TieCalibration(epsilon, value.numerator, value.denominator, n_groups,
-                                  _acc_eq_counts(ms[:, m], h, i, j, epsilon)))
-    return out
+        chosen.append((epsilon, Fraction(int(best_value), lcm * n_groups)))
+    # the counts at each chosen ε (_acc_eq_counts of every measure at once)
+    eps = np.asarray([e for e, _ in chosen], dtype=np.float64)[:, None]
+    mtie = diff <= eps
+    same = sm == sh[None, :]
+    n_both = np.count_nonzero(mtie & htie[None, :], axis=1)
+    n_mt = np.count_nonzero(mtie, axis=1) - n_both
+    n_ht = int(np.count_nonzero(htie)) - n_both
+    ordered = ~mtie & ~htie[None, :]
+    con_n = np.count_nonzero(ordered & same, axis=1)
+    dis_n = np.count_nonzero(ordered, axis=1) - con_n
+    return [TieCalibration(epsilon, value.numerator, value.denominator, n_groups,
+                           AccEq(int(con_n[m]), int(dis_n[m]), int(n_ht[m]), int(n_mt[m]),
+                                 int(n_both[m])))
+            for m, (epsilon, value) in enumerate(chosen)]
 
 
 def acc_eq_by_groups(metrics, human, groups, epsilons) -> Tuple[np.ndarray, np.ndarray,

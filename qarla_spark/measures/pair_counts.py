@@ -329,27 +329,34 @@ if compiled is not None:
     def _sign_sums(ms, hs, con, mp, hp):  # pragma: no cover - compiled
         n, n_b, n_m = ms.shape
         n_c = hs.shape[0]
-        sh = np.zeros(n_c, dtype=np.int64)
+        n_p = n * (n - 1) // 2
+        sm = np.empty((n_p, n_m), dtype=np.int64)      # a replicate's signs, pair by pair
+        sh = np.empty((n_c, n_p), dtype=np.int64)
         for b in range(n_b):
+            p = 0
             for a in range(n - 1):
                 for d in range(a + 1, n):
+                    for m in range(n_m):
+                        x = ms[a, b, m]
+                        y = ms[d, b, m]
+                        s = (x > y) - (x < y)
+                        sm[p, m] = s
+                        mp[b, m] += s != 0
                     for c in range(n_c):
                         ha = hs[c, a, b]
                         hd = hs[c, d, b]
                         if np.isfinite(ha) and np.isfinite(hd):
-                            sh[c] = 1 if ha > hd else (-1 if ha < hd else 0)
+                            sh[c, p] = (ha > hd) - (ha < hd)
                         else:
-                            sh[c] = 0
-                        if sh[c] != 0:
-                            hp[c, b] += 1
-                    for m in range(n_m):
-                        x = ms[a, b, m]
-                        y = ms[d, b, m]
-                        s = 1 if x > y else (-1 if x < y else 0)
-                        if s != 0:
-                            mp[b, m] += 1
-                            for c in range(n_c):
-                                con[c, b, m] += s * sh[c]
+                            sh[c, p] = 0
+                        hp[c, b] += sh[c, p] != 0
+                    p += 1
+            for c in range(n_c):
+                for q in range(n_p):
+                    h = sh[c, q]
+                    if h != 0:
+                        for m in range(n_m):
+                            con[c, b, m] += h * sm[q, m]
 
 
 # ---------------------------------------------------------------------------
