@@ -91,3 +91,14 @@ def test_at_least_levels_kernel_equals_numpy(n_b, n_s, n_k, two, data):
                        dtype=np.int64)
     got = pc.at_least_levels(low, high, scale, chunk)
     assert np.array_equal(got, pc.at_least_levels_numpy(low, high, scale, chunk))
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 9), st.data())
+def test_average_ranks_kernel_equals_the_comparisons(rows, n, data):
+    x = _doubles(data.draw, (rows, n))
+    got = pc.average_ranks(x)
+    less = (x[:, None, :] < x[:, :, None]).sum(axis=2)
+    equal = (x[:, None, :] == x[:, :, None]).sum(axis=2)
+    want = less + (equal + 1) / 2.0
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()

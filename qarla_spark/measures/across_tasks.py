@@ -85,6 +85,11 @@ class AcrossTasks:
         task's)."""
         return rs.bootstrap_interval(float(e.point[m]), e.reps[:, m], self.bounds)
 
+    def intervals(self, e: Estimates) -> Tuple[np.ndarray, np.ndarray]:
+        """(low, high) of every measure of ``e``: :meth:`interval` of each
+        column at once."""
+        return rs.bootstrap_columns(e.point, e.reps, self.bounds)
+
     def best_or_tied(self) -> List[int]:
         """Per measure: the tasks in which it is in the top cluster."""
         return [sum(int(r[m] == 1) for r in self.task_ranks.values())
@@ -191,14 +196,16 @@ def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
     best = found.best_or_tied()
     n_tasks = len(found.tasks)
     p = found.pooled
+    # every measure's interval of an estimate at once (the same doubles)
+    bounds = {key: found.intervals(e) for key, e in [(POOLED, p), *found.tasks.items()]}
     for m, name in enumerate(p.names):
-        low, high = found.interval(p, m)
+        low, high = bounds[POOLED][0][m], bounds[POOLED][1][m]
         rank = found.pooled_ranks[m] or None
-        rows.append((basis, criterion, name, POOLED, float(p.point[m]), low, high,
-                     found.interval_name, rank, best[m], n_tasks))
+        rows.append((basis, criterion, name, POOLED, float(p.point[m]), float(low),
+                     float(high), found.interval_name, rank, best[m], n_tasks))
         for task, e in found.tasks.items():
-            low, high = found.interval(e, m)
+            low, high = bounds[task][0][m], bounds[task][1][m]
             r = found.task_ranks[task][m]
-            rows.append((basis, criterion, name, task, float(e.point[m]), low, high,
-                         found.interval_name, r or None, int(r == 1), 1))
+            rows.append((basis, criterion, name, task, float(e.point[m]), float(low),
+                         float(high), found.interval_name, r or None, int(r == 1), 1))
     return rows
