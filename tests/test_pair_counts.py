@@ -102,3 +102,24 @@ def test_average_ranks_kernel_equals_the_comparisons(rows, n, data):
     equal = (x[:, None, :] == x[:, :, None]).sum(axis=2)
     want = less + (equal + 1) / 2.0
     assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+@SETTINGS
+@given(st.integers(1, 30), st.integers(1, 4), st.sampled_from([2, 5, 1000]), st.data())
+def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
+    """meta_eval.tie_calibrations (the compiled exact search, and its numpy
+    path) gives each measure's tie_calibration: ε, value and counts."""
+    from qarla_spark.measures import meta_eval as me
+    values = data.draw(st.lists(st.integers(0, grid), min_size=n * n_m, max_size=n * n_m))
+    ms = np.asarray(values, dtype=np.float64).reshape(n, n_m) / grid
+    h = np.asarray(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+                   dtype=np.float64) / 3
+    groups = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    want = [me.tie_calibration(ms[:, m], h, groups) for m in range(n_m)]
+    assert me.tie_calibrations(ms, h, groups) == want
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        assert me.tie_calibrations(ms, h, groups) == want
+    finally:
+        pc.BACKEND = saved

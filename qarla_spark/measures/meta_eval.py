@@ -375,6 +375,15 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
     con = ~htie[None, :] & (diff > 0) & (sm == sh[None, :])
     delta = htie.astype(np.int64)[None, :] - con
 
+    lcm = math.lcm(*(int(d) for d in np.unique(per_group)))
+    if lcm * n_groups < 2 ** 62:
+        # compiled: every candidate's objective an exact integer
+        from qarla_spark.measures.pair_counts import calibrate
+        found = calibrate(diff, con, htie, (lcm // per_group)[g].astype(np.int64))
+        if found is not None:
+            best, eps_at = found
+            chosen = [(float(e), Fraction(int(v), lcm * n_groups)) for v, e in zip(best, eps_at)]
+            return _with_counts(chosen, diff, sm, sh, htie, n_groups)
     order = np.argsort(diff, axis=1)     # the order within equal differences never shows
     diff_s = np.take_along_axis(diff, order, axis=1)
     delta_s = np.take_along_axis(delta, order, axis=1)
@@ -414,7 +423,12 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
         k = int(at[next(q for q, v in enumerate(exact) if v == best_value)])
         epsilon = float(diff_s[m, k - 1]) if k > 0 else 0.0
         chosen.append((epsilon, Fraction(int(best_value), lcm * n_groups)))
-    # the counts at each chosen ε (_acc_eq_counts of every measure at once)
+    return _with_counts(chosen, diff, sm, sh, htie, n_groups)
+
+
+def _with_counts(chosen, diff, sm, sh, htie, n_groups) -> List[TieCalibration]:
+    """The calibrations (ε, value) of every measure with acc_eq's counts at
+    each chosen ε (:func:`_acc_eq_counts` of every measure at once)."""
     eps = np.asarray([e for e, _ in chosen], dtype=np.float64)[:, None]
     mtie = diff <= eps
     same = sm == sh[None, :]

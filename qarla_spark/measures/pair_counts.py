@@ -435,3 +435,55 @@ if compiled is not None:
                     elif w == v:
                         equal += 1
                 out[r, a] = less + (equal + 1) / 2.0
+
+
+# ---------------------------------------------------------------------------
+# tie calibration: the best ε of each measure, its objective exact
+# ---------------------------------------------------------------------------
+
+def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
+              weight: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Per measure (rows of ``diff``, M × P: |m_i − m_j| of each pair),
+    the ε among 0 and every difference maximising N(ε) = Σ_pairs w·con +
+    Σ_{diff ≤ ε} w·(htie − con) — tie calibration's objective times
+    lcm(P_g)·G, an exact integer (``weight`` w = lcm/P_g of each pair's
+    group; the caller checked G·lcm < 2^62) — the smallest ε among equal
+    maxima: (N (M,) int64, ε (M,) float64). None without numba (the
+    caller's numpy path, the same numbers)."""
+    if BACKEND != "numba":
+        return None
+    n_m = diff.shape[0]
+    best = np.empty(n_m, dtype=np.int64)
+    eps = np.empty(n_m, dtype=np.float64)
+    _calibrate(np.ascontiguousarray(diff), np.ascontiguousarray(con),
+               np.ascontiguousarray(htie), np.ascontiguousarray(weight), best, eps)
+    return best, eps
+
+
+if compiled is not None:
+    @compiled
+    def _calibrate(diff, con, htie, weight, best, eps):  # pragma: no cover - compiled
+        n_m, n_p = diff.shape
+        for m in range(n_m):
+            row = diff[m]
+            order = np.argsort(row)          # the order within equal differences never shows
+            total = 0
+            for p in range(n_p):
+                if con[m, p]:
+                    total += weight[p]
+            have = False
+            top = 0
+            at = 0.0
+            if row[order[0]] != 0.0:         # ε = 0 ties no pair
+                have = True
+                top = total
+            for k in range(n_p):
+                p = order[k]
+                total += weight[p] * (np.int64(htie[p]) - np.int64(con[m, p]))
+                if k == n_p - 1 or row[order[k + 1]] != row[p]:   # the last of its difference
+                    if not have or total > top:
+                        have = True
+                        top = total
+                        at = row[p]
+            best[m] = top
+            eps[m] = at
