@@ -12,7 +12,7 @@ flips — is :mod:`qarla_spark.measures.resampling`'s.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, Optional
 
 import numpy as np
 
@@ -199,12 +199,15 @@ def auc_group(key, frame, plans, seed: int, n: int):
     return out
 
 
-def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True):
+def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True,
+                      memo: Optional[dict] = None):
     """Intervals of the correlations of one (task, set or HBR, criterion):
     system level (resampling topics, systems, both) and, with
     ``summary_level``, summary level (topics). ``frame``: part ("x": topic,
     summarizer, num, den — a system's score in a topic as a ratio; "y": topic,
-    summarizer, score — a human score)."""
+    summarizer, score — a human score). ``memo``: a dict shared by the
+    calls of one group (the criteria of a set): the systems' x means of the
+    same x rows and systems are computed once."""
     task, set_id, criterion = key
     x_rows = frame[frame["part"] == "x"]
     y_rows = frame[frame["part"] == "y"]
@@ -244,10 +247,24 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True)
                 out[:, j] = value_of(mine, w[:, cols])[:, 0]
         return outs
 
-    xs = system_means(x_rows, lambda r, w: rs.weighted_ratio_means(
-        r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w),
-        lambda r, where, w: rs.grouped_ratio_means(
-            r["num"].to_numpy(np.int64), r["den"].to_numpy(np.int64), where, len(systems), w))
+    def x_means():
+        return system_means(x_rows, lambda r, w: rs.weighted_ratio_means(
+            r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w),
+            lambda r, where, w: rs.grouped_ratio_means(
+                r["num"].to_numpy(np.int64), r["den"].to_numpy(np.int64), where, len(systems),
+                w))
+
+    if memo is None:
+        xs = x_means()
+    else:
+        # the same x rows and systems (the criteria judging the same peers)
+        mine = x_rows[x_rows["summarizer"].isin(systems)]
+        found_key = (task, tuple(systems), tuple(topics), tuple(zip(
+            mine["topic"], mine["summarizer"], mine["num"].astype(np.int64).tolist(),
+            mine["den"].astype(np.int64).tolist())))
+        xs = memo.get(found_key)
+        if xs is None:
+            xs = memo[found_key] = x_means()
     ys = system_means(y_rows, lambda r, w: rs.weighted_real_means(
         r["score"].to_numpy(np.float64)[:, None], w),
         lambda r, where, w: rs.grouped_real_means(

@@ -123,13 +123,13 @@ def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
             # correlation_ci/: the best set's correlations, every unit (what
             # the run prints); metric_eval/ has every detailed set's
             s = ctx["detailed"].labels_of(task).index(best.label)
-            for criterion in sorted(set(j["criterion"])):
-                sel = j["criterion"] == criterion
-                judged = {"summarizer": j["summarizer"][sel], "score": j["score"][sel]}
-                out.append((rd.key_of(task, "corr", s, criterion), "s_corr",
-                            {"topic": value["topic"], "peers": value["peers"],
-                             "num": value["full_num"][:, s], "den": value["full_den"],
-                             "judged": judged}))
+            # one group per (task, set), every criterion (the same peers'
+            # system scores computed once: correlation_group's memo)
+            out.append((rd.key_of(task, "corr", s), "s_corr",
+                        {"topic": value["topic"], "peers": value["peers"],
+                         "num": value["full_num"][:, s], "den": value["full_den"],
+                         "judged": {"summarizer": j["summarizer"], "criterion": j["criterion"],
+                                    "score": j["score"]}}))
         return out
     if kind == "auc_topic":
         return [(rd.key_of(task, "auc", criterion), "s_auc",
@@ -261,21 +261,25 @@ def _statistics_reduce(key, items, ctx):
             out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
                               detailed, {}, seed, n, kind="jack")
     elif group == "corr" and q is not None:
-        s, criterion = int(rest[0]), rest[1]
-        rows = []
+        s = int(rest[0])
+        by_criterion: Dict[str, list] = {}
         for _, v in items:
             at = {name: a for a, name in enumerate(v["peers"])}
-            for name, score in zip(v["judged"]["summarizer"], v["judged"]["score"]):
+            j = v["judged"]
+            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
                 a = at.get(name)
                 if a is None:
                     continue
+                rows = by_criterion.setdefault(criterion, [])
                 rows.append((v["topic"], name, "x", int(v["num"][a]), int(v["den"][a]), None))
                 rows.append((v["topic"], name, "y", None, None, float(score)))
-        if rows:
+        label = q["detailed"][task][s]
+        memo: Dict[tuple, Any] = {}
+        for criterion, rows in sorted(by_criterion.items()):
             frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            label = q["detailed"][task][s]
             corr += [(r[0], "QUEEN", label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
-                     for r in correlation_group((task, s, criterion), frame, seed, n)]
+                     for r in correlation_group((task, s, criterion), frame, seed, n,
+                                                memo=memo)]
     elif group == "auc" and h is not None:
         criterion = rest[0]
         rows = [(v["topic"], m, int(w), int(v["n_pairs"]))
@@ -294,13 +298,14 @@ def _statistics_reduce(key, items, ctx):
                                                          v["criterion"], v["score"]):
                     y_rows.setdefault(criterion, []).append(
                         (topic, name, "y", None, None, float(score)))
+        memo: Dict[tuple, Any] = {}
         for criterion in sorted(y_rows):
             frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
                                                          "den", "score"])
             corr += [(r[0], "HBR", h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
                       r[9])
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
-                                                summary_level=False)]
+                                                summary_level=False, memo=memo)]
     elif group == "meta":
         extra, printed_meta = _meta_group(key, task, items, ctx)
     elif group == "chance":
@@ -680,11 +685,11 @@ def _n_groups(ctx, qarla, tasks) -> int:
     n = 0
     for t in tasks:
         criteria = len(t.judgments)
-        # king, jack, HBR's correlations, metric_eval; each criterion's
-        # AUC, chance baseline and (QARLA) correlations of the best set
+        # king, jack, HBR's correlations, metric_eval, (QARLA) the best
+        # set's correlations; each criterion's AUC and chance baseline
         n += 2 + (2 + 2 * criteria if criteria else 0)
-        if qarla is not None:
-            n += criteria
+        if qarla is not None and criteria:
+            n += 1
     return n
 
 
