@@ -11,6 +11,7 @@ flips — is :mod:`qarla_spark.measures.resampling`'s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Optional
 
@@ -70,13 +71,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
     and its max-T adjustment within the family."""
     if not pairs:
         return []
-    columns = [diffs_of(ia, ib) for ia, ib in pairs]
-    scale = columns[0][1]
-    if any(c[1] != scale for c in columns):
-        raise ValueError("the differences of a family must share one scale")
-    diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
-    p, adjusted = rs.sign_flip_family(diffs, flips)
     ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
+    many = getattr(diffs_of, "many", None)
+    if many is not None:                 # every pair's differences at once
+        diffs, scale = many(ia_all, ib_all)
+    else:
+        columns = [diffs_of(ia, ib) for ia, ib in pairs]
+        scale = columns[0][1]
+        if any(c[1] != scale for c in columns):
+            raise ValueError("the differences of a family must share one scale")
+        diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
+    p, adjusted = rs.sign_flip_family(diffs, flips)
     lows, highs = rs.percentile_columns(reps[:, ia_all] - reps[:, ib_all])
     out = []
     for k, (ia, ib) in enumerate(pairs):
@@ -121,11 +126,18 @@ def ratio_estimates(task: str, frame, labels, seed: int, n: int) -> RatioEstimat
     wins = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["num"]), topics, gids)
     dens = _matrix(zip(frame["topic"], frame["gid"].astype(int), frame["den"]), topics,
                    gids).max(axis=1)
+    return ratio_estimates_of(task, topics, gids, [labels[g] for g in gids], wins, dens,
+                              seed, n)
+
+
+def ratio_estimates_of(task: str, topics, gids, names, wins, dens, seed: int,
+                       n: int) -> RatioEstimates:
+    """:class:`RatioEstimates` of the counts themselves: ``wins`` (T × sets,
+    the columns ``gids`` named ``names``), ``dens`` (T,), topics sorted."""
     point = rs.weighted_ratio_means(wins, dens, np.ones((1, len(topics)), dtype=np.int64))[0]
     reps = rs.weighted_ratio_means(wins, dens, rs.poisson_weights(seed, task, topics, n))
     jack = rs.weighted_ratio_means(wins, dens, rs.jackknife_weights(len(topics)))
-    return RatioEstimates(topics, gids, [labels[g] for g in gids], wins, dens, point, reps,
-                          jack)
+    return RatioEstimates(list(topics), list(gids), list(names), wins, dens, point, reps, jack)
 
 
 def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
@@ -150,6 +162,18 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
     def diffs_of(ia, ib):
         ints, lcm = rs.common_scale(wins[:, ia], wins[:, ib], dens)
         return ints, lcm * len(topics)
+
+    lcm = math.lcm(*(int(d) for d in np.unique(dens)))
+    factor = lcm // np.asarray(dens, dtype=np.int64)
+
+    def many(ia, ib):
+        # rs.common_scale of every pair at once (int64: the counts are small)
+        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
+            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
+            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
+        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * len(topics)
+
+    diffs_of.many = many
 
     best = plan["best"]
     for family, others in (("best_single", [plan["best_single"]]),
