@@ -957,3 +957,45 @@ def test_recentred_interval_edges():
     assert rs.recentred_interval(0.3, [0.3] * 9) == (0.3, 0.3)
     assert all(math.isnan(v) for v in rs.recentred_interval(0.3, [np.nan]))
     assert all(math.isnan(v) for v in rs.recentred_interval(np.nan, reps))
+
+
+def _same_evaluation(a: js.MetaEvaluation, b: js.MetaEvaluation) -> bool:
+    def bits(v):
+        return np.asarray(v, dtype=np.float64).view(np.int64).tolist()
+    if (a.measures, a.n_topics, a.n_systems, a.ranks) != (b.measures, b.n_topics, b.n_systems,
+                                                          b.ranks):
+        return False
+    if bits(a.epsilon) != bits(b.epsilon):
+        return False
+    if any(not np.array_equal(x, y) for x, y in zip(a.pa_counts, b.pa_counts)):
+        return False
+    for key in a.estimates:
+        for x, y in zip(a.estimates[key], b.estimates[key]):
+            if bits([x.value, x.low, x.high]) != bits([y.value, y.low, y.high]) \
+                    or x.interval != y.interval:
+                return False
+            if (x.replicates is None) != (y.replicates is None) or (
+                    x.replicates is not None and bits(x.replicates) != bits(y.replicates)):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_meta_evaluations_share_the_measures_side_and_give_each_criteria_its_numbers(seed):
+    """meta_evaluations of several criteria (issue 36: the measures' side
+    worked out once for the criteria with the same cells) gives what
+    meta_evaluation gives each criterion alone: two criteria judging the
+    same cells with other human scores, and a third with cells of its own."""
+    base = judged(seed)
+    rng = np.random.default_rng(seed)
+    other = np.where(np.isnan(base.human), NAN, rng.choice(JUDGED, base.human.shape))
+    third = base.human.copy()
+    third[0, :] = NAN                                       # other cells
+    datas = {"a": base,
+             "b": js.JudgedScores(base.topics, base.systems, base.measures, base.scores, other),
+             "c": js.JudgedScores(base.topics, base.systems, base.measures, base.scores, third)}
+    together = js.meta_evaluations("task", datas, 7, 40)
+    assert set(together) == set(datas)
+    for criterion, data in datas.items():
+        alone = js.meta_evaluation("task", criterion, data, 7, 40, draws=0)
+        assert _same_evaluation(together[criterion], alone), criterion
