@@ -987,8 +987,9 @@ def test_meta_evaluations_share_the_measures_side_and_give_each_criteria_its_num
     meta_evaluation gives each criterion alone: two criteria judging the
     same cells with other human scores, and a third with cells of its own."""
     base = judged(seed)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(1000 + seed)                # not judged()'s draws
     other = np.where(np.isnan(base.human), NAN, rng.choice(JUDGED, base.human.shape))
+    assert not np.array_equal(other, base.human, equal_nan=True)
     third = base.human.copy()
     third[0, :] = NAN                                       # other cells
     datas = {"a": base,
