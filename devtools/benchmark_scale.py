@@ -12,7 +12,7 @@ Parts (``--parts``, default all, in this order):
     ``--bootstrap`` replicates. It is the session's first run, so it also
     pays for starting Spark's Python workers and loading the compiled
     kernels; it is the baseline of the time per topic and of the memory.
-``tasks`` (b): ``--tasks`` tasks x ``--topics`` topics (default 10 x 100,
+``multi`` (b): ``--tasks`` tasks x ``--topics`` topics (default 10 x 100,
     27,000 summaries) of SummEval's shape, generated from SummEval's texts
     (:mod:`devtools.testbeds`: each generated topic is one SummEval
     topic's article, 11 references and 16 system outputs, drawn in seeded
@@ -51,6 +51,15 @@ to the small one's (what splitting the work costs).
 against SummEval's, the Spark jobs, and the report's pages (an overview and
 one page per task) with the largest page's size.
 
+``tasks`` (i): the same topics as one task or many (issue 36;
+:mod:`devtools.benchmark_tasks`): N = ``--shape-topics`` (default 400 and
+1,000) topics as 1 × N, 10 × N/10, 40 × N/40 and 100 × N/100 tasks
+(``--shape-tasks``), each a fresh ``qarla run`` process at ``local[2]``,
+``--shape-runs`` times (default 3, the shapes alternating), then once at the
+16-core plan: per shape the wall time, each stage's and their ratios to
+1 × N's, the Spark jobs, the task time, the 16-core plan's critical path and
+the driver's peak, and the issue's targets. Run before this session starts.
+
 ``cli`` (e) (``--cli-runs N``, default 3): the installed ``qarla run`` on
 the bundled SummEval in N fresh processes, one after the other, after (d)
 and before this session starts: the wall time of each and the median, the
@@ -75,9 +84,10 @@ the next parts still run (after an interrupt, none does: what was measured
 is printed, and written to ``--json`` after each part).
 
     python -m devtools.benchmark_scale [--quick]
-        [--parts battery,cli,cluster,plans,summeval,tasks,topics,many]
+        [--parts battery,cli,cluster,plans,tasks,summeval,multi,topics,many]
         [--tasks 10] [--topics 100] [--large-topics 1000] [--many-tasks 100]
         [--many-topics 100] [--bootstrap 1000] [--cli-runs 3] [--plan-runs 3]
+        [--shape-topics 400,1000] [--shape-tasks 1,10,40,100] [--shape-runs 3]
         [--cluster-topics 6]
         [--out DIR] [--json FILE]
 
@@ -109,7 +119,11 @@ if __name__ == "__main__" and not __package__:
 
 from devtools.bench_common import peak_mb, reset_peak, rss_mb
 
-PARTS = ("summeval", "tasks", "topics", "many")
+PARTS = ("summeval", "multi", "topics", "many")
+#: the part run as fresh ``qarla run`` processes of the same topics as one
+#: task or many (:mod:`devtools.benchmark_tasks`, issue 36), before this
+#: session's
+SHAPES = "tasks"
 #: the part run in a process of its own, before this session's
 BATTERY = "battery"
 #: the part run as fresh ``qarla run`` processes, before this session's
@@ -655,6 +669,10 @@ def report_lines(data: Dict) -> List[str]:
         out += cluster_lines(data["cluster"])
     if data.get("plans"):
         out += plans_lines(data["plans"])
+    if data.get("shapes"):
+        from devtools.benchmark_tasks import shape_lines
+        out += ["", "(i) " + "\n".join(shape_lines({int(n): {int(k): v for k, v in s.items()}
+                                                     for n, s in data["shapes"].items()}))]
     if "summeval" in results:
         out.append("(a) is the session's first run: it also pays for starting Python workers and "
                    "loading the compiled kernels; the JVM keeps the heap it has grown, so its "
@@ -665,7 +683,8 @@ def report_lines(data: Dict) -> List[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join((BATTERY, CLI, CLUSTER, PLANS) + PARTS),
+    parser.add_argument("--parts", default=",".join((BATTERY, CLI, CLUSTER, PLANS, SHAPES)
+                                                    + PARTS),
                         help="which runs, comma-separated, of battery, cli, cluster, plans, "
                              "summeval, tasks, topics, many (default: all; the rouge-score "
                              "baseline always runs)")
@@ -683,6 +702,12 @@ def main(argv=None) -> int:
                              "(h) 4 x 10")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of every run (default: the run's, 1000)")
+    parser.add_argument("--shape-topics", default="400,1000",
+                        help="part tasks (i): the topics of each testbed (default 400,1000)")
+    parser.add_argument("--shape-tasks", default="1,10,40,100",
+                        help="part tasks (i): the tasks they are split in (default 1,10,40,100)")
+    parser.add_argument("--shape-runs", type=int, default=3,
+                        help="part tasks (i): fresh runs of each shape (default 3, medians)")
     parser.add_argument("--sample", type=int, default=1500,
                         help="ordered pairs scored by rouge-score (default 1500)")
     parser.add_argument("--seed", type=int, default=13,
@@ -709,14 +734,15 @@ def main(argv=None) -> int:
         args.many_tasks, args.many_topics = 4, 10
         args.plan_runs = 1
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI, CLUSTER, PLANS})
+    unknown = sorted(set(parts) - set(PARTS) - {BATTERY, CLI, CLUSTER, PLANS, SHAPES})
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}: choose among "
-                     f"{', '.join((BATTERY, CLI, CLUSTER, PLANS) + PARTS)}")
+                     f"{', '.join((BATTERY, CLI, CLUSTER, PLANS, SHAPES) + PARTS)}")
     if args.cli_runs < 1:
         parser.error("--cli-runs must be at least 1 (leave the part out of --parts instead)")
     with_battery, with_cli, with_cluster = BATTERY in parts, CLI in parts, CLUSTER in parts
     with_plans = PLANS in parts
+    requested = set(parts)
     parts = [p for p in PARTS if p in parts]
 
     from devtools.benchmark_similarities import sample_pairs, summeval_rows, time_rouge_score
@@ -727,7 +753,7 @@ def main(argv=None) -> int:
 
     machine_before = machine()
     labels = {"summeval": "(a) SummEval",
-              "tasks": f"(b) {args.tasks}x{args.topics:,}",
+              "multi": f"(b) {args.tasks}x{args.topics:,}",
               "topics": f"(c) 1x{args.large_topics:,}",
               "many": f"(h) {args.many_tasks}x{args.many_topics:,}"}
 
@@ -751,10 +777,10 @@ def main(argv=None) -> int:
         if "summeval" in parts:
             configs["summeval"] = base.updated(out=f"{root}/runs/summeval")
         records = summeval_records()
-        for part, (n_tasks, n_topics) in (("tasks", (args.tasks, args.topics)),
+        for part, (n_tasks, n_topics) in (("multi", (args.tasks, args.topics)),
                                           ("topics", (1, args.large_topics)),
                                           ("many", (args.many_tasks, args.many_topics))):
-            if part not in parts and not (part == "tasks" and with_plans):
+            if part not in parts and not (part == "multi" and with_plans):
                 continue
             t0 = time.perf_counter()
             tb = scale_testbed(n_tasks, n_topics, seed=args.seed, records=records)
@@ -786,14 +812,25 @@ def main(argv=None) -> int:
                   f"average {load_average()})", file=sys.stderr, flush=True)
             cluster = run_cluster(args.cluster_topics, args.seed)
 
+        shapes = None
+        if SHAPES in requested:
+            from devtools.benchmark_tasks import run_shapes
+            print(f"[(i) tasks] the same topics as one task or many, fresh processes (load "
+                  f"average {load_average()})", file=sys.stderr, flush=True)
+            topics_ = [40] if args.quick else [int(x) for x in args.shape_topics.split(",")]
+            shapes_ = [1, 4] if args.quick else [int(x) for x in args.shape_tasks.split(",")]
+            shapes = run_shapes(topics_, shapes_, 1 if args.quick else args.shape_runs,
+                                args.seed, args.bootstrap, os.path.join(root, "shapes"),
+                                None if args.quick else BIG_PLAN)
+
         plans = None
         if with_plans:
             print(f"[(g) plans] fresh processes at the 2- and {BIG_PLAN}-core plans (load "
                   f"average {load_average()})", file=sys.stderr, flush=True)
             inputs = {"summeval": []}
-            if "tasks" in configs:
-                c = configs["tasks"]
-                inputs[labels["tasks"].split()[1]] = [*c.inputs, "--sources", *c.sources]
+            if "multi" in configs:
+                c = configs["multi"]
+                inputs[labels["multi"].split()[1]] = [*c.inputs, "--sources", *c.sources]
             plans = run_plans(inputs, args.seed, args.bootstrap, root, args.plan_runs)
 
         spark = jvm = None
@@ -814,12 +851,15 @@ def main(argv=None) -> int:
         results_all = {"version": __version__, "spark": spark_version, "master": master,
                        "cores": cores, "machine": machine_before, "seed": args.seed,
                        "bootstrap": configs[parts[0]].bootstrap if parts else None,
-                       # the generated testbeds' too (plans runs "tasks" without its part)
+                       # the generated testbeds' too (plans runs "multi" without its part)
                        "labels": {p: labels[p] for p in dict.fromkeys([*parts, *generated])},
                        "baseline": {"pairs": len(pairs), "seconds": baseline_s,
                                     "pairs_per_s": baseline},
                        "generated": generated, "runs": results, "battery": battery,
-                       "cli": cli, "cluster": cluster, "plans": plans}
+                       "cli": cli, "cluster": cluster, "plans": plans,
+                       "shapes": None if shapes is None else {
+                           str(n): {str(k): v for k, v in found.items()}
+                           for n, found in shapes.items()}}
         for part in parts:
             print(f"[{labels[part]}] starting (load average {load_average()})", file=sys.stderr,
                   flush=True)
