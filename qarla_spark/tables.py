@@ -173,7 +173,8 @@ TABLES: Tuple[Table, ...] = (
           "QUEEN of every summary (holdout null: all models; else that model held out)",
           _cols("task string, topic string, summarizer string, role string, metric_set string, "
                 "holdout string, queen double"),
-          "best set, representatives, requested sets; `holdout` null: QUEEN of a peer with "
+          "the task's best set, representatives, requested sets; `holdout` null: QUEEN of a "
+          "peer with "
           "all models; else QUEEN with that model held out (of every peer and of the model "
           "itself)"),
     Table("systems", "qarla",
@@ -186,7 +187,7 @@ TABLES: Tuple[Table, ...] = (
           "mean QUEEN with all models"),
     Table("jack", "qarla", "JACK of the best set, the representatives and requested sets",
           _cols("task string, metric_set string, jack double"),
-          "best set, representatives, requested sets"),
+          "the task's best set, representatives, requested sets"),
     Table("jack_curve", "qarla", "JACK as systems are added, mean over seeded random orders",
           _cols("task string, metric_set string, n_peers int, jack double"),
           "JACK with the first n systems, mean over `--jack-orders` seeded random orders"),
@@ -195,7 +196,8 @@ TABLES: Tuple[Table, ...] = (
           _cols("task string, metric_set string, criterion string, level string, "
                 "pearson double, spearman double, kendall double",
                 level="`system`\\|`summary`"),
-          "detailed sets × human criteria (tasks with judgments); system level: peers' system "
+          "the task's detailed sets × human criteria (tasks with judgments); system level: "
+          "peers' system "
           "scores (all models) vs mean human score; summary level: per topic, averaged over "
           "topics where both vary"),
     Table("human_test", "qarla",
@@ -289,7 +291,8 @@ TABLES: Tuple[Table, ...] = (
                 level="`system`\\|`summary`",
                 statistic="`pearson`\\|`spearman`\\|`kendall`\\|`pairwise_accuracy`\\|"
                           "`soft_pairwise_accuracy`\\|`acc_eq`"),
-          "every HBR measure, the QUEEN of each detailed set and HBR × criterion × statistic "
+          "every HBR measure, the QUEEN of each of the task's detailed sets and HBR × "
+          "criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
           "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
           "summary level acc_eq with its tie threshold `epsilon`; 95% interval over topics "
@@ -317,8 +320,9 @@ TABLES: Tuple[Table, ...] = (
                 "ci_low double, ci_high double, interval string, rank int, best_or_tied int, "
                 "n_tasks int",
                 basis="`king`\\|`pairwise_accuracy`", scope="`pooled` or a task"),
-          "runs of ≥ 2 tasks: per basis (KING; pairwise accuracy per criterion) and measure "
-          "the tasks have, the pooled value over all topics of all tasks (bootstrap "
+          "runs of ≥ 2 tasks: per basis (KING of every single metric and requested set; "
+          "pairwise accuracy per criterion of HBR's measures, the requested sets' QUEEN and "
+          "HBR) and measure, the pooled value over all topics of all tasks (bootstrap "
           "stratified by task; KING's interval percentile, pairwise accuracy's recentred) "
           "with its cluster rank and the tasks it is best or tied in "
           "(rank 1 there), and each task's value and rank"),
