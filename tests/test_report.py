@@ -448,3 +448,91 @@ def test_a_cell_by_its_fast_path_is_the_cell_of_the_general_one(value):
     assert (fast.shown, fast.sort, fast.cls) == (general.shown, general.sort, general.cls)
     if isinstance(value, str):
         assert h.esc(value) == std.escape(value, quote=True) == fast.shown
+
+
+# ------------------------------------------- a task's rows and tables, fast (issue 36)
+
+def test_a_task_s_columns_are_the_values_of_its_pandas_rows(tmp_path):
+    """Run.columns (what the sections read) holds, column by column, the
+    values and types pandas holds for the task's rows, in the table's
+    order, though the table is held grouped by task; selections take
+    their rows in order; None is equal to nothing, as in pandas."""
+    run_dir, info = tiny_run(tmp_path)
+    run = load_run(run_dir, info)
+    for task in ("a", "b"):
+        frame, cols = run.of_task("auc", task), run.columns("auc", task)
+        assert len(cols) == len(frame) and cols.names == tuple(frame.columns)
+        for name in frame.columns:
+            assert cols[name].dtype == frame[name].dtype
+            assert cols[name].tolist() == frame[name].tolist()
+        assert cols.take([1, 0]).values("auc") == frame["auc"].tolist()[::-1]
+        picked = cols.where(cols["measure"] == "HBR")
+        assert picked.values("auc") == frame[frame["measure"] == "HBR"]["auc"].tolist()
+        assert len(cols.equal("measure", None)) == 0 == (frame["measure"] == None).sum()  # noqa: E711
+    assert run.columns("auc", "c") is None and run.columns("jack", "a") is None
+    assert len(run.columns("problems", "a")) == 1                # no task column: whole
+    assert run.columns("problems", "a") is run.columns("problems", "b")
+    run.forget("a")
+    assert [k for k in run._frames if k[1] == "a"] == []
+
+
+def test_a_table_is_grouped_by_task_once_each_task_a_slice_of_it():
+    """by_task: a stable sort by task (the table itself when already
+    grouped), each task's span its rows in the table's order."""
+    import pyarrow as pa
+    from qarla_spark.report.data import by_task
+    table = pa.table({"task": ["b", "a", "b", None, "a", "c"], "x": [0, 1, 2, 3, 4, 5]})
+    grouped, spans = by_task(table)
+    for task in ("a", "b", "c"):
+        start, stop = spans[task]
+        assert grouped.slice(start, stop - start)["x"].to_pylist() == \
+            [x for t, x in zip(table["task"].to_pylist(), table["x"].to_pylist()) if t == task]
+    assert set(spans) == {"a", "b", "c", None}
+    ready = pa.table({"task": ["b", "b", "a"], "x": [0, 1, 2]})
+    assert by_task(ready)[0] is ready and by_task(ready)[1] == {"b": (0, 2), "a": (2, 3)}
+    assert by_task(ready.slice(0, 0))[1] == {}
+
+
+keys = st.lists(st.tuples(st.sampled_from([0.5, 0.25, -0.0, 0.0, float("nan"), 1.0]),
+                          st.sampled_from(["x", "y", "a", None]), st.integers(0, 2)),
+                max_size=80)
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys, st.lists(st.booleans(), min_size=3, max_size=3),
+       st.sampled_from([["f"], ["s"], ["i"], ["f", "s"], ["s", "i", "f"], ["i", "f"]]),
+       st.sampled_from(["quicksort", "stable"]))
+def test_rows_are_sorted_in_pandas_order(rows, ascending, by, kind):
+    """sort_order gives the rows in the order of pandas' sort_values (one
+    key: argsort of the kind, missing last; several: stable), ties and NaN
+    and None included: the report's tables keep their order."""
+    from qarla_spark.report.data import sort_order
+    frame = pd.DataFrame(rows, columns=["f", "s", "i"]).astype({"s": object})
+    flags = ascending[:len(by)]
+    expected = frame.sort_values(by, ascending=flags if len(by) > 1 else flags[0],
+                                 kind=kind).index.tolist()
+    found = sort_order([frame[b].to_numpy() for b in by], flags if len(by) > 1 else flags[0],
+                       kind)
+    assert found.tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("xy")), max_size=8),
+       st.lists(st.tuples(st.sampled_from("abd"), st.sampled_from("xy"), st.booleans(),
+                          st.integers(0, 5)), max_size=8))
+def test_a_left_join_is_pandas_left_merge(left, right):
+    """left_join and taken give the rows, order and missing values (NaN;
+    integers made floats, booleans objects) of pandas' left merge."""
+    from qarla_spark.report.data import left_join, taken
+    lf = pd.DataFrame(left, columns=["k1", "k2"])
+    rf = pd.DataFrame(right, columns=["k1", "k2", "flag", "n"]).astype({"n": "int32"})
+    merged = lf.merge(rf, on=["k1", "k2"], how="left")
+    lefts, rights = left_join(list(map(tuple, lf.to_numpy().tolist())),
+                              list(map(tuple, rf[["k1", "k2"]].to_numpy().tolist())))
+    assert lf["k1"].to_numpy()[lefts].tolist() == merged["k1"].tolist()
+    for name in ("flag", "n"):
+        found = taken(rf[name].to_numpy(), rights)
+        assert found.dtype == merged[name].dtype
+        assert [None if pd.isna(v) else v for v in found.tolist()] == \
+            [None if pd.isna(v) else v for v in merged[name].tolist()]
+
