@@ -536,3 +536,35 @@ def test_a_left_join_is_pandas_left_merge(left, right):
         assert [None if pd.isna(v) else v for v in found.tolist()] == \
             [None if pd.isna(v) else v for v in merged[name].tolist()]
 
+
+cells = st.one_of(st.floats(), st.text(max_size=6), st.integers(-10 ** 6, 10 ** 6),
+                  st.booleans(), st.none(), st.just("n/a"), st.just(np.float64(0.25)),
+                  st.just(np.int32(7)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 4), st.integers(0, 6), st.data())
+def test_a_table_by_columns_is_the_table_cell_by_cell(width, height, data):
+    """html.table (rows) and html.table_of (columns, some made already)
+    write the bytes of the cell-by-cell table (html.cell, html.td), the
+    numeric columns' headers included."""
+    from qarla_spark.report import html as h
+    rows = [[data.draw(cells) for _ in range(width)] for _ in range(height)]
+    classes = [data.draw(st.sampled_from(["", "hl"])) for _ in range(height)]
+    made = [[h.cell(v, 2) for v in r] for r in rows]
+    numeric = [bool(made) and all(r[i].cls == "n" or r[i].shown == "n/a" for r in made)
+               for i in range(width)]
+    head = "".join(f'<th{" class=n" if numeric[i] else ""} scope="col">{i}</th>'
+                   for i in range(width))
+    body = "".join(f'<tr{f" class={c}" if c else ""}>{"".join(h.td(x) for x in r)}</tr>'
+                   for r, c in zip(made, classes))
+    expected = (f'<div class="scroll"><table id="t" class="sortable"><thead><tr>{head}</tr>'
+                f"</thead><tbody>{body}</tbody></table></div>")
+    headers = [str(i) for i in range(width)]
+    assert h.table(headers, rows, classes, 2, table_id="t") == expected
+    columns = [[r[i] for r in rows] for i in range(width)]
+    if width:
+        columns[0] = h.column(columns[0], 2)
+    if width and height:                # columns without rows have no height
+        assert h.table_of(headers, columns, classes, 2, table_id="t") == expected
+
