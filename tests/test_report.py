@@ -468,7 +468,8 @@ def test_a_task_s_columns_are_the_values_of_its_pandas_rows(tmp_path):
         assert cols.take([1, 0]).values("auc") == frame["auc"].tolist()[::-1]
         picked = cols.where(cols["measure"] == "HBR")
         assert picked.values("auc") == frame[frame["measure"] == "HBR"]["auc"].tolist()
-        assert len(cols.equal("measure", None)) == 0 == (frame["measure"] == None).sum()  # noqa: E711
+        nothing = frame["measure"] == None                      # noqa: E711 (pandas: none)
+        assert len(cols.equal("measure", None)) == 0 == nothing.sum()
     assert run.columns("auc", "c") is None and run.columns("jack", "a") is None
     assert len(run.columns("problems", "a")) == 1                # no task column: whole
     assert run.columns("problems", "a") is run.columns("problems", "b")
@@ -568,3 +569,49 @@ def test_a_table_by_columns_is_the_table_cell_by_cell(width, height, data):
     if width and height:                # columns without rows have no height
         assert h.table_of(headers, columns, classes, 2, table_id="t") == expected
 
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(), st.none()), st.one_of(st.floats(), st.none()),
+       st.one_of(st.floats(), st.none(), st.integers(-5, 5)), st.sampled_from([2, 3]))
+def test_interval_and_p_value_cells_are_those_of_the_general_path(value, low, high, digits):
+    """The judges' interval cells (sections.ci_td) and the p-value columns
+    (sections.p_column) are the <td> of _ci_cell and p_cell."""
+    from qarla_spark.report import html as h
+    assert sections.ci_td(value, low, high, digits) == \
+        h.td(sections._ci_cell(value, low, high, digits))
+    if value is not None:
+        assert sections.p_column([value]).tds == [h.td(sections.p_cell(value))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3", None]),
+                          st.sampled_from(["QUEEN", "plain", None]),
+                          st.sampled_from([0.5, 0.25, float("nan")])), max_size=12))
+def test_firsts_are_the_cells_of_pandas_pivot_table(rows):
+    """sections._firsts (the AUC and ORANGE tables' cells) holds the cells
+    pandas' pivot_table(aggfunc="first") holds: the first value that is
+    not NaN of each pair of keys, none for a missing key."""
+    from qarla_spark.report.data import Columns
+    frame = pd.DataFrame(rows, columns=["i", "c", "v"]).astype({"i": object, "c": object})
+    found = sections._firsts(Columns.of({k: frame[k].to_numpy() for k in frame}), "i", "c", "v")
+    wide = frame.pivot_table(index="i", columns="c", values="v", aggfunc="first") \
+        if len(frame) else pd.DataFrame()
+    expected = {(i, c): wide.loc[i, c] for i in wide.index for c in wide.columns
+                if not pd.isna(wide.loc[i, c])}
+    assert found == expected
+    assert sorted({c for _, c in found}) == sorted(wide.columns)
+    assert sorted({i for i, _ in found}) == sorted(wide.index)
+
+
+def test_a_task_s_sections_make_no_pandas_frame_of_its_rows(tmp_path, monkeypatch):
+    """The sections and the overview read a task's rows as columns
+    (Run.columns), not as pandas frames (~0.5 ms each before any
+    operation: issue 36)."""
+    from qarla_spark.report import data
+    run_dir, info = tiny_run(tmp_path)
+
+    def refused(self, name, task):
+        raise AssertionError(f"a pandas frame of {name} for {task}")
+    monkeypatch.setattr(data.Run, "of_task", refused)
+    page = build_report(run_dir, info)
+    assert "could not be drawn" not in page and page.count('data-figure="auc"') == 2
