@@ -615,3 +615,20 @@ def test_a_task_s_sections_make_no_pandas_frame_of_its_rows(tmp_path, monkeypatc
     monkeypatch.setattr(data.Run, "of_task", refused)
     page = build_report(run_dir, info)
     assert "could not be drawn" not in page and page.count('data-figure="auc"') == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.lists(st.sampled_from([0.0, -0.0, float("nan"), 0.5, 1e-4, float("inf")])),
+                 st.lists(st.sampled_from(["n/a", "a<b", "x", ""])),
+                 st.lists(st.floats(allow_nan=True))))
+def test_a_column_of_repeated_values_is_made_as_cell_by_cell(values):
+    """A column of floats only or strings only is made once per distinct
+    value (html.column, sections.p_column): the cells are still each
+    value's (0.0 and -0.0, NaN, n/a)."""
+    from qarla_spark.report import html as h
+    made = h.column(values, 3)
+    cells = [h.cell(v, 3) for v in values]
+    assert made.tds == [h.td(c) for c in cells]
+    assert made.numeric == all(c.cls == "n" or c.shown == "n/a" for c in cells)
+    if all(type(v) is float for v in values):
+        assert sections.p_column(values).tds == [h.td(sections.p_cell(v)) for v in values]

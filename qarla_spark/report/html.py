@@ -156,7 +156,23 @@ class Rendered:
 
 def column(values: Iterable, digits: int = 3) -> Rendered:
     """The ``<td>`` of each value of a table's column (those of
-    :func:`cell`: floats and strings made here, the rest by :func:`cell`)."""
+    :func:`cell`: floats and strings made here, the rest by :func:`cell`).
+    A column of floats only or strings only makes each distinct value's
+    once (a table's columns repeat values: a set's KING on every row)."""
+    values = values if type(values) is list else list(values)
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is float:
+            form = f'<td class=n data-v="%r">%.{digits}f</td>'
+            # distinct values: NaN's are each their own (looked up by identity)
+            made = {v: form % (v, v) if v == v else NA_TD for v in dict.fromkeys(values)}
+            if 0.0 in made:             # 0.0 and -0.0 are one key but two cells
+                return Rendered([made[v] if v else form % (v, v) for v in values], True)
+            return Rendered([made[v] for v in values], True)
+        if kind is str:
+            made = {v: f"<td>{esc(v)}</td>" for v in dict.fromkeys(values)}
+            return Rendered([made[v] for v in values], all(v == "n/a" for v in made))
     out: List[str] = []
     add = out.append
     numeric = True

@@ -628,10 +628,21 @@ def p_cell(p) -> Cell:
     return Cell("&lt; 0.001" if p < 0.001 else f"{p:.3f}", repr(float(p)), "n")
 
 
+def _p_td(p) -> str:
+    if p < 0.001:
+        return f'<td class=n data-v="{float(p)!r}">&lt; 0.001</td>'
+    return f'<td class=n data-v="{float(p)!r}">{p:.3f}</td>'
+
+
 def p_column(values: List[float]) -> Rendered:
-    """The ``<td>`` of :func:`p_cell` of each p-value."""
-    return Rendered([f'<td class=n data-v="{float(p)!r}">&lt; 0.001</td>' if p < 0.001 else
-                     f'<td class=n data-v="{float(p)!r}">{p:.3f}</td>' for p in values], True)
+    """The ``<td>`` of :func:`p_cell` of each p-value (floats: each
+    distinct one made once; p-values tie often)."""
+    if all(type(p) is float for p in values):
+        made = {p: _p_td(p) for p in dict.fromkeys(values)}
+        if 0.0 in made:                 # 0.0 and -0.0: one key, two cells
+            return Rendered([made[p] if p else _p_td(p) for p in values], True)
+        return Rendered([made[p] for p in values], True)
+    return Rendered([_p_td(p) for p in values], True)
 
 
 _COMPARISON_COLUMNS = ["family", "criterion", "a", "b", "value a", "value b", "a − b",
