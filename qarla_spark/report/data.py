@@ -120,9 +120,6 @@ class Columns:
         """The rows as tuples of Python values of the columns ``names``."""
         return zip(*(self[n].tolist() for n in names))
 
-    def frame(self, *names: str) -> pd.DataFrame:
-        """A pandas frame of the columns ``names`` (default: all)."""
-        return pd.DataFrame({n: self[n] for n in names or self.names})
 
 
 @dataclass
@@ -241,10 +238,9 @@ def sort_order(keys: Sequence[np.ndarray], ascending=True, kind: str = "quicksor
         return np.concatenate([order, np.flatnonzero(missing)]).astype(np.intp)
     labels = []
     for items, up in zip(keys, flags):
-        missing = np.asarray(pd.isna(items), dtype=bool)
-        codes = np.full(len(items), -1, dtype=np.int64)
-        distinct, coded = np.unique(items[~missing], return_inverse=True)
-        codes[~missing] = coded.reshape(-1)
+        # pandas codes a key as an ordered Categorical: factorize(sort=True)
+        codes, distinct = pd.factorize(items, sort=True)
+        missing = codes == -1
         n = len(distinct)
         if missing.any():
             codes = np.where(missing, n, codes)

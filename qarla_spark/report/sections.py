@@ -259,9 +259,9 @@ def king_section(view: TaskView) -> str:
     low = np.array([intervals.get(m, nothing)[0] for m in metrics], dtype=float)
     high = np.array([intervals.get(m, nothing)[1] for m in metrics], dtype=float)
     kings = singles["king"]
-    frame = pd.DataFrame({"metric": np.array(metrics, dtype=object), "king": kings,
-                          "n_cases": singles["n_cases"], "cluster": cluster,
-                          "representative": representative, "low": low, "high": high})
+    shown = np.array(metrics, dtype=object)
+    frame = Columns.of({"metric": shown, "king": kings, "cluster": cluster,
+                        "representative": representative, "low": low, "high": high})
     best, best_single = view.best_set, view.best_single
     best_king = king_of(view, best)
     svg = _svg(fg.king_metrics_figure(frame, best, best_king, intervals.get(best),
@@ -277,7 +277,7 @@ def king_section(view: TaskView) -> str:
                "better; bars are 95% intervals, colours are metric clusters (metrics that "
                "judge alike), filled dots the cluster representatives, ★ the best single "
                "metric and the dashed line the KING of the best set.")
-    order = sort_order([kings, frame["metric"].to_numpy()], [False, True]).tolist()
+    order = sort_order([kings, shown], [False, True]).tolist()
     metric = [metrics[i] for i in order]
     clusters_shown = [None if c != c or c is None else int(c)
                       for c in cluster[order].tolist()]
@@ -313,8 +313,8 @@ def subsets_section(view: TaskView) -> str:
         return note(why)
     king = view.cols("king")
     status = np.array(kept_status(view, king), dtype=object)
-    frame = king.frame("metric_set", "n_metrics", "king")
-    frame["status"] = status
+    frame = Columns.of({"metric_set": king["metric_set"], "n_metrics": king["n_metrics"],
+                        "king": king["king"], "status": status})
     svg = _svg(fg.king_subsets_figure(frame, view.best_set), f"{view.ident}-subsets")
     kept = int((status == "kept").sum())
     tested = int((status != "untested").sum())
@@ -339,8 +339,7 @@ def ranking_section(view: TaskView) -> str:
     rows = systems.equal("metric_set", best)
     if not len(rows):
         return note(f"No system scores under the best set {best} in systems/.")
-    svg = _svg(fg.ranking_figure(rows.frame("summarizer", "role", "queen")),
-               f"{view.ident}-ranking")
+    svg = _svg(fg.ranking_figure(rows), f"{view.ident}-ranking")
     ordered = rows.sorted(["queen", "summarizer"], [False, True])
     queen, role = rows["queen"], rows["role"]
     peers = queen[(role == "peer") & ~np.isnan(queen)]
@@ -376,8 +375,7 @@ def jack_section(view: TaskView) -> str:
     if why:
         return note(why)
     curve = view.cols("jack_curve")
-    svg = _svg(fg.jack_curve_figure(curve.frame("metric_set", "n_peers", "jack"),
-                                    view.best_set), f"{view.ident}-jack")
+    svg = _svg(fg.jack_curve_figure(curve, view.best_set), f"{view.ident}-jack")
     caption = ("JACK, the reliability of the testbed, as systems are added (mean over random "
                "orders): the share of (topic, reference) cases for which some pair of systems "
                "brackets the reference; a curve still rising at the right says more systems "
@@ -436,9 +434,7 @@ def agreement_section(view: TaskView) -> str:
     if why:
         return note(why)
     kp = view.cols("king_pearson")
-    svg = _svg(fg.king_pearson_figure(
-        kp.frame("metric_set", "n_metrics", "king", "criterion", "pearson"), view.best_set),
-        f"{view.ident}-kingpearson")
+    svg = _svg(fg.king_pearson_figure(kp, view.best_set), f"{view.ident}-kingpearson")
     caption = ("Each point is a set of metrics: its KING (how well it recognises human "
                "references) against the system-level Pearson correlation of its QUEEN scores "
                "with the human judgments of each criterion; points rising to the right mean "
@@ -487,8 +483,8 @@ def orange_section(view: TaskView) -> str:
     metrics = sorted(m for m, s in firsts if s == "QUEEN" and (m, "plain") in firsts)
     queen = np.array([firsts[(m, "QUEEN")] for m in metrics], dtype=float)
     plain = np.array([firsts[(m, "plain")] for m in metrics], dtype=float)
-    rows = pd.DataFrame({"metric": np.array(metrics, dtype=object), "plain": plain,
-                         "queen": queen})
+    rows = Columns.of({"metric": np.array(metrics, dtype=object), "plain": plain,
+                       "queen": queen})
     best = orange.where(orange.is_("metric_set", view.best_set) & (orange["score"] == "QUEEN"))
     best_value = float(best["orange"][0]) if len(best) else None
     labelled = list(view.qarla.get("representatives") or [])
@@ -567,7 +563,7 @@ def auc_section(view: TaskView) -> str:
     if why:
         return note(why)
     rows = auc_rows(view)
-    svg = _svg(fg.auc_figure(rows.frame()), f"{view.ident}-auc")
+    svg = _svg(fg.auc_figure(rows), f"{view.ident}-auc")
     caption = ("AUC of every measure (blue, best first) and of HBR (red diamond) per human "
                "criterion: the probability that a measure orders two summaries of a topic "
                "as the judges do (0.5 = chance); whiskers are 95% bootstrap intervals over "
@@ -590,9 +586,9 @@ def robustness_section(view: TaskView) -> str:
     auc = view.cols("auc").equal("scope", "all")
     lefts, rights = left_join(list(zip(rob.values("criterion"), rob.values("measure"))),
                               list(zip(auc.values("criterion"), auc.values("measure"))))
-    rows = pd.DataFrame({"criterion": rob["criterion"][lefts], "measure": rob["measure"][lefts],
-                         "worst10_rank": rob["worst10_rank"][lefts],
-                         "auc": taken(auc["auc"], rights)})
+    rows = Columns.of({"criterion": rob["criterion"][lefts], "measure": rob["measure"][lefts],
+                       "worst10_rank": rob["worst10_rank"][lefts],
+                       "auc": taken(auc["auc"], rights)})
     svg = _svg(fg.robustness_figure(rows), f"{view.ident}-robustness")
     caption = ("Robustness: each measure's AUC over all topics (x) against its mean scaled AUC "
                "rank among all measures in its own worst 10% of topics (y, 1 = best): points "
@@ -605,10 +601,7 @@ def hetero_section(view: TaskView) -> str:
     why = missing(view, "hetero_curve")
     if why:
         return note(why)
-    curve = view.cols("hetero_curve")
-    svg = _svg(fg.hetero_curve_figure(curve.frame("criterion", "bin", "mean_h",
-                                                  "p_quality_increase")),
-               f"{view.ident}-hetero")
+    svg = _svg(fg.hetero_curve_figure(view.cols("hetero_curve")), f"{view.ident}-hetero")
     caption = ("For pairs of summaries (s, s'), binned by the heterogeneity H of the measures "
                "that say s is at least as good as s': the share of pairs the judges agree "
                "with; a curve rising with H is why HBR trusts many diverse measures more "
@@ -678,8 +671,9 @@ def significance_section(view: TaskView) -> str:
                    "representatives are not significantly below the best set.</p>")
     if len(main):
         labels = [_label_of(a, b, c) for a, b, c in main.rows("a", "b", "criterion")]
-        frame = main.frame("difference", "ci_low", "ci_high", "significant")
-        frame["label"] = labels
+        frame = Columns.of({"label": np.array(labels, dtype=object),
+                            "difference": main["difference"], "ci_low": main["ci_low"],
+                            "ci_high": main["ci_high"], "significant": main["significant"]})
         svg = _svg(fg.comparisons_figure(frame), f"{view.ident}-comparisons")
         caption = ("Each line is a paired comparison a − b over the same topics (KING for "
                    "metric sets, AUC for HBR): the dot is the difference, the bar its 95% "
