@@ -435,7 +435,10 @@ def test_drawn_on_spark_in_a_few_groups_the_page_is_the_same(tmp_path, spark, mo
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(st.floats(), st.text(max_size=12), st.integers(-10 ** 6, 10 ** 6)))
+@given(st.one_of(st.floats(),
+                 # numpy's str_ drops a string's trailing NULs: another string
+                 st.text(max_size=12).filter(lambda s: not s.endswith("\x00")),
+                 st.integers(-10 ** 6, 10 ** 6)))
 def test_a_cell_by_its_fast_path_is_the_cell_of_the_general_one(value):
     """html.cell makes floats and strings first (issue 36): the same cell as
     the general path (numpy scalars, made Python values) and the same escape
