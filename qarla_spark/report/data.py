@@ -121,13 +121,13 @@ class Columns:
         return zip(*(self[n].tolist() for n in names))
 
 
-
 @dataclass
 class Run:
     """A run directory: its ``run.json`` and tables read on demand. A table
-    is read once, into Arrow (compact: its strings are not Python objects);
-    the pandas frames made from it (the whole table, or the rows of one
-    task) are kept until :meth:`forget`."""
+    is read once, into Arrow (compact: its strings are not Python objects),
+    grouped by task when it has a task column (:func:`by_task`); what is
+    made from it for a task (its rows as :class:`Columns` or a pandas frame,
+    what its sections share: :meth:`memo`) is kept until :meth:`forget`."""
 
     path: str
     info: Dict[str, Any]
@@ -290,15 +290,15 @@ def by_task(table) -> Tuple[Any, Dict[str, Tuple[int, int]]]:
     import pyarrow.compute as pc
     if not table.num_rows:
         return table, {}
-    coded = pc.dictionary_encode(table["task"].combine_chunks(), null_encoding="encode")
-    codes = coded.indices.to_numpy(zero_copy_only=False)
-    if (codes[1:] < codes[:-1]).any():         # codes number the tasks as they first come
+    distinct = pc.unique(table["task"])         # in the order they first come
+    codes = pc.index_in(table["task"], value_set=distinct).to_numpy()
+    if (codes[1:] < codes[:-1]).any():         # not grouped: a stable sort by task
         order = np.argsort(codes, kind="stable")
         table, codes = table.take(order), codes[order]
     starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     firsts = [0, *starts.tolist()]
     ends = [*starts.tolist(), len(codes)]
-    names = coded.dictionary.to_pylist()
+    names = distinct.to_pylist()
     return table, {names[codes[a]]: (a, b) for a, b in zip(firsts, ends)}
 
 
