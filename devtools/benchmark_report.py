@@ -13,9 +13,11 @@ the report drawn on Spark (wall seconds: its workers are other processes).
 1. per figure: the time to make each figure of :data:`FIGURES` and turn it
    into SVG (median and maximum over the tasks drawn; the first task drawn
    first is a warm-up, drawn again), the rows already read;
-2. per task section: ``task_section`` of a task, its rows already read
-   (median, maximum), and ``draw_parts`` of one task's parts (what a Spark
-   group drew: it loads the run and reads its tables itself);
+2. per task section: ``task_section`` of a task, its tables already read
+   (median, maximum; the task's rows made from them: each task is
+   forgotten after it), each part of it and the task's overview row alone,
+   and ``draw_parts`` of one task's parts (what a Spark group drew: it
+   loads the run and reads its tables itself);
 3. the whole report, written without Spark (wall and CPU seconds of the
    process), and with ``--spark``, on a local[2] session (wall seconds).
 
@@ -84,10 +86,11 @@ def worker(run_dir: str, n_tasks: int, spark: bool) -> dict:
     run = load_run(run_dir)
     views = report.task_views(run)
     out["tasks"] = len(views)
-    sections_s = []
+    sections_s, parts_s, overview_s = [], {}, []
     for i, view in enumerate(views[:1] + views[:n_tasks]):
         if i == 0:                      # reads the tables; a warm-up
             sections.task_section(view)
+            report.overview_values(view)
             figure_times.clear()
             run.forget(view.task)
             continue
@@ -95,7 +98,21 @@ def worker(run_dir: str, n_tasks: int, spark: bool) -> dict:
         sections.task_section(view)
         sections_s.append(time.process_time() - start)
         run.forget(view.task)
+        # the same task again, part by part, with its overview row (its rows
+        # read again: forgotten above)
+        start = time.process_time()
+        report.overview_values(view)
+        overview_s.append(time.process_time() - start)
+        for k, (key, *_) in enumerate(sections.SECTIONS):
+            start = time.process_time()
+            sections.task_part(view, k)
+            parts_s.setdefault(key, []).append(time.process_time() - start)
+        run.forget(view.task)
+    for name in list(figure_times):         # the first of each task's two draws
+        figure_times[name] = figure_times[name][::2]
     out["section_s"] = sections_s
+    out["overview_s"] = overview_s
+    out["part_s"] = parts_s
     out["figure_s"] = {k: list(v) for k, v in figure_times.items()}
     del run
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,6 +176,14 @@ def show(results: dict) -> None:
         for name in names:
             print(f"{name:32} {ms(by_code['baseline']['figure_s'].get(name)):>22} "
                   f"{ms(by_code['current']['figure_s'].get(name)):>22}")
+        parts = [k for k in by_code["current"].get("part_s", {})]
+        if parts:
+            print(f"{'ms per part, median (max)':32} {'baseline':>22} {'this tree':>22}")
+            for key in parts:
+                print(f"{'  ' + key:32} {ms(by_code['baseline'].get('part_s', {}).get(key)):>22} "
+                      f"{ms(by_code['current']['part_s'][key]):>22}")
+            print(f"{'  overview row':32} {ms(by_code['baseline'].get('overview_s')):>22} "
+                  f"{ms(by_code['current']['overview_s']):>22}")
         print(f"{'task_section, rows read (ms)':32} {ms(by_code['baseline']['section_s']):>22} "
               f"{ms(by_code['current']['section_s']):>22}")
         for key, what in (("draw_parts_one_task_s", "draw_parts, one task (CPU)"),

@@ -309,3 +309,42 @@ def test_panels_two_columns_and_one_legend():
     titles = [t.text for t in root.iter(f"{NS}text") if t.text in ("q", "r", "s")]
     assert titles == ["q", "r", "s"]
     assert "best: a" in fg.to_svg(fg.auc_figure(three), "a")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_figure_of_columns_is_the_figure_of_the_frame(name):
+    """The report passes its figures columns (report.data.Columns), not
+    pandas frames (issue 36): the same rows draw the same figure, rows in
+    any order of index, with ties, NaN and None included."""
+    from qarla_spark.report.data import Columns
+    args, _, _ = CASES[name]
+    frame = args[0]
+    rng = np.random.default_rng(3)
+    shuffled = frame.iloc[rng.permutation(len(frame))]
+    tied = pd.concat([shuffled, shuffled.iloc[:2]])               # repeated rows: ties
+    gaps = tied.astype({c: object for c in tied.columns if tied[c].dtype == bool})
+    for column in gaps.columns:                # a missing value in each column (None in text)
+        gaps.iloc[1, gaps.columns.get_loc(column)] = None
+    for rows in (frame, shuffled.set_index(np.arange(len(frame))[::-1] + 7), tied, gaps):
+        columns = Columns.of({c: rows[c].to_numpy() for c in rows.columns})
+        expected = fg.to_svg(fg.FIGURES[name](rows, *args[1:]), "k")
+        assert fg.to_svg(fg.FIGURES[name](columns, *args[1:]), "k") == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["q", "r", "a", None, float("nan")]), max_size=30),
+       st.lists(st.sampled_from([True, False, None, float("nan")]), max_size=30))
+def test_the_figures_group_and_fill_as_pandas(keys, flags):
+    """The figures' groups (figures._by: pandas' groupby(...).indices, in
+    key order, missing keys left out) and their missing flags
+    (figures._true: pandas' fillna(False).astype(bool))."""
+    import warnings
+    frame = pd.DataFrame({"k": pd.Series(keys, dtype=object)})
+    expected = dict(sorted(frame.groupby("k", sort=True).indices.items()))
+    found = fg._by(frame, "k")
+    assert list(found) == list(expected)
+    assert all(found[k].tolist() == expected[k].tolist() for k in expected)
+    flags = pd.Series(flags, dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)       # pandas' downcasting notice
+        assert fg._true(flags.to_numpy()).tolist() == flags.fillna(False).astype(bool).tolist()

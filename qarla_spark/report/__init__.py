@@ -86,19 +86,27 @@ def hbr_minus_best(view: TaskView) -> Dict[str, h.Cell]:
     """Per criterion: AUC of HBR − AUC of the best single measure (``*``:
     significant at 5%)."""
     out: Dict[str, h.Cell] = {}
-    comp = view.rows("comparisons")
+    comp = view.cols("comparisons")
     if comp is not None:
-        for r in comp[comp["family"] == FAMILY_HBR_BEST].itertuples():
-            star = "*" if r.significant else ""
-            out[r.criterion] = h.Cell(h.esc(f"{r.difference:+.3f}{star}"), repr(r.difference),
-                                      "n")
+        hit = comp.equal("family", FAMILY_HBR_BEST)
+        for criterion, difference, significant in hit.rows("criterion", "difference",
+                                                           "significant"):
+            star = "*" if significant else ""
+            out[criterion] = h.Cell(h.esc(f"{difference:+.3f}{star}"), repr(difference), "n")
     auc = auc_rows(view)
     if auc is not None:
-        for criterion, part in auc.groupby("criterion"):
-            hbr = part[part["measure"] == "HBR"]["auc"]
-            singles = part[part["measure"] != "HBR"]["auc"]
-            if criterion not in out and len(hbr) and len(singles):
-                d = float(hbr.iloc[0] - singles.max())
+        # per criterion (sorted; none missing), HBR's first AUC and the others' highest
+        parts: Dict[str, Tuple[list, list]] = {}
+        for criterion, measure, value in auc.rows("criterion", "measure", "auc"):
+            if criterion is None or criterion != criterion:
+                continue
+            hbr, singles = parts.setdefault(criterion, ([], []))
+            (hbr if measure == "HBR" else singles).append(value)
+        for criterion in sorted(parts):
+            hbr, singles = parts[criterion]
+            if criterion not in out and hbr and singles:
+                defined = [v for v in singles if v == v]
+                d = float(hbr[0] - (max(defined) if defined else float("nan")))
                 out[criterion] = h.Cell(h.esc(f"{d:+.3f}"), repr(d), "n")
     return out
 
@@ -107,11 +115,11 @@ def overview_values(view: TaskView) -> Dict[str, Any]:
     """A task's overview row, before the run's criteria are known: its cells
     and, per criterion, its Pearson and HBR − best cells (picklable: a
     task's row may be drawn on an executor)."""
-    jack = view.rows("jack")
+    jack = view.cols("jack")
     jack_value = low = high = None
     if jack is not None and view.best_set is not None:
-        hit = jack[jack["metric_set"] == view.best_set]
-        jack_value = float(hit["jack"].iloc[0]) if len(hit) else None
+        hit = jack.equal("metric_set", view.best_set)
+        jack_value = float(hit["jack"][0]) if len(hit) else None
         low, high = jack_intervals(view).get(view.best_set, (None, None))
     intervals, _ = king_intervals(view)
     king = king_of(view, view.best_set)

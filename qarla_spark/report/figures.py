@@ -1,8 +1,9 @@
-"""The report's figures: pure functions from small DataFrames to static SVG,
+"""The report's figures: pure functions from small tables to static SVG,
 drawn by the report's own plotting layer (:mod:`qarla_spark.report.svg`:
 string building, a few milliseconds a figure; text stays text).
 
-Each ``*_figure`` function takes the rows it draws and returns a
+Each ``*_figure`` function takes the rows it draws (a pandas frame, or the
+report's :class:`~qarla_spark.report.data.Columns`) and returns a
 :class:`~qarla_spark.report.svg.Figure`; :func:`to_svg` makes it an inline
 ``<svg>`` element whose ids are unique to the figure's ``key``.
 """
@@ -39,31 +40,74 @@ def cluster_colour(cluster) -> str:
     return CLUSTER_COLOURS[int(cluster) % len(CLUSTER_COLOURS)]
 
 
+# ------------------------------------------------------------------ the rows drawn
+
+class _Rows:
+    """A figure's rows, column by column as numpy arrays: of a pandas
+    frame, or of :class:`~qarla_spark.report.data.Columns` (what the report
+    passes: no frame made, no pandas operation per figure; issue 36)."""
+
+    __slots__ = ("rows", "n")
+
+    def __init__(self, rows):
+        self.rows, self.n = rows, len(rows)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        found = self.rows[name]
+        return found.to_numpy() if isinstance(found, pd.Series) else np.asarray(found)
+
+    def floats(self, name: str) -> np.ndarray:
+        return np.asarray(self[name], dtype=float)
+
+    def equal(self, name: str, value) -> np.ndarray:
+        """Where column ``name`` is ``value`` (pandas' ``==``: nowhere for
+        ``None``)."""
+        if value is None:
+            return np.zeros(self.n, dtype=bool)
+        return np.asarray(self[name] == value, dtype=bool)
+
+
+def _order(keys, ascending, kind: str = "quicksort") -> np.ndarray:
+    from qarla_spark.report.data import sort_order
+    return sort_order(keys, ascending, kind)
+
+
+def _true(values: np.ndarray) -> np.ndarray:
+    """pandas' ``fillna(False).astype(bool)``: missing values false."""
+    missing = pd.isna(values)
+    return (np.where(missing, False, values) if missing.any() else values).astype(bool)
+
+
 # ------------------------------------------------------------------ QARLA
 
-def king_metrics_figure(rows: pd.DataFrame, best_set: Optional[str] = None,
+def king_metrics_figure(rows, best_set: Optional[str] = None,
                         best_king: Optional[float] = None,
                         best_interval: Optional[Sequence[float]] = None,
                         best_single: Optional[str] = None) -> Figure:
     """KING of every single metric with its interval, sorted; colour =
     cluster, filled = representative. ``rows``: metric, king, low, high,
     cluster, representative."""
-    rows = rows.sort_values(["king", "metric"], ascending=[True, False]).reset_index(drop=True)
-    fig = new_figure(max(2.6, 0.16 * len(rows) + 1.3))
+    rows = _Rows(rows)
+    metric = rows["metric"]
+    order = _order([rows["king"], metric], [True, False])
+    king, metric = rows.floats("king")[order], metric[order]
+    low, high = rows["low"][order], rows["high"][order]
+    n = len(order)
+    fig = new_figure(max(2.6, 0.16 * n + 1.3))
     ax = fig.axes[0]
-    y = np.arange(len(rows))
-    colours = np.array([cluster_colour(c) for c in rows["cluster"]], dtype=object)
-    has_ci = (rows["low"].notna() & rows["high"].notna()).to_numpy()
-    ax.hlines(y[has_ci], rows["low"][has_ci], rows["high"][has_ci], colour=list(colours[has_ci]),
-              width=1.2)
-    reps = rows["representative"].fillna(False).astype(bool).to_numpy()
-    ax.scatter(rows["king"][reps], y[reps], size=30, fill=list(colours[reps]), edge=BLACK,
+    y = np.arange(n)
+    colours = np.array([cluster_colour(c) for c in rows["cluster"][order].tolist()],
+                       dtype=object)
+    has_ci = ~np.asarray(pd.isna(low), dtype=bool) & ~np.asarray(pd.isna(high), dtype=bool)
+    ax.hlines(y[has_ci], low[has_ci], high[has_ci], colour=list(colours[has_ci]), width=1.2)
+    reps = _true(rows["representative"][order])
+    ax.scatter(king[reps], y[reps], size=30, fill=list(colours[reps]), edge=BLACK,
                edge_width=0.7, z=3)
-    ax.scatter(rows["king"][~reps], y[~reps], size=22, fill="white", edge=list(colours[~reps]),
+    ax.scatter(king[~reps], y[~reps], size=22, fill="white", edge=list(colours[~reps]),
                edge_width=1.2, z=3)
-    labels = [f"{m} ★" if m == best_single else m for m in rows["metric"]]
+    labels = [f"{m} ★" if m == best_single else m for m in metric.tolist()]
     ax.set_yticks(y, labels, size=8, colours=list(colours))
-    ax.ylim = (-0.8, len(rows) - 0.2)
+    ax.ylim = (-0.8, n - 0.2)
     handles = [Handle("representative", marker="o", fill=GREY, edge=BLACK, edge_width=0.7,
                       size=30),
                Handle("other member", marker="o", fill="white", edge=GREY, edge_width=1.2,
@@ -79,48 +123,57 @@ def king_metrics_figure(rows: pd.DataFrame, best_set: Optional[str] = None,
     return fig
 
 
-def king_subsets_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
+def king_subsets_figure(rows, best_set: Optional[str] = None) -> Figure:
     """KING of every evaluated set against its size. ``rows``: metric_set,
     n_metrics, king, status (``kept``: not significantly below the best
     set; ``below``; ``untested``)."""
+    rows = _Rows(rows)
     fig = new_figure(4.2)
     ax = fig.axes[0]
     rng = np.random.default_rng(0)
-    x = rows["n_metrics"].to_numpy(float) + rng.uniform(-0.28, 0.28, len(rows))
-    status = rows["status"].to_numpy()
+    sizes, king = rows["n_metrics"], rows.floats("king")
+    x = np.asarray(sizes, dtype=float) + rng.uniform(-0.28, 0.28, rows.n)
+    status = rows["status"]
     styles = (("untested", BLUE, "a set (not tested against the best)"),
               ("below", GREY, "significantly below the best set"),
               ("kept", ORANGE, "not significantly below the best set"))
     for value, colour, label in styles:
         mask = status == value
         if mask.any():
-            ax.scatter(x[mask], rows["king"][mask], size=8, fill=colour, opacity=0.75,
-                       label=label)
-    top = rows.groupby("n_metrics")["king"].max()
-    ax.plot(top.index, top.to_numpy(), colour=BLUE, width=1, label="best of each size")
-    best = rows[rows["metric_set"] == best_set]
-    if len(best):
-        ax.scatter(best["n_metrics"], best["king"], marker="*", size=170, fill=RED, edge=BLACK,
+            ax.scatter(x[mask], king[mask], size=8, fill=colour, opacity=0.75, label=label)
+    # the best KING of each size (pandas' groupby max: missing values skipped)
+    groups = _by(rows, "n_metrics")
+    tops = []
+    for idx in groups.values():
+        found = king[idx][~np.isnan(king[idx])]
+        tops.append(found.max() if len(found) else np.nan)
+    ax.plot(list(groups), tops, colour=BLUE, width=1, label="best of each size")
+    best = rows.equal("metric_set", best_set)
+    if best.any():
+        ax.scatter(sizes[best], king[best], marker="*", size=170, fill=RED, edge=BLACK,
                    edge_width=0.5, z=4, label=f"best set {best_set}")
-    ax.set_xticks(sorted(rows["n_metrics"].unique()))
+    ax.set_xticks(sorted(pd.unique(sizes)))
     ax.xlabel = "number of metrics in the set"
     ax.ylabel = "KING"
     ax.legend(size=8, loc="best")
     return fig
 
 
-def ranking_figure(rows: pd.DataFrame) -> Figure:
+def ranking_figure(rows) -> Figure:
     """Models and systems ranked together by QUEEN. ``rows``: summarizer,
     role, queen."""
-    rows = rows.sort_values(["queen", "summarizer"], ascending=[True, False]).reset_index(
-        drop=True)
-    fig = new_figure(max(2.4, 0.2 * len(rows) + 1.0))
+    rows = _Rows(rows)
+    order = _order([rows["queen"], rows["summarizer"]], [True, False])
+    roles = rows["role"][order].tolist()
+    n = len(order)
+    fig = new_figure(max(2.4, 0.2 * n + 1.0))
     ax = fig.axes[0]
-    colours = [ORANGE if r == "model" else BLUE for r in rows["role"]]
-    y = np.arange(len(rows))
-    ax.barh(y, rows["queen"], colour=colours, height=0.7)
-    ax.set_yticks(y, rows["summarizer"], size=8, bold=[r == "model" for r in rows["role"]])
-    ax.ylim = (-0.7, len(rows) - 0.3)
+    colours = [ORANGE if r == "model" else BLUE for r in roles]
+    y = np.arange(n)
+    ax.barh(y, rows["queen"][order], colour=colours, height=0.7)
+    ax.set_yticks(y, rows["summarizer"][order].tolist(), size=8,
+                  bold=[r == "model" for r in roles])
+    ax.ylim = (-0.7, n - 0.3)
     ax.legend([Handle("reference (model)", line=ORANGE, line_width=6),
                Handle("system (peer)", line=BLUE, line_width=6)], loc="lower right", size=8)
     ax.xlabel = "QUEEN (mean over topics; a reference is scored against the others)"
@@ -128,13 +181,15 @@ def ranking_figure(rows: pd.DataFrame) -> Figure:
     return fig
 
 
-def jack_curve_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
+def jack_curve_figure(rows, best_set: Optional[str] = None) -> Figure:
     """JACK as systems are added. ``rows``: metric_set, n_peers, jack."""
+    rows = _Rows(rows)
     fig = new_figure(3.8)
     ax = fig.axes[0]
-    ordered = rows.sort_values(["metric_set", "n_peers"], kind="stable")
-    names = ordered["metric_set"].to_numpy()
-    x, y = ordered["n_peers"].to_numpy(float), ordered["jack"].to_numpy(float)
+    sets, peers, jack = rows["metric_set"], rows["n_peers"], rows["jack"]
+    ordered = _order([sets, peers], True, "stable")
+    names = sets[ordered]
+    x, y = np.asarray(peers[ordered], dtype=float), np.asarray(jack[ordered], dtype=float)
     starts = [0, *(np.flatnonzero(names[1:] != names[:-1]) + 1).tolist(), len(names)]
     others = False
     for a, b in zip(starts, starts[1:]):
@@ -143,9 +198,10 @@ def jack_curve_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Fig
         ax.plot(x[a:b], y[a:b], colour=GREY, width=0.9, opacity=0.8,
                 label=None if others else "a representative / requested set")
         others = True
-    best = rows[rows["metric_set"] == best_set].sort_values("n_peers")
+    best = np.flatnonzero(rows.equal("metric_set", best_set))
     if len(best):
-        ax.plot(best["n_peers"], best["jack"], colour=RED, width=2.4, marker="o",
+        best = best[_order([peers[best]], True)]
+        ax.plot(peers[best], jack[best], colour=RED, width=2.4, marker="o",
                 marker_size=3.5, label=f"best set {best_set}")
     ax.xlabel = "number of systems in the testbed"
     ax.ylabel = "JACK"
@@ -163,19 +219,32 @@ def _panels(n: int, height_each: float = 2.9):
     return fig, fig.axes
 
 
-def _by(rows: pd.DataFrame, column: str) -> Dict[object, np.ndarray]:
-    """The positions of ``rows`` of each value of ``column``, in value order."""
-    return dict(sorted(rows.reset_index(drop=True).groupby(column, sort=True).indices.items()))
+def _by(rows, column: str) -> Dict[object, np.ndarray]:
+    """The positions of ``rows`` of each value of ``column``, in value
+    order, missing values left out (pandas' ``groupby(column).indices``)."""
+    return _groups((rows if isinstance(rows, _Rows) else _Rows(rows))[column])
 
 
-def king_pearson_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> Figure:
+def _groups(values: np.ndarray) -> Dict[object, np.ndarray]:
+    """The positions of each value of ``values`` (:func:`_by`)."""
+    codes, distinct = pd.factorize(values, sort=True)       # missing values: -1
+    if not len(distinct):
+        return {}
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(-1, len(distinct)) + 0.5)
+    return {key: order[a:b] for key, a, b in
+            zip(distinct.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())}
+
+
+def king_pearson_figure(rows, best_set: Optional[str] = None) -> Figure:
     """KING vs system-level Pearson, one panel per criterion. ``rows``:
     metric_set, n_metrics, king, criterion, pearson."""
+    rows = _Rows(rows)
     groups = _by(rows, "criterion")
     fig, axes = _panels(len(groups))
-    king, pearson = rows["king"].to_numpy(float), rows["pearson"].to_numpy(float)
-    single = (rows["n_metrics"] == 1).to_numpy()
-    best = (rows["metric_set"] == best_set).to_numpy()
+    king, pearson = rows.floats("king"), rows.floats("pearson")
+    single = np.asarray(rows["n_metrics"] == 1, dtype=bool)
+    best = rows.equal("metric_set", best_set)
     for ax, (criterion, idx) in zip(axes, groups.items()):
         sets, singles, bests = idx[~single[idx]], idx[single[idx]], idx[best[idx]]
         ax.scatter(king[sets], pearson[sets], size=6, fill=GREY, opacity=0.6,
@@ -191,18 +260,21 @@ def king_pearson_figure(rows: pd.DataFrame, best_set: Optional[str] = None) -> F
     return fig
 
 
-def orange_figure(rows: pd.DataFrame, best_orange: Optional[float] = None,
+def orange_figure(rows, best_orange: Optional[float] = None,
                   labelled: Sequence[str] = ()) -> Figure:
     """ORANGE of each metric's QUEEN against ORANGE of its plain score.
     ``rows``: metric, plain, queen."""
+    rows = _Rows(rows)
     fig = new_figure(4.6, 6.2)
     ax = fig.axes[0]
-    above = (rows["queen"] > rows["plain"]).to_numpy()
-    ax.scatter(rows["plain"][above], rows["queen"][above], size=18, fill=GREEN,
+    plain, queen = rows.floats("plain"), rows.floats("queen")
+    above = queen > plain
+    ax.scatter(plain[above], queen[above], size=18, fill=GREEN,
                label="QUEEN better than plain")
-    ax.scatter(rows["plain"][~above], rows["queen"][~above], size=18, fill=GREY,
+    ax.scatter(plain[~above], queen[~above], size=18, fill=GREY,
                label="QUEEN not better")
-    values = pd.concat([rows["plain"], rows["queen"]]).dropna()
+    values = np.concatenate([plain, queen])
+    values = values[~np.isnan(values)]
     if len(values):
         lo, hi = float(values.min()), float(values.max())
         pad = 0.03 * (hi - lo or 1)
@@ -210,8 +282,10 @@ def orange_figure(rows: pd.DataFrame, best_orange: Optional[float] = None,
                 label="equal")
     if best_orange is not None and not np.isnan(best_orange):
         ax.axhline(best_orange, colour=RED, dash="--", width=1.2, label="QUEEN of the best set")
-    for r in rows[rows["metric"].isin(labelled)].itertuples():
-        ax.annotate(r.metric, r.plain, r.queen, dx=3, dy=2, size=7)
+    shown = np.flatnonzero(pd.Series(rows["metric"], dtype=object).isin(labelled).to_numpy())
+    for m, x, y in zip(rows["metric"][shown].tolist(), plain[shown].tolist(),
+                       queen[shown].tolist()):
+        ax.annotate(m, x, y, dx=3, dy=2, size=7)
     ax.xlabel = "ORANGE of the plain score (mean similarity to the references)"
     ax.ylabel = "ORANGE of QUEEN"
     ax.legend(size=8, loc="best")
@@ -220,13 +294,14 @@ def orange_figure(rows: pd.DataFrame, best_orange: Optional[float] = None,
 
 # ------------------------------------------------------------------ HBR
 
-def auc_figure(rows: pd.DataFrame) -> Figure:
+def auc_figure(rows) -> Figure:
     """AUC of every measure and of HBR with intervals, one panel per
     criterion. ``rows``: criterion, measure, auc, low, high."""
+    rows = _Rows(rows)
     groups = _by(rows, "criterion")
     fig, axes = _panels(len(groups))
-    measure = rows["measure"].to_numpy(object)
-    auc, low, high = (rows[c].to_numpy(float) for c in ("auc", "low", "high"))
+    measure = np.asarray(rows["measure"], dtype=object)
+    auc, low, high = (rows.floats(c) for c in ("auc", "low", "high"))
     for ax, (criterion, idx) in zip(axes, groups.items()):
         # best first (an undefined AUC last), then by name
         order = np.array(sorted(idx.tolist(), key=lambda i: (np.isnan(auc[i]), -auc[i]
@@ -255,13 +330,14 @@ def auc_figure(rows: pd.DataFrame) -> Figure:
     return fig
 
 
-def robustness_figure(rows: pd.DataFrame) -> Figure:
+def robustness_figure(rows) -> Figure:
     """Pooled AUC against the worst-10%-topics rank, per criterion.
     ``rows``: criterion, measure, auc, worst10_rank."""
+    rows = _Rows(rows)
     groups = _by(rows, "criterion")
     fig, axes = _panels(len(groups))
-    auc, rank = rows["auc"].to_numpy(float), rows["worst10_rank"].to_numpy(float)
-    is_hbr = (rows["measure"] == "HBR").to_numpy()
+    auc, rank = rows.floats("auc"), rows.floats("worst10_rank")
+    is_hbr = rows.equal("measure", "HBR")
     for ax, (criterion, idx) in zip(axes, groups.items()):
         hbr, others = idx[is_hbr[idx]], idx[~is_hbr[idx]]
         ax.scatter(auc[others], rank[others], size=12, fill=BLUE, label="a single measure")
@@ -274,13 +350,17 @@ def robustness_figure(rows: pd.DataFrame) -> Figure:
     return fig
 
 
-def hetero_curve_figure(rows: pd.DataFrame) -> Figure:
+def hetero_curve_figure(rows) -> Figure:
     """P(quality increase) against heterogeneity, one line per criterion.
     ``rows``: criterion, bin, mean_h, p_quality_increase."""
+    rows = _Rows(rows)
     fig = new_figure(3.8)
     ax = fig.axes[0]
-    for i, (criterion, part) in enumerate(rows.sort_values("bin").groupby("criterion")):
-        ax.plot(part["mean_h"], part["p_quality_increase"], width=1.3, marker="o",
+    # the rows in bin order (pandas' sort_values("bin")), then per criterion
+    order = _order([rows["bin"]], True)
+    mean_h, share = rows["mean_h"][order], rows["p_quality_increase"][order]
+    for i, (criterion, idx) in enumerate(_groups(rows["criterion"][order]).items()):
+        ax.plot(mean_h[idx], share[idx], width=1.3, marker="o",
                 marker_size=2.5, colour=CLUSTER_COLOURS[i % len(CLUSTER_COLOURS)],
                 label=criterion)
     ax.axhline(0.5, colour=BLACK, width=0.7, dash=":")
@@ -292,19 +372,19 @@ def hetero_curve_figure(rows: pd.DataFrame) -> Figure:
 
 # ------------------------------------------------------------------ statistics
 
-def comparisons_figure(rows: pd.DataFrame) -> Figure:
+def comparisons_figure(rows) -> Figure:
     """Differences a − b with their intervals. ``rows``: label, difference,
     ci_low, ci_high, significant."""
-    rows = rows.reset_index(drop=True)
-    fig = new_figure(max(2.2, 0.24 * len(rows) + 1.0))
+    rows = _Rows(rows)
+    fig = new_figure(max(2.2, 0.24 * rows.n + 1.0))
     ax = fig.axes[0]
-    y = np.arange(len(rows))[::-1]
-    sig = rows["significant"].fillna(False).astype(bool).to_numpy()
+    y = np.arange(rows.n)[::-1]
+    sig = _true(rows["significant"])
     colours = [RED if s else BLUE for s in sig]
     ax.hlines(y, rows["ci_low"], rows["ci_high"], colour=colours, width=1.6)
     ax.scatter(rows["difference"], y, fill=colours, size=22, z=3)
     ax.axvline(0, colour=BLACK, width=0.8)
-    ax.set_yticks(y, rows["label"], size=8)
+    ax.set_yticks(y, rows["label"].tolist(), size=8)
     ax.legend([Handle("significant (5%)", marker="o", fill=RED, line=RED),
                Handle("not significant", marker="o", fill=BLUE, line=BLUE)],
               size=8, loc="best")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
@@ -130,27 +130,112 @@ def cell(value, digits: int = 3) -> Cell:
     return Cell(esc(value))
 
 
+def td(c: Cell) -> str:
+    """A cell's ``<td>``."""
+    cls = f" class={c.cls}" if c.cls else ""
+    if c.sort is None:
+        return f"<td{cls}>{c.shown}</td>"
+    return f'<td{cls} data-v="{esc(c.sort)}">{c.shown}</td>'
+
+
+#: the ``<td>`` of an undefined number, of true and of false
+NA_TD = '<td class=n data-v="">n/a</td>'
+YES_TD = '<td data-v="1"><span class="yes">yes</span></td>'
+NO_TD = '<td data-v="0"><span class="no">no</span></td>'
+
+
+class Rendered:
+    """A table's column already made: its ``<td>`` strings and whether it
+    is numeric (every cell right-aligned, or ``n/a``)."""
+
+    __slots__ = ("tds", "numeric")
+
+    def __init__(self, tds: List[str], numeric: bool):
+        self.tds, self.numeric = tds, numeric
+
+
+def column(values: Iterable, digits: int = 3) -> Rendered:
+    """The ``<td>`` of each value of a table's column (those of
+    :func:`cell`: floats and strings made here, the rest by :func:`cell`).
+    A column of floats only or strings only makes each distinct value's
+    once (a table's columns repeat values: a set's KING on every row)."""
+    values = values if type(values) is list else list(values)
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is float:
+            form = f'<td class=n data-v="%r">%.{digits}f</td>'
+            # distinct values: NaN's are each their own (looked up by identity)
+            made = {v: form % (v, v) if v == v else NA_TD for v in dict.fromkeys(values)}
+            if 0.0 in made:             # 0.0 and -0.0 are one key but two cells
+                return Rendered([made[v] if v else form % (v, v) for v in values], True)
+            return Rendered([made[v] for v in values], True)
+        if kind is str:
+            made = {v: f"<td>{esc(v)}</td>" for v in dict.fromkeys(values)}
+            return Rendered([made[v] for v in values], all(v == "n/a" for v in made))
+    out: List[str] = []
+    add = out.append
+    numeric = True
+    for v in values:
+        kind = type(v)
+        if kind is float:
+            add(f'<td class=n data-v="{v!r}">{v:.{digits}f}</td>' if v == v else NA_TD)
+        elif kind is str:
+            shown = esc(v)
+            add(f"<td>{shown}</td>")
+            if numeric and shown != "n/a":
+                numeric = False
+        elif kind is int:
+            add(f'<td class=n data-v="{float(v)!r}">{v:,}</td>')
+        elif kind is bool:
+            add(YES_TD if v else NO_TD)
+            numeric = False
+        else:
+            c = cell(v, digits)
+            add(td(c))
+            if numeric and c.cls != "n" and c.shown != "n/a":
+                numeric = False
+    return Rendered(out, numeric)
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence], row_classes: Optional[Sequence[str]]
           = None, digits: int = 3, sortable: bool = True, table_id: str = "") -> str:
     """A table whose columns sort when their header is clicked."""
-    rows = [[cell(v, digits) for v in r] for r in rows]
-    numeric = [bool(rows) and all(r[i].cls == "n" or r[i].shown == "n/a" for r in rows)
-               for i in range(len(headers))]
+    rows = rows if isinstance(rows, list) else list(rows)
+    width = len(headers)
+    if not width or any(len(r) != width for r in rows):      # ragged: cell by cell
+        cells = [[cell(v, digits) for v in r] for r in rows]
+        numeric = [bool(cells) and all(r[i].cls == "n" or r[i].shown == "n/a" for r in cells)
+                   for i in range(width)]
+        lines = ["".join(td(c) for c in r) for r in cells]
+        return _table(headers, numeric, lines, row_classes, sortable, table_id)
+    return table_of(headers, list(zip(*rows)) if rows else [[] for _ in headers], row_classes,
+                    digits, sortable, table_id)
+
+
+def table_of(headers: Sequence[str], columns: Sequence, row_classes: Optional[Sequence[str]]
+             = None, digits: int = 3, sortable: bool = True, table_id: str = "") -> str:
+    """:func:`table` of its columns (each a sequence of values, or
+    :class:`Rendered`), one per header, all of one length."""
+    made = [c if isinstance(c, Rendered) else column(c, digits) for c in columns]
+    n = len(made[0].tds) if made else 0
+    numeric = [bool(n) and c.numeric for c in made]
+    lines = ["".join(r) for r in zip(*(c.tds for c in made))] if made else []
+    return _table(headers, numeric, lines, row_classes, sortable, table_id)
+
+
+def _table(headers, numeric, lines, row_classes, sortable, table_id) -> str:
     head = "".join(f'<th{" class=n" if numeric[i] else ""} scope="col">{esc(h)}</th>'
                    for i, h in enumerate(headers))
-    body = []
-    classes = row_classes or [""] * len(rows)
-    for i, r in enumerate(rows):
-        cls = classes[i]
-        tds = "".join(
-            f'<td{f" class={c.cls}" if c.cls else ""}'
-            f'{f" data-v={chr(34)}{esc(c.sort)}{chr(34)}" if c.sort is not None else ""}>'
-            f'{c.shown}</td>' for c in r)
-        body.append(f'<tr{f" class={cls}" if cls else ""}>{tds}</tr>')
+    if row_classes:
+        body = "".join(f"<tr class={row_classes[i]}>{t}</tr>" if row_classes[i] else
+                       f"<tr>{t}</tr>" for i, t in enumerate(lines))
+    else:
+        body = "".join(f"<tr>{t}</tr>" for t in lines)
     ident = f' id="{esc(table_id)}"' if table_id else ""
     klass = ' class="sortable"' if sortable else ""
     return (f'<div class="scroll"><table{ident}{klass}><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def figure(svg: str, caption: str, name: str) -> str:

@@ -1,6 +1,14 @@
 """The report's sections: per task, one function per section taking a
 :class:`TaskView` and returning HTML. A section whose tables the run did
-not write says why in a short note instead."""
+not write says why in a short note instead.
+
+A task's rows are read as :class:`~qarla_spark.report.data.Columns` (numpy
+arrays) and its tables made from Python values column by column
+(:func:`~qarla_spark.report.html.table_of`), not from pandas frames: a
+pandas operation costs ~0.1-5 ms whatever its size, and a task's section
+made ~100 of them (issue 36). The orders are pandas' (``sort_order``), the
+figures still take pandas frames (:meth:`Columns.frame`), what several
+sections ask is found once per task (:meth:`Run.memo`)."""
 
 from __future__ import annotations
 
@@ -8,13 +16,15 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import pandas as pd
 
 from qarla_spark import tables as declared
 from qarla_spark.names import FAMILIES, SKIP_REASONS
 from qarla_spark.report import figures as fg
-from qarla_spark.report.data import Run
-from qarla_spark.report.html import Cell, esc, figure, interval, note, num, section, table
+from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
+from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
+                                     section, table, table_of)
 
 #: the ``family`` values of ``comparisons/`` the report tells apart
 FAMILY_BEST_SINGLE = FAMILIES["best_single"]
@@ -22,6 +32,8 @@ FAMILY_REPRESENTATIVE = FAMILIES["representative"]
 FAMILY_SUBSET = FAMILIES["subset"]
 FAMILY_HBR_BEST = FAMILIES["hbr_best"]
 FAMILY_HBR_MEDIAN = FAMILIES["hbr_median"]
+
+NAN = float("nan")
 
 
 # ------------------------------------------------------------------ context
@@ -35,7 +47,15 @@ class TaskView:
     ident: str                      # the HTML id of its section
 
     def rows(self, name: str) -> Optional[pd.DataFrame]:
+        """The task's rows of table ``name`` as a pandas frame."""
         return self.run.of_task(name, self.task)
+
+    def cols(self, name: str) -> Optional[Columns]:
+        """The task's rows of table ``name`` as :class:`Columns`."""
+        return self.run.columns(name, self.task)
+
+    def memo(self, key: str, make: Callable):
+        return self.run.memo(self.task, key, make)
 
     @property
     def qarla(self) -> Dict:
@@ -45,32 +65,36 @@ class TaskView:
     def best_set(self) -> Optional[str]:
         if self.qarla.get("best_set"):
             return self.qarla["best_set"]
-        king = self.rows("king")
-        if king is None:
-            return None
-        return king.sort_values(["king", "metric_set"], ascending=[False, True]).iloc[0][
-            "metric_set"]
+        return self.memo("best_set", lambda: _best_of(self.cols("king")))
 
     @property
     def best_single(self) -> Optional[str]:
         if self.qarla.get("best_single"):
             return self.qarla["best_single"]
-        king = self.rows("king")
-        if king is None or not (king["n_metrics"] == 1).any():
-            return None
-        singles = king[king["n_metrics"] == 1]
-        return singles.sort_values(["king", "metric_set"], ascending=[False, True]).iloc[0][
-            "metric_set"]
+
+        def find():
+            king = self.cols("king")
+            if king is None or not (king["n_metrics"] == 1).any():
+                return None
+            return _best_of(king.where(king["n_metrics"] == 1))
+        return self.memo("best_single", find)
 
     def sub(self, part: str) -> str:
         return f"{self.ident}-{part}"
+
+
+def _best_of(king: Optional[Columns]) -> Optional[str]:
+    """The set of the highest KING (the first name of the ties)."""
+    if king is None:
+        return None
+    return king.sorted(["king", "metric_set"], [False, True])["metric_set"][0]
 
 
 def missing(view: TaskView, *names: str) -> Optional[str]:
     """Why the first of ``names`` that has no rows for the task is missing
     (``None`` when all are there)."""
     for name in names:
-        if view.rows(name) is not None:
+        if view.cols(name) is not None:
             continue
         stage = declared.table(name).stage
         config = view.run.info.get("config") or {}
@@ -95,9 +119,14 @@ def judged_criteria(view: TaskView) -> List[str]:
 
 
 def testbed_row(view: TaskView) -> Optional[Dict]:
-    frame = view.rows("testbed")
+    return view.memo("testbed_row", lambda: _testbed_row(view))
+
+
+def _testbed_row(view: TaskView) -> Optional[Dict]:
+    frame = view.cols("testbed")
     if frame is not None:
-        row = frame.iloc[0].to_dict()
+        # the first row's values as Python's (as pandas' Series.to_dict)
+        row = {name: frame[name][:1].tolist()[0] for name in frame.names}
     else:
         row = next((t for t in view.run.info.get("testbed") or []
                     if t.get("task") == view.task), None)
@@ -109,28 +138,41 @@ def testbed_row(view: TaskView) -> Optional[Dict]:
     return row
 
 
+def _percentile_intervals(ci: Columns) -> Dict[str, Tuple[float, float]]:
+    """Each set's (low, high) of the percentile rows of a ``*_ci`` table."""
+    ci = ci.equal("method", "percentile")
+    return dict(zip(ci.values("metric_set"), zip(ci.values("ci_low"), ci.values("ci_high"))))
+
+
 def king_intervals(view: TaskView) -> Tuple[Dict[str, Tuple[float, float]], str]:
     """Each set's 95% KING interval: bootstrap over topics (percentile)
     when the statistics stage ran, else the Wilson interval over cases."""
-    ci = view.rows("king_ci")
+    return view.memo("king_intervals", lambda: _king_intervals(view))
+
+
+def _king_intervals(view: TaskView) -> Tuple[Dict[str, Tuple[float, float]], str]:
+    ci = view.cols("king_ci")
     if ci is not None:
-        ci = ci[ci["method"] == "percentile"]
-        return ({r.metric_set: (r.ci_low, r.ci_high) for r in ci.itertuples()},
-                "bootstrap over topics, percentile")
-    king = view.rows("king")
+        return _percentile_intervals(ci), "bootstrap over topics, percentile"
+    king = view.cols("king")
     if king is None:
         return {}, ""
-    return ({r.metric_set: (r.ci_low, r.ci_high) for r in king.itertuples()},
+    return (dict(zip(king.values("metric_set"), zip(king.values("ci_low"),
+                                                    king.values("ci_high")))),
             "Wilson interval over the (topic, held-out reference) cases; no bootstrap in "
             "this run")
 
 
 def king_of(view: TaskView, name: Optional[str]) -> Optional[float]:
-    king = view.rows("king")
+    king = view.cols("king")
     if king is None or name is None:
         return None
-    rows = king[king["metric_set"] == name]
-    return float(rows["king"].iloc[0]) if len(rows) else None
+
+    def firsts():       # each set's first KING
+        names, values = king.values("metric_set"), king.values("king")
+        return dict(zip(names[::-1], values[::-1]))
+    found = view.memo("king_of", firsts).get(name)
+    return None if found is None else float(found)
 
 
 def _svg(fig, key: str) -> str:
@@ -197,21 +239,32 @@ def king_section(view: TaskView) -> str:
     why = missing(view, "king")
     if why:
         return note(why)
-    king = view.rows("king")
-    singles = king[king["n_metrics"] == 1][["metric_set", "king", "n_cases"]].rename(
-        columns={"metric_set": "metric"})
-    clusters = view.rows("clusters")
+    king = view.cols("king")
+    singles = king.where(king["n_metrics"] == 1)
+    metrics = singles.values("metric_set")
+    clusters = view.cols("clusters")
     if clusters is not None:
-        singles = singles.merge(clusters[["metric", "cluster", "representative"]], on="metric",
-                                how="left")
+        # a left merge on the metric (as pandas: each single's matches, in order)
+        lefts, rights = left_join([(m,) for m in metrics],
+                                  [(m,) for m in clusters.values("metric")])
+        singles = singles.take(lefts)
+        metrics = [metrics[i] for i in lefts.tolist()]
+        cluster = taken(clusters["cluster"], rights)
+        representative = taken(clusters["representative"], rights)
     else:
-        singles = singles.assign(cluster=float("nan"), representative=False)
+        cluster = np.full(len(singles), NAN)
+        representative = np.zeros(len(singles), dtype=bool)
     intervals, kind = king_intervals(view)
-    singles["low"] = [intervals.get(m, (math.nan, math.nan))[0] for m in singles["metric"]]
-    singles["high"] = [intervals.get(m, (math.nan, math.nan))[1] for m in singles["metric"]]
+    nothing = (NAN, NAN)
+    low = np.array([intervals.get(m, nothing)[0] for m in metrics], dtype=float)
+    high = np.array([intervals.get(m, nothing)[1] for m in metrics], dtype=float)
+    kings = singles["king"]
+    shown = np.array(metrics, dtype=object)
+    frame = Columns.of({"metric": shown, "king": kings, "cluster": cluster,
+                        "representative": representative, "low": low, "high": high})
     best, best_single = view.best_set, view.best_single
     best_king = king_of(view, best)
-    svg = _svg(fg.king_metrics_figure(singles, best, best_king, intervals.get(best),
+    svg = _svg(fg.king_metrics_figure(frame, best, best_king, intervals.get(best),
                                       best_single), f"{view.ident}-king")
     lead = (f"<p class=lead>Best set: <b>{esc(best)}</b>, KING "
             f"{interval(best_king, *intervals.get(best, (None, None)))}; best single metric: "
@@ -224,41 +277,48 @@ def king_section(view: TaskView) -> str:
                "better; bars are 95% intervals, colours are metric clusters (metrics that "
                "judge alike), filled dots the cluster representatives, ★ the best single "
                "metric and the dashed line the KING of the best set.")
-    ordered = singles.sort_values(["king", "metric"], ascending=[False, True])
-    rows = [[r.metric, None if pd.isna(r.cluster) else int(r.cluster),
-             bool(r.representative) if not pd.isna(r.representative) else None, r.king,
-             r.low, r.high, int(r.n_cases)] for r in ordered.itertuples()]
-    classes = ["hl" if r[0] == best_single else "" for r in rows]
-    tab = table(["metric", "cluster", "representative", "KING", "95% low", "95% high",
-                 "cases"], rows, classes, table_id=view.sub("king-table"))
+    order = sort_order([kings, shown], [False, True]).tolist()
+    metric = [metrics[i] for i in order]
+    clusters_shown = [None if c != c or c is None else int(c)
+                      for c in cluster[order].tolist()]
+    reps = [None if r is None or r != r else bool(r) for r in representative[order].tolist()]
+    tab = table_of(["metric", "cluster", "representative", "KING", "95% low", "95% high",
+                    "cases"],
+                   [metric, clusters_shown, reps, kings[order].tolist(), low[order].tolist(),
+                    high[order].tolist(), [int(n) for n in singles["n_cases"][order].tolist()]],
+                   ["hl" if m == best_single else "" for m in metric],
+                   table_id=view.sub("king-table"))
     return lead + figure(svg, caption, "king_metrics") + \
         f'<details><summary>KING of every metric (table)</summary>{tab}</details>'
 
 
-def kept_status(view: TaskView, king: pd.DataFrame) -> List[str]:
+def kept_status(view: TaskView, king: Columns) -> List[str]:
     """Per set of ``king``: ``kept`` (not significantly below the best set),
     ``below`` or ``untested``."""
-    comp = view.rows("comparisons")
+    comp = view.cols("comparisons")
     tested: Dict[str, bool] = {}
     if comp is not None:
-        for r in comp[comp["family"] == FAMILY_SUBSET].itertuples():
-            tested[r.b] = not bool(r.significant)
+        subset = comp.equal("family", FAMILY_SUBSET)
+        for b, significant in subset.rows("b", "significant"):
+            tested[b] = not bool(significant)
         if tested:
             tested[view.best_set] = True
     return ["untested" if m not in tested else "kept" if tested[m] else "below"
-            for m in king["metric_set"]]
+            for m in king.values("metric_set")]
 
 
 def subsets_section(view: TaskView) -> str:
     why = missing(view, "king")
     if why:
         return note(why)
-    king = view.rows("king").copy()
-    king["status"] = kept_status(view, king)
-    svg = _svg(fg.king_subsets_figure(king, view.best_set), f"{view.ident}-subsets")
-    kept = (king["status"] == "kept").sum()
-    tested = (king["status"] != "untested").sum()
-    text = (f"<p>{num(int(kept))} of {num(int(tested))} subsets of the representatives are not "
+    king = view.cols("king")
+    status = np.array(kept_status(view, king), dtype=object)
+    frame = Columns.of({"metric_set": king["metric_set"], "n_metrics": king["n_metrics"],
+                        "king": king["king"], "status": status})
+    svg = _svg(fg.king_subsets_figure(frame, view.best_set), f"{view.ident}-subsets")
+    kept = int((status == "kept").sum())
+    tested = int((status != "untested").sum())
+    text = (f"<p>{num(kept)} of {num(tested)} subsets of the representatives are not "
             "significantly below the best set (paired sign-flip test over topics, max-T "
             "adjusted, 5%): the data cannot tell them apart from the best.</p>"
             if tested else note(missing(view, "comparisons") or
@@ -274,108 +334,126 @@ def ranking_section(view: TaskView) -> str:
     why = missing(view, "systems")
     if why:
         return note(why)
-    systems = view.rows("systems")
+    systems = view.cols("systems")
     best = view.best_set
-    rows = systems[systems["metric_set"] == best]
+    rows = systems.equal("metric_set", best)
     if not len(rows):
         return note(f"No system scores under the best set {best} in systems/.")
     svg = _svg(fg.ranking_figure(rows), f"{view.ident}-ranking")
-    ordered = rows.sort_values(["queen", "summarizer"], ascending=[False, True])
-    top_peer = rows.loc[rows["role"] == "peer", "queen"].max()
-    models = rows[rows["role"] == "model"]
-    above = int((models["queen"] > top_peer).sum()) if not pd.isna(top_peer) else 0
+    ordered = rows.sorted(["queen", "summarizer"], [False, True])
+    queen, role = rows["queen"], rows["role"]
+    peers = queen[(role == "peer") & ~np.isnan(queen)]
+    top_peer = peers.max() if len(peers) else NAN
+    models = queen[role == "model"]
+    above = int((models > top_peer).sum()) if not math.isnan(top_peer) else 0
     caption = ("References (orange, bold names) and systems (blue) ranked together by their "
                "mean QUEEN under the best set: QUEEN is the probability that a summary is as "
                "close to the references as they are to each other, so a good testbed and "
                "metric set put the references on top.")
     text = (f"<p>{above} of {len(models)} references rank above every system under "
             f"<b>{esc(best)}</b>.</p>")
-    tab = table(["rank", "summarizer", "role", "QUEEN (jackknifed)", "QUEEN, all references"],
-                [[i + 1, r.summarizer, r.role, r.queen, r.queen_full]
-                 for i, r in enumerate(ordered.itertuples())],
-                ["ref" if r == "model" else "" for r in ordered["role"]],
-                table_id=view.sub("ranking-table"))
+    roles = ordered.values("role")
+    tab = table_of(["rank", "summarizer", "role", "QUEEN (jackknifed)", "QUEEN, all references"],
+                   [list(range(1, len(ordered) + 1)), ordered.values("summarizer"), roles,
+                    ordered.values("queen"), ordered.values("queen_full")],
+                   ["ref" if r == "model" else "" for r in roles],
+                   table_id=view.sub("ranking-table"))
     return text + figure(svg, caption, "ranking") + tab
 
 
 def jack_intervals(view: TaskView) -> Dict[str, Tuple[float, float]]:
     """Each set's 95% JACK interval (bootstrap over topics, percentile);
     empty when the statistics stage did not run."""
-    ci = view.rows("jack_ci")
-    if ci is None:
-        return {}
-    return {r.metric_set: (r.ci_low, r.ci_high)
-            for r in ci[ci["method"] == "percentile"].itertuples()}
+    def find():
+        ci = view.cols("jack_ci")
+        return {} if ci is None else _percentile_intervals(ci)
+    return view.memo("jack_intervals", find)
 
 
 def jack_section(view: TaskView) -> str:
     why = missing(view, "jack_curve")
     if why:
         return note(why)
-    curve = view.rows("jack_curve")
+    curve = view.cols("jack_curve")
     svg = _svg(fg.jack_curve_figure(curve, view.best_set), f"{view.ident}-jack")
     caption = ("JACK, the reliability of the testbed, as systems are added (mean over random "
                "orders): the share of (topic, reference) cases for which some pair of systems "
                "brackets the reference; a curve still rising at the right says more systems "
                "would make the testbed more reliable, a flat one that it has enough.")
     out = figure(svg, caption, "jack_curve")
-    jack = view.rows("jack")
+    jack = view.cols("jack")
     if jack is not None:
         intervals = jack_intervals(view)
-        ordered = jack.sort_values("jack", ascending=False)
-        out += table(["metric set", "JACK", "95% low", "95% high"],
-                     [[r.metric_set, r.jack, *intervals.get(r.metric_set, (None, None))]
-                      for r in ordered.itertuples()],
-                     ["hl" if m == view.best_set else "" for m in ordered["metric_set"]],
-                     table_id=view.sub("jack-table"))
+        ordered = jack.sorted(["jack"], False)
+        names = ordered.values("metric_set")
+        nothing = (None, None)
+        bounds = [intervals.get(m, nothing) for m in names]
+        out += table_of(["metric set", "JACK", "95% low", "95% high"],
+                        [names, ordered.values("jack"), [b[0] for b in bounds],
+                         [b[1] for b in bounds]],
+                        ["hl" if m == view.best_set else "" for m in names],
+                        table_id=view.sub("jack-table"))
     return out
 
 
+def correlation_intervals(view: TaskView) -> Dict[Tuple[str, str, str], Tuple[float, float]]:
+    """(score, set, criterion) -> the first (low, high) of the system-level
+    Pearson's percentile interval resampling systems and topics."""
+    def find():
+        ci = view.cols("correlation_ci")
+        if ci is None:
+            return {}
+        ci = ci.where((ci["level"] == "system") & (ci["correlation"] == "pearson")
+                      & (ci["method"] == "percentile") & (ci["unit"] == "both"))
+        keys = list(zip(ci.values("score"), ci.values("metric_set"), ci.values("criterion")))
+        bounds = list(zip(ci.values("ci_low"), ci.values("ci_high")))
+        return dict(zip(keys[::-1], bounds[::-1]))
+    return view.memo("correlation_intervals", find)
+
+
 def correlation_interval(view: TaskView, score: str, name: str, criterion: str):
-    ci = view.rows("correlation_ci")
-    if ci is None:
+    if name is None or criterion is None:
         return None, None
-    hit = ci[(ci["score"] == score) & (ci["metric_set"] == name) & (ci["criterion"] == criterion)
-             & (ci["level"] == "system") & (ci["correlation"] == "pearson")
-             & (ci["method"] == "percentile") & (ci["unit"] == "both")]
-    return (hit["ci_low"].iloc[0], hit["ci_high"].iloc[0]) if len(hit) else (None, None)
+    return correlation_intervals(view).get((score, name, criterion), (None, None))
 
 
 def best_pearson(view: TaskView) -> Dict[str, Tuple[float, Optional[float], Optional[float]]]:
     """System-level Pearson of the best set per criterion, with its interval."""
-    corr = view.rows("correlations")
-    if corr is None:
-        return {}
-    hit = corr[(corr["metric_set"] == view.best_set) & (corr["level"] == "system")]
-    return {r.criterion: (r.pearson, *correlation_interval(view, "QUEEN", view.best_set,
-                                                           r.criterion))
-            for r in hit.itertuples()}
+    def find():
+        corr = view.cols("correlations")
+        if corr is None:
+            return {}
+        hit = corr.where(corr.is_("metric_set", view.best_set) & (corr["level"] == "system"))
+        return {c: (p, *correlation_interval(view, "QUEEN", view.best_set, c))
+                for c, p in hit.rows("criterion", "pearson")}
+    return view.memo("best_pearson", find)
 
 
 def agreement_section(view: TaskView) -> str:
     why = missing(view, "king_pearson")
     if why:
         return note(why)
-    kp = view.rows("king_pearson")
+    kp = view.cols("king_pearson")
     svg = _svg(fg.king_pearson_figure(kp, view.best_set), f"{view.ident}-kingpearson")
     caption = ("Each point is a set of metrics: its KING (how well it recognises human "
                "references) against the system-level Pearson correlation of its QUEEN scores "
                "with the human judgments of each criterion; points rising to the right mean "
                "that sets which know references also agree with the judges.")
     out = figure(svg, caption, "king_pearson")
-    corr = view.rows("correlations")
+    corr = view.cols("correlations")
     if corr is not None:
         rows = []
-        for r in corr[(corr["metric_set"] == view.best_set)
-                      & (corr["level"] == "system")].sort_values("criterion").itertuples():
-            low, high = correlation_interval(view, "QUEEN", view.best_set, r.criterion)
-            rows.append([f"QUEEN({view.best_set})", r.criterion, r.pearson, low, high,
-                         r.spearman, r.kendall])
-        hbr = view.rows("hbr_correlations")
+        mine = corr.where(corr.is_("metric_set", view.best_set) & (corr["level"] == "system"))
+        for c, pearson, spearman, kendall in mine.sorted(["criterion"]).rows(
+                "criterion", "pearson", "spearman", "kendall"):
+            low, high = correlation_interval(view, "QUEEN", view.best_set, c)
+            rows.append([f"QUEEN({view.best_set})", c, pearson, low, high, spearman, kendall])
+        hbr = view.cols("hbr_correlations")
         if hbr is not None:
-            for r in hbr.sort_values("criterion").itertuples():
-                low, high = correlation_interval(view, "HBR", r.measure_set, r.criterion)
-                rows.append(["HBR", r.criterion, r.pearson, low, high, r.spearman, r.kendall])
+            for name, c, pearson, spearman, kendall in hbr.sorted(["criterion"]).rows(
+                    "measure_set", "criterion", "pearson", "spearman", "kendall"):
+                low, high = correlation_interval(view, "HBR", name, c)
+                rows.append(["HBR", c, pearson, low, high, spearman, kendall])
         out += ("<p>Agreement with the judges at the system level (95% interval resampling "
                 "systems and topics, when the statistics stage ran):</p>" + table(
                     ["score", "criterion", "Pearson", "95% low", "95% high", "Spearman",
@@ -383,51 +461,69 @@ def agreement_section(view: TaskView) -> str:
     return out
 
 
+def _firsts(rows: Columns, index: str, columns: str, value: str) -> Dict[tuple, float]:
+    """(index, column) -> the first value that is not NaN, of the rows whose
+    keys are not missing (pandas' ``pivot_table(..., aggfunc="first")``)."""
+    out: Dict[tuple, float] = {}
+    for i, c, v in rows.rows(index, columns, value):
+        if v == v and i is not None and c is not None and (i, c) not in out:
+            out[(i, c)] = v
+    return out
+
+
 def orange_section(view: TaskView) -> str:
     why = missing(view, "orange")
     if why:
         return note(why)
-    orange = view.rows("orange")
-    singles = orange[orange["n_metrics"] == 1].pivot_table(
-        index="metric_set", columns="score", values="orange", aggfunc="first")
-    if "QUEEN" not in singles or "plain" not in singles:
+    orange = view.cols("orange")
+    firsts = _firsts(orange.where(orange["n_metrics"] == 1), "metric_set", "score", "orange")
+    scores = {s for _, s in firsts}
+    if "QUEEN" not in scores or "plain" not in scores:
         return note("orange/ has no pair of QUEEN and plain scores for single metrics.")
-    rows = singles.reset_index().rename(columns={"metric_set": "metric", "QUEEN": "queen"})
-    rows = rows.dropna(subset=["queen", "plain"])
-    best = orange[(orange["metric_set"] == view.best_set) & (orange["score"] == "QUEEN")]
-    best_value = float(best["orange"].iloc[0]) if len(best) else None
+    metrics = sorted(m for m, s in firsts if s == "QUEEN" and (m, "plain") in firsts)
+    queen = np.array([firsts[(m, "QUEEN")] for m in metrics], dtype=float)
+    plain = np.array([firsts[(m, "plain")] for m in metrics], dtype=float)
+    rows = Columns.of({"metric": np.array(metrics, dtype=object), "plain": plain,
+                       "queen": queen})
+    best = orange.where(orange.is_("metric_set", view.best_set) & (orange["score"] == "QUEEN"))
+    best_value = float(best["orange"][0]) if len(best) else None
     labelled = list(view.qarla.get("representatives") or [])
     svg = _svg(fg.orange_figure(rows, best_value, labelled), f"{view.ident}-orange")
-    better = int((rows["queen"] > rows["plain"]).sum())
+    better = int((queen > plain).sum())
     caption = ("ORANGE is the share of (topic, held-out reference, system) cases where the "
                "reference scores above the system; each point is a metric, its plain mean "
                "similarity to the references (x) against its QUEEN (y): points above the "
                "dotted diagonal gain from QUEEN; representatives are labelled.")
-    return (f"<p>QUEEN beats the plain score for {better} of {len(rows)} metrics; ORANGE of "
+    return (f"<p>QUEEN beats the plain score for {better} of {len(metrics)} metrics; ORANGE of "
             f"the best set: {num(best_value)}.</p>" + figure(svg, caption, "orange"))
+
+
+_MARKS = {True: '<td data-v="1"><span class="yes">✓</span></td>',
+          False: '<td data-v="0"><span class="no">·</span></td>',
+          None: '<td data-v="-1"></td>'}
 
 
 def human_section(view: TaskView) -> str:
     why = missing(view, "human_test")
     if why:
         return note(why)
-    ht = view.rows("human_test")
-    grid = ht.pivot(index="measure", columns="held_out_model", values="ranked_first")
-    models = sorted(grid.columns)
-
-    def first(value) -> Optional[bool]:
-        return None if value is None or pd.isna(value) else bool(value)
-    # the grid's cells as Python values, by measure (no pandas lookup per cell)
-    cells = dict(zip(grid.index, grid[models].to_numpy(dtype=object).tolist()))
-    counts = {m: sum(first(v) is True for v in cells[m]) for m in grid.index}
-    order = sorted(grid.index, key=lambda m: (-counts[m], m))
-    marks = {True: Cell('<span class="yes">✓</span>', 1),
-             False: Cell('<span class="no">·</span>', 0),
-             None: Cell("", -1)}
-    rows = [[m, counts[m], *[marks[first(v)] for v in cells[m]]] for m in order]
+    ht = view.cols("human_test")
+    grid: Dict[Tuple[str, str], Optional[bool]] = {}
+    for m, model, v in ht.rows("measure", "held_out_model", "ranked_first"):
+        if (m, model) in grid:
+            raise ValueError("Index contains duplicate entries, cannot reshape")
+        grid[(m, model)] = None if v is None or v != v else bool(v)
+    measures = sorted(set(ht.values("measure")))
+    models = sorted(set(ht.values("held_out_model")))
+    cells = {m: [grid.get((m, model)) for model in models] for m in measures}
+    counts = {m: sum(v is True for v in cells[m]) for m in measures}
+    order = sorted(measures, key=lambda m: (-counts[m], m))
+    columns = [order, [counts[m] for m in order],
+               *[Rendered([_MARKS[cells[m][j]] for m in order], False)
+                 for j in range(len(models))]]
     best = f"QUEEN({view.best_set})"
-    tab = table(["measure", "ranked first", *models], rows,
-                ["hl" if m == best else "" for m in order], table_id=view.sub("human-table"))
+    tab = table_of(["measure", "ranked first", *models], columns,
+                   ["hl" if m == best else "" for m in order], table_id=view.sub("human-table"))
     return ("<p>The human-summariser test: each reference is held out and scored like a "
             "system against the other references; ✓ means the measure ranks it strictly "
             "above every system (a good measure should, as references are written by people). "
@@ -437,18 +533,29 @@ def human_section(view: TaskView) -> str:
 
 # ------------------------------------------------------------------ HBR
 
-def auc_rows(view: TaskView) -> Optional[pd.DataFrame]:
-    auc = view.rows("auc")
+def auc_rows(view: TaskView) -> Optional[Columns]:
+    """The AUC over all pairs of each (criterion, measure), with its
+    percentile interval (``low``, ``high``; NaN without)."""
+    return view.memo("auc_rows", lambda: _auc_rows(view))
+
+
+def _auc_rows(view: TaskView) -> Optional[Columns]:
+    auc = view.cols("auc")
     if auc is None:
         return None
-    rows = auc[auc["scope"] == "all"][["criterion", "measure", "auc"]].copy()
-    ci = view.rows("auc_ci")
+    rows = auc.equal("scope", "all")
+    criterion, measure = rows["criterion"], rows["measure"]
+    ci = view.cols("auc_ci")
     if ci is not None:
-        ci = ci[ci["method"] == "percentile"][["criterion", "measure", "ci_low", "ci_high"]]
-        rows = rows.merge(ci, on=["criterion", "measure"], how="left")
-    else:
-        rows = rows.assign(ci_low=math.nan, ci_high=math.nan)
-    return rows.rename(columns={"ci_low": "low", "ci_high": "high"})
+        ci = ci.equal("method", "percentile")
+        lefts, rights = left_join(list(zip(criterion.tolist(), measure.tolist())),
+                                  list(zip(ci.values("criterion"), ci.values("measure"))))
+        return Columns.of({"criterion": criterion[lefts], "measure": measure[lefts],
+                           "auc": rows["auc"][lefts], "low": taken(ci["ci_low"], rights),
+                           "high": taken(ci["ci_high"], rights)})
+    nothing = np.full(len(rows), NAN)
+    return Columns.of({"criterion": criterion, "measure": measure, "auc": rows["auc"],
+                       "low": nothing, "high": nothing})
 
 
 def auc_section(view: TaskView) -> str:
@@ -461,11 +568,12 @@ def auc_section(view: TaskView) -> str:
                "criterion: the probability that a measure orders two summaries of a topic "
                "as the judges do (0.5 = chance); whiskers are 95% bootstrap intervals over "
                "topics.")
-    wide = rows.pivot_table(index="measure", columns="criterion", values="auc", aggfunc="first")
-    criteria = sorted(wide.columns)
-    order = sorted(wide.index, key=lambda m: (m != "HBR", m))
-    tab = table(["measure", *criteria], [[m, *[wide.loc[m, c] for c in criteria]] for m in order],
-                ["hl" if m == "HBR" else "" for m in order], table_id=view.sub("auc-table"))
+    firsts = _firsts(rows, "measure", "criterion", "auc")
+    criteria = sorted({c for _, c in firsts})
+    order = sorted({m for m, _ in firsts}, key=lambda m: (m != "HBR", m))
+    tab = table_of(["measure", *criteria],
+                   [order, *[[firsts.get((m, c), NAN) for m in order] for c in criteria]],
+                   ["hl" if m == "HBR" else "" for m in order], table_id=view.sub("auc-table"))
     return figure(svg, caption, "auc") + \
         f"<details><summary>AUC of every measure (table)</summary>{tab}</details>"
 
@@ -474,10 +582,13 @@ def robustness_section(view: TaskView) -> str:
     why = missing(view, "robustness", "auc")
     if why:
         return note(why)
-    rob = view.rows("robustness")
-    auc = view.rows("auc")
-    rows = rob.merge(auc[auc["scope"] == "all"][["criterion", "measure", "auc"]],
-                     on=["criterion", "measure"], how="left")
+    rob = view.cols("robustness")
+    auc = view.cols("auc").equal("scope", "all")
+    lefts, rights = left_join(list(zip(rob.values("criterion"), rob.values("measure"))),
+                              list(zip(auc.values("criterion"), auc.values("measure"))))
+    rows = Columns.of({"criterion": rob["criterion"][lefts], "measure": rob["measure"][lefts],
+                       "worst10_rank": rob["worst10_rank"][lefts],
+                       "auc": taken(auc["auc"], rights)})
     svg = _svg(fg.robustness_figure(rows), f"{view.ident}-robustness")
     caption = ("Robustness: each measure's AUC over all topics (x) against its mean scaled AUC "
                "rank among all measures in its own worst 10% of topics (y, 1 = best): points "
@@ -490,7 +601,7 @@ def hetero_section(view: TaskView) -> str:
     why = missing(view, "hetero_curve")
     if why:
         return note(why)
-    svg = _svg(fg.hetero_curve_figure(view.rows("hetero_curve")), f"{view.ident}-hetero")
+    svg = _svg(fg.hetero_curve_figure(view.cols("hetero_curve")), f"{view.ident}-hetero")
     caption = ("For pairs of summaries (s, s'), binned by the heterogeneity H of the measures "
                "that say s is at least as good as s': the share of pairs the judges agree "
                "with; a curve rising with H is why HBR trusts many diverse measures more "
@@ -500,52 +611,80 @@ def hetero_section(view: TaskView) -> str:
 
 # ------------------------------------------------------------------ statistics
 
-def _label(r) -> str:
-    where = f" ({r.criterion})" if isinstance(r.criterion, str) and r.criterion not in (
+def _label_of(a, b, criterion) -> str:
+    where = f" ({criterion})" if isinstance(criterion, str) and criterion not in (
         "", "None") else ""
-    return f"{r.a} − {r.b}{where}"
+    return f"{a} − {b}{where}"
 
 
 def p_cell(p) -> Cell:
     return Cell("&lt; 0.001" if p < 0.001 else f"{p:.3f}", repr(float(p)), "n")
 
 
+def _p_td(p) -> str:
+    if p < 0.001:
+        return f'<td class=n data-v="{float(p)!r}">&lt; 0.001</td>'
+    return f'<td class=n data-v="{float(p)!r}">{p:.3f}</td>'
+
+
+def p_column(values: List[float]) -> Rendered:
+    """The ``<td>`` of :func:`p_cell` of each p-value (floats: each
+    distinct one made once; p-values tie often)."""
+    if all(type(p) is float for p in values):
+        made = {p: _p_td(p) for p in dict.fromkeys(values)}
+        if 0.0 in made:                 # 0.0 and -0.0: one key, two cells
+            return Rendered([made[p] if p else _p_td(p) for p in values], True)
+        return Rendered([made[p] for p in values], True)
+    return Rendered([_p_td(p) for p in values], True)
+
+
+_COMPARISON_COLUMNS = ["family", "criterion", "a", "b", "value a", "value b", "a − b",
+                       "95% low", "95% high", "p", "p adjusted", "significant"]
+
+
+def _comparisons_table(rows: Columns, table_id: str = "") -> str:
+    return table_of(_COMPARISON_COLUMNS, [
+        rows.values("family"),
+        [c if isinstance(c, str) else "" for c in rows.values("criterion")],
+        rows.values("a"), rows.values("b"), rows.values("value_a"), rows.values("value_b"),
+        rows.values("difference"), rows.values("ci_low"), rows.values("ci_high"),
+        p_column(rows.values("p_value")), p_column(rows.values("p_adjusted")),
+        [bool(s) for s in rows.values("significant")]], table_id=table_id)
+
+
 def significance_section(view: TaskView) -> str:
     why = missing(view, "comparisons")
     if why:
         return note(why)
-    comp = view.rows("comparisons")
-    main = comp[comp["family"] != FAMILY_SUBSET].copy()
+    comp = view.cols("comparisons")
+    family = comp["family"]
+    main = comp.where(family != FAMILY_SUBSET)
     order = {f: i for i, f in enumerate((FAMILY_BEST_SINGLE, FAMILY_REPRESENTATIVE,
                                          FAMILY_HBR_BEST, FAMILY_HBR_MEDIAN))}
-    main["_o"] = main["family"].map(lambda f: order.get(f, 9))
-    main = main.sort_values(["_o", "criterion", "b"], kind="stable")
-    main["label"] = [_label(r) for r in main.itertuples()]
+    rank = np.array([order.get(f, 9) for f in main.values("family")], dtype=np.int64)
+    main = main.take(sort_order([rank, main["criterion"], main["b"]], True, "stable"))
     out = []
-    subset = comp[comp["family"] == FAMILY_SUBSET]
+    subset = comp.where(family == FAMILY_SUBSET)
     if len(subset):
         kept = int((~subset["significant"].astype(bool)).sum()) + 1
         out.append(f"<p class=lead><b>{num(kept)} of {num(len(subset) + 1)}</b> subsets of the "
                    "representatives are not significantly below the best set.</p>")
     if len(main):
-        svg = _svg(fg.comparisons_figure(main), f"{view.ident}-comparisons")
+        labels = [_label_of(a, b, c) for a, b, c in main.rows("a", "b", "criterion")]
+        frame = Columns.of({"label": np.array(labels, dtype=object),
+                            "difference": main["difference"], "ci_low": main["ci_low"],
+                            "ci_high": main["ci_high"], "significant": main["significant"]})
+        svg = _svg(fg.comparisons_figure(frame), f"{view.ident}-comparisons")
         caption = ("Each line is a paired comparison a − b over the same topics (KING for "
                    "metric sets, AUC for HBR): the dot is the difference, the bar its 95% "
                    "bootstrap interval; red ones are significant after adjusting for the other "
                    "comparisons of their family.")
         out.append(figure(svg, caption, "comparisons"))
-    cols = ["family", "criterion", "a", "b", "value a", "value b", "a − b", "95% low",
-            "95% high", "p", "p adjusted", "significant"]
-
-    def rows_of(frame):
-        return [[r.family, r.criterion if isinstance(r.criterion, str) else "", r.a, r.b,
-                 r.value_a, r.value_b, r.difference, r.ci_low, r.ci_high, p_cell(r.p_value),
-                 p_cell(r.p_adjusted), bool(r.significant)] for r in frame.itertuples()]
-    out.append(table(cols, rows_of(main), table_id=view.sub("comparisons-table")))
+    out.append(_comparisons_table(main, view.sub("comparisons-table")))
     if len(subset):
         out.append("<details><summary>best set vs every other subset of the representatives "
                    f"({num(len(subset))} comparisons)</summary><div class=wrap>"
-                   + table(cols, rows_of(subset.sort_values("p_adjusted", ascending=False)))
+                   + _comparisons_table(subset.sorted(["p_adjusted"], False))
                    + "</div></details>")
     return "".join(out)
 
@@ -554,6 +693,21 @@ def _ci_cell(value, low, high, digits: int = 3) -> Cell:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return Cell("n/a", "", "n")
     return Cell(esc(interval(float(value), low, high, digits)), repr(float(value)), "n")
+
+
+def ci_td(value, low, high, digits: int = 3) -> str:
+    """The ``<td>`` of :func:`_ci_cell` (floats made here)."""
+    if value is None:
+        return NA_TD
+    if type(value) is float and type(low) is float and type(high) is float:
+        if value != value:
+            return NA_TD
+        if low == low and high == high:
+            return (f'<td class=n data-v="{value!r}">{value:.{digits}f} '
+                    f'[{low:.{digits}f}, {high:.{digits}f}]</td>')
+        return f'<td class=n data-v="{value!r}">{value:.{digits}f}</td>'
+    c = _ci_cell(value, low, high, digits)
+    return f'<td class=n data-v="{esc(c.sort)}">{c.shown}</td>'
 
 
 def _configuration(run: Run) -> str:
@@ -566,6 +720,9 @@ def _configuration(run: Run) -> str:
         "</details>"
 
 
+_JUDGES_HEAD = ["measure", "rank", "pairwise accuracy", "soft PA", "Kendall τ", "acc_eq", "ε"]
+
+
 def judges_section(view: TaskView) -> str:
     """Every measure against each criterion (metric_eval/), the chance band,
     the clusters of pairwise accuracy (metric_ranks/) and KING against the
@@ -573,9 +730,9 @@ def judges_section(view: TaskView) -> str:
     why = missing(view, "metric_eval")
     if why:
         return note(why)
-    ev = view.rows("metric_eval")
-    ranks = view.rows("metric_ranks")
-    kvj = view.rows("king_vs_judges")
+    ev = view.cols("metric_eval")
+    ranks = view.cols("metric_ranks")
+    kvj = view.cols("king_vs_judges")
     out = ["<p>Each measure's agreement with the judges: system-level pairwise accuracy "
            "(Kocmi et al. 2021; the share of system pairs ordered as the judges order them), "
            "soft pairwise accuracy (Thompson et al. 2024), Kendall's τ, and summary-level "
@@ -583,37 +740,41 @@ def judges_section(view: TaskView) -> str:
            "over topics; <b>chance</b>: random scores (mean and 95% band); rank: significance "
            "cluster of pairwise accuracy (1 = no measure significantly better).</p>"]
     if kvj is not None:
-        rows = [[r.criterion, r.statistic, r.n_measures, _ci_cell(r.kendall, r.ci_low,
-                                                                 r.ci_high, 2)]
-                for r in kvj.sort_values(["criterion", "statistic"]).itertuples()]
+        rows = [[c, s, n, _ci_cell(k, low, high, 2)] for c, s, n, k, low, high in
+                kvj.sorted(["criterion", "statistic"]).rows(
+                    "criterion", "statistic", "n_measures", "kendall", "ci_low", "ci_high")]
         out.append("<p>KING against the judges: Kendall's τ between the sets' KING and each "
                    "statistic of their QUEEN (does judge-free KING pick the metrics the "
                    "judges would?).</p>")
         out.append(table(["criterion", "statistic", "measures", "Kendall τ [95%]"], rows,
                          table_id=view.sub("kvj-table")))
     best = {view.best_set and f"QUEEN({view.best_set})", view.best_single, "HBR", "chance"}
-    for criterion in sorted(set(ev["criterion"])):
-        mine = ev[ev["criterion"] == criterion]
+    criteria = ev["criterion"]
+    if ranks is not None:
+        ranks = ranks.where(ranks["basis"] == "pairwise_accuracy")
+    for criterion in sorted(set(criteria)):
+        mine = ev.where(criteria == criterion)
         wide: Dict[str, Dict[str, tuple]] = {}
-        for r in mine.itertuples():
-            wide.setdefault(r.measure, {})[r.statistic] = (r.value, r.ci_low, r.ci_high,
-                                                          r.epsilon)
-        rank = {} if ranks is None else {
-            r.measure: r.rank for r in ranks[(ranks["basis"] == "pairwise_accuracy")
-                                             & (ranks["criterion"] == criterion)].itertuples()}
-        order = sorted(wide, key=lambda m: (-(wide[m].get("pairwise_accuracy", (-1,))[0]
-                                              if not math.isnan(wide[m].get(
-                                                  "pairwise_accuracy", (-1,))[0]) else -1), m))
+        for m, s, *v in mine.rows("measure", "statistic", "value", "ci_low", "ci_high",
+                                  "epsilon"):
+            wide.setdefault(m, {})[s] = v
+        rank = {} if ranks is None else dict(ranks.where(ranks["criterion"] == criterion).rows(
+            "measure", "rank"))
 
-        def stat(m, k, digits=3):
-            v = wide[m].get(k)
-            return _ci_cell(*v[:3], digits) if v is not None else None
-        rows = [[m, rank.get(m), stat(m, "pairwise_accuracy"), stat(m, "soft_pairwise_accuracy"),
-                 stat(m, "kendall", 2), stat(m, "acc_eq"),
-                 (wide[m].get("acc_eq") or (None,) * 4)[3]] for m in order]
+        def key(m):
+            v = wide[m].get("pairwise_accuracy", (-1,))[0]
+            return (-(v if not math.isnan(v) else -1), m)
+        order = sorted(wide, key=key)
+        nothing = (None,) * 4
+
+        def stat(k, digits=3):
+            return Rendered([ci_td(*v[:3], digits) if v is not None else "<td></td>"
+                             for v in (wide[m].get(k) for m in order)],
+                            all(k in wide[m] for m in order))
+        columns = [order, [rank.get(m) for m in order], stat("pairwise_accuracy"),
+                   stat("soft_pairwise_accuracy"), stat("kendall", 2), stat("acc_eq"),
+                   [(wide[m].get("acc_eq") or nothing)[3] for m in order]]
         classes = ["hl" if m in best else "" for m in order]
-        head = ["measure", "rank", "pairwise accuracy", "soft PA", "Kendall τ", "acc_eq",
-                "ε"]
         top = [m for m in order if rank.get(m) == 1]
         chance = wide.get("chance", {}).get("pairwise_accuracy")
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
@@ -621,7 +782,8 @@ def judges_section(view: TaskView) -> str:
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")
         out.append(lead + f"<details><summary>every measure for {esc(criterion)} "
                    f"({len(order)})</summary>"
-                   + table(head, rows, classes, table_id=view.sub(f"judges-{criterion}"))
+                   + table_of(_JUDGES_HEAD, columns, classes,
+                              table_id=view.sub(f"judges-{criterion}"))
                    + "</details>")
     out.append(_configuration(view.run))
     return "".join(out)
