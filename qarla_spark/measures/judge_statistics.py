@@ -365,8 +365,9 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
         return {}
     shape = (len(data.topics), len(data.systems))
     # on a grid of 2^24 values (ties all but impossible, exact sums short)
-    cube = np.floor(np.stack([me.chance_scores(seed, (task, criterion, str(d)), shape)
-                              for d in range(draws)], axis=2) * CHANCE_GRID) / CHANCE_GRID
+    drawn = me.chance_scores_many(seed, [(task, criterion, str(d)) for d in range(draws)],
+                                  shape)                             # draws × T × S
+    cube = np.floor(np.moveaxis(drawn, 0, 2) * CHANCE_GRID) / CHANCE_GRID
     cube = np.where(data.cells[:, :, None], cube, np.nan)
     random = JudgedScores(data.topics, data.systems, tuple(map(str, range(draws))), cube,
                           data.human)
@@ -460,10 +461,11 @@ def king_chance(seed: int, task: str, topics: Sequence[Tuple[str, int, int]],
         return Estimate(math.nan, math.nan, math.nan)
     wins = np.empty((len(topics), draws), dtype=np.int64)
     dens = np.empty(len(topics), dtype=np.int64)
+    picks = rs.uniforms_many(seed, [("king chance", task, topic) for topic, _, _ in topics],
+                             draws)                                  # every topic's stream
     for t, (topic, n_models, n_peers) in enumerate(topics):
         pool = king_chance_pool(int(seed), int(n_models), int(n_peers), triples, method)
-        pick = np.minimum((rs.uniforms(seed, ("king chance", task, topic), draws)
-                           * pool.size).astype(np.int64), pool.size - 1)
+        pick = np.minimum((picks[t] * pool.size).astype(np.int64), pool.size - 1)
         wins[t] = pool[pick]
         dens[t] = n_models
     ones = np.ones((1, len(topics)), dtype=np.int64)

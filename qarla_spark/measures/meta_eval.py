@@ -694,3 +694,12 @@ def chance_scores(seed: int, label: Union[str, Sequence[str]], shape) -> np.ndar
     parts = (label,) if isinstance(label, str) else tuple(str(x) for x in label)
     shape = tuple(int(s) for s in np.atleast_1d(shape))
     return uniforms(int(seed), ("chance",) + parts, math.prod(shape)).reshape(shape)
+
+
+def chance_scores_many(seed: int, labels: Sequence[Sequence[str]], shape) -> np.ndarray:
+    """(len(labels), *shape): :func:`chance_scores` of each label, every
+    stream at once (the same doubles)."""
+    from qarla_spark.measures.resampling import uniforms_many
+    shape = tuple(int(s) for s in np.atleast_1d(shape))
+    parts = [("chance",) + tuple(str(x) for x in label) for label in labels]
+    return uniforms_many(int(seed), parts, math.prod(shape)).reshape((len(labels),) + shape)

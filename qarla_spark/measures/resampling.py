@@ -60,6 +60,15 @@ def uniforms(seed: int, parts: Sequence[str], n: int) -> np.ndarray:
     return (np.asarray(raw, dtype=np.uint64) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 
+def uniforms_many(seed: int, parts: Sequence[Sequence[str]], n: int) -> np.ndarray:
+    """(len(parts) × n): row k = ``uniforms(seed, parts[k], n)``, the same
+    doubles, every stream at once (:func:`~qarla_spark.measures.streams.
+    philox_raw`: no numpy generator per stream)."""
+    from qarla_spark.measures.streams import philox_raw
+    raw = philox_raw([_key(seed, *p) for p in parts], n)
+    return (raw >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
 def poisson_weights(seed: int, task: str, topics: Sequence[str], n: int) -> np.ndarray:
     """(n × |topics|) int64: Poisson(1) weights of each topic in replicates
     1..n (inverse CDF of :func:`uniforms`). Read-only: the same array
@@ -95,28 +104,23 @@ def _cached(func):
 
 @_cached
 def _poisson_weights(seed: int, task: str, topics: Tuple[str, ...], n: int) -> np.ndarray:
-    out = np.empty((n, len(topics)), dtype=np.int64)
-    for j, topic in enumerate(topics):
-        out[:, j] = np.searchsorted(_POISSON1_CDF, uniforms(seed, ("bootstrap", task, topic), n),
-                                    side="right")
-    return out
+    u = uniforms_many(seed, [("bootstrap", task, topic) for topic in topics], n)   # T × n
+    return np.ascontiguousarray(np.searchsorted(_POISSON1_CDF, u, side="right").T
+                                .astype(np.int64))
 
 
 @_cached
 def _sign_flips(seed: int, task: str, topics: Tuple[str, ...], n: int) -> np.ndarray:
-    out = np.empty((n, len(topics)), dtype=np.int64)
-    for j, topic in enumerate(topics):
-        out[:, j] = np.where(uniforms(seed, ("flip", task, topic), n) < 0.5, -1, 1)
-    return out
+    u = uniforms_many(seed, [("flip", task, topic) for topic in topics], n)        # T × n
+    return np.ascontiguousarray(np.where(u < 0.5, -1, 1).T.astype(np.int64))
 
 
 @_cached
 def _system_picks(seed: int, task: str, n_systems: int, n: int) -> np.ndarray:
     if not n_systems:
         return np.zeros((n, 0), dtype=np.int64)
-    return np.stack([np.minimum((uniforms(seed, ("systems", task, str(b)), n_systems)
-                                 * n_systems).astype(np.int64), n_systems - 1)
-                     for b in range(n)])
+    u = uniforms_many(seed, [("systems", task, str(b)) for b in range(n)], n_systems)
+    return np.minimum((u * n_systems).astype(np.int64), n_systems - 1)
 
 
 def jackknife_weights(n_topics: int) -> np.ndarray:

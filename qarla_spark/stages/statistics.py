@@ -259,7 +259,8 @@ def _statistics_reduce(key, items, ctx):
             if ctx.get("n_tasks", 0) >= 2:
                 # across tasks: the sets every task evaluates (the first
                 # family: every single metric and the requested sets)
-                shared = [label for label in ranked[0] if label in set(first)]
+                in_first = set(first)
+                shared = [label for label in ranked[0] if label in in_first]
                 cols = [estimates.names.index(label) for label in shared]
                 extra.append((rd.key_of(ACROSS, "king"), "x_king", {
                     "task": task, "topics": estimates.topics, "names": shared,
