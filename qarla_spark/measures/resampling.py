@@ -579,9 +579,22 @@ def _lerp_sorted(ordered, n, q):
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
 
 
-def _finite_sorted(reps):
-    """(each column sorted, its finite values first; their count)."""
-    return np.sort(reps, axis=0), np.count_nonzero(np.isfinite(reps), axis=0)
+def _finite_sorted(reps, quantiles=None):
+    """(each column sorted, its finite values first; their count). With
+    ``quantiles`` (and every column as many finite values), only the order
+    statistics those quantiles and the median read are put in place
+    (np.partition: the same values at those rows, the rest unordered)."""
+    n = np.count_nonzero(np.isfinite(reps), axis=0)
+    if quantiles is not None and n.size and bool((n == n[0]).all()) and n[0] > 0:
+        count = int(n[0])
+        kth = {count // 2, max(count // 2 - 1, 0)}
+        for q in quantiles:
+            virtual = (count - 1) * float(q)
+            low = min(max(int(math.floor(virtual)), 0), count - 1)
+            kth |= {low, min(low + 1, count - 1)}
+        rows = np.partition(np.ascontiguousarray(reps.T), sorted(kth), axis=1)
+        return rows.T, n
+    return np.sort(reps, axis=0), n
 
 
 def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
@@ -597,7 +610,7 @@ def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np
         for m in range(reps.shape[1]):
             low[m], high[m] = percentile_interval(reps[:, m], alpha)
         return low, high
-    ordered, n = _finite_sorted(reps)
+    ordered, n = _finite_sorted(reps, (alpha / 2, 1 - alpha / 2))
     ok = n > 0
     if ok.any():
         low[ok] = _lerp_sorted(ordered[:, ok], n[ok], alpha / 2)
@@ -622,7 +635,7 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
         for m in range(m_all):
             low[m], high[m] = bootstrap_interval(float(points[m]), reps[:, m], bounds)
         return low, high
-    ordered, n = _finite_sorted(reps)
+    ordered, n = _finite_sorted(reps, (ALPHA / 2, 1 - ALPHA / 2))
     ok = (n > 0) & np.isfinite(points)
     if ok.any():
         ordered, n, pts = ordered[:, ok], n[ok], points[ok]
