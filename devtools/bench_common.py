@@ -62,3 +62,12 @@ def reset_peak(pid: str = "self") -> bool:
         return True
     except OSError:
         return False
+
+
+def load_average() -> str:
+    """The machine's load average over 1, 5 and 15 minutes (/proc/loadavg)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            return " ".join(handle.read().split()[:3])
+    except OSError:
+        return "?"

@@ -117,7 +117,7 @@ if __name__ == "__main__" and not __package__:
     # on sys.path, for `devtools.*` (`python -m devtools.NAME` needs none)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devtools.bench_common import peak_mb, reset_peak, rss_mb
+from devtools.bench_common import load_average, peak_mb, reset_peak, rss_mb
 
 PARTS = ("summeval", "multi", "topics", "many")
 #: the part run as fresh ``qarla run`` processes of the same topics as one
@@ -171,14 +171,6 @@ def jvm_pid(spark) -> Optional[int]:
     except OSError:
         pass
     return next((pid for pid in candidates if _comm(pid) == "java"), None)
-
-
-def load_average() -> str:
-    try:
-        with open("/proc/loadavg", encoding="ascii") as handle:
-            return " ".join(handle.read().split()[:3])
-    except OSError:
-        return "?"
 
 
 def machine() -> str:

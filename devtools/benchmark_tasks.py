@@ -48,6 +48,8 @@ from typing import Dict, List, Optional, Sequence
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from devtools.bench_common import load_average  # noqa: E402
+
 #: the stages of a run's timings, in order (run.json's keys), and the two
 #: made here: the report and the commit (``writing``) and the process's
 #: start and stop (``outside``)
@@ -61,14 +63,6 @@ TARGET_STAGE = (1.5, 3.0)                    # a stage ≤ 1.5 × its 1 × N tim
 TARGET_CRITICAL_S = 20.0                     # 100 × 10, 16-core plan
 TARGET_DRIVER = 1.25                         # 100 × 10's driver peak ≤ 1.25 × 1 × 1,000's
 TARGET_JOBS = 20
-
-
-def load_average() -> str:
-    try:
-        with open("/proc/loadavg", encoding="ascii") as handle:
-            return " ".join(handle.read().split()[:3])
-    except OSError:
-        return "?"
 
 
 # --- the testbeds -------------------------------------------------------------

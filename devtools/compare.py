@@ -50,6 +50,12 @@ def differences(a, b) -> List[str]:
         return [f"columns {list(a.columns)} vs {list(b.columns)}"]
     if len(a) != len(b):
         return [f"{len(a)} rows vs {len(b)}"]
+    return _column_differences(a, b, f"of {len(a)} rows")
+
+
+def _column_differences(a, b, of: str) -> List[str]:
+    """Each column whose values differ, row by row (floats bit for bit, NaN
+    equal to NaN only with the same bits; other values as text)."""
     out = []
     for c in a.columns:
         x, y = a[c].to_numpy(), b[c].to_numpy()
@@ -58,7 +64,7 @@ def differences(a, b) -> List[str]:
         else:
             differ = np.array([str(u) != str(v) for u, v in zip(x, y)], dtype=bool)
         if differ.any():
-            out.append(f"{c}: {int(differ.sum())} of {len(a)} rows")
+            out.append(f"{c}: {int(differ.sum())} {of}")
     return out
 
 
@@ -115,7 +121,6 @@ def common_differences(a, b) -> List[str]:
     not identify its rows is compared as sets of whole rows: the rows of the
     smaller must be rows of the larger). Says how many rows each frame has
     only for itself."""
-    import pandas as pd
     if list(a.columns) != list(b.columns):
         return [f"columns {list(a.columns)} vs {list(b.columns)}"]
     a, b = a.copy(), b.copy()
@@ -140,16 +145,7 @@ def common_differences(a, b) -> List[str]:
         out.append(f"(rows only in the first: {len(left) - len(both)}, only in the second: "
                    f"{len(right) - len(both)})")
     left, right = left.loc[both], right.loc[both]
-    for c in left.columns:
-        x, y = left[c].to_numpy(), right[c].to_numpy()
-        if left[c].dtype.kind == "f" and right[c].dtype.kind == "f":
-            differ = x.astype(np.float64).view(np.int64) != y.astype(np.float64).view(np.int64)
-        else:
-            differ = np.array([str(u) != str(v) for u, v in zip(x, y)], dtype=bool)
-        if differ.any():
-            out.append(f"{c}: {int(differ.sum())} of {len(both)} common rows")
-    del pd
-    return out
+    return out + _column_differences(left, right, f"of {len(both)} common rows")
 
 
 def compare_common(first: str, second: str) -> Dict[str, List[str]]:

@@ -26,22 +26,6 @@ def _doubles(draw, shape, nan=True):
 
 
 @SETTINGS
-@given(st.integers(1, 6), st.integers(1, 3), st.integers(1, 9), st.booleans(), st.booleans(),
-       st.data())
-def test_at_least_kernels_equal_numpy(n_s, n_k, n_b, two, narrow, data):
-    hi = np.asarray(data.draw(st.lists(st.integers(-3, 3), min_size=n_s * n_k * n_b,
-                                       max_size=n_s * n_k * n_b)), dtype=np.int64)
-    hi = hi.reshape(n_s, n_k, n_b).astype(np.int32 if narrow else np.int64)
-    lo = None
-    if two:
-        lo = np.asarray(data.draw(st.lists(st.integers(0, 2 ** 40), min_size=hi.size,
-                                           max_size=hi.size)), dtype=np.int64).reshape(hi.shape)
-        lo[..., 0] = 5                              # equal hi and lo somewhere
-    want = pc.at_least_numpy(hi, lo)
-    assert np.array_equal(pc.at_least(hi, lo), want)
-
-
-@SETTINGS
 @given(st.integers(1, 7), st.integers(1, 3), st.integers(1, 8), st.data())
 def test_concordance_kernel_equals_numpy(n_b, n_c, n, data):
     x = _doubles(data.draw, (n_b, n_c, n))

@@ -4,9 +4,9 @@ imported, numpy otherwise — the same integers either way (a comparison of
 doubles or integers is exact; only counts are summed), so the backend never
 changes a number.
 
-- :func:`at_least`: for every measure and pair of systems i ≠ j, the
-  replicates where system i's key is at most j's (keys compared as (hi, lo)
-  pairs in lexicographic order): the counts of
+- :func:`at_least_levels`: for every measure and pair of systems i ≠ j,
+  the replicates where system i's key is at most j's (keys carried to (hi,
+  lo) pairs, compared in lexicographic order): the counts of
   :func:`~qarla_spark.measures.resampling.signed_mean_at_least`;
 - :func:`concordance_shared`: Kendall's concordance of rows x[b, c] against
   y[b], and how many pairs each side orders (τ_b's parts);
@@ -53,24 +53,11 @@ BACKEND = _backend()
 # at least: keys of S systems × K measures × B replicates
 # ---------------------------------------------------------------------------
 
-def at_least(hi: np.ndarray, lo: Optional[np.ndarray]) -> np.ndarray:
-    """(K × S × S) int64: out[k, i, j] = #{b : (hi, lo)[i, k, b] ≤ (hi,
-    lo)[j, k, b]} (lexicographic; ``lo`` None: ``hi`` alone); the diagonal
-    B. ``hi``, ``lo``: S × K × B integers."""
-    if BACKEND == "numba" and hi.size:
-        n_s, n_k, n_b = hi.shape
-        out = np.empty((n_k, n_s, n_s), dtype=np.int64)
-        if lo is None:
-            _at_least_one(np.ascontiguousarray(hi), out)
-        else:
-            _at_least_two(np.ascontiguousarray(hi), np.ascontiguousarray(lo), out)
-        return out
-    return at_least_numpy(hi, lo)
-
-
 def at_least_numpy(hi: np.ndarray, lo: Optional[np.ndarray]) -> np.ndarray:
-    """:func:`at_least` in numpy: each system against the systems after it,
-    measures × replicates at a time."""
+    """(K × S × S) int64: out[k, i, j] = #{b : (hi, lo)[i, k, b] ≤ (hi,
+    lo)[j, k, b]} (lexicographic; ``lo`` None: ``hi`` alone), the diagonal
+    B, of keys ``hi``, ``lo`` (S × K × B integers), in numpy: each system
+    against the systems after it, measures × replicates at a time."""
     n_s, n_k, n_b = hi.shape
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
     for i in range(n_s - 1):
@@ -88,56 +75,9 @@ def at_least_numpy(hi: np.ndarray, lo: Optional[np.ndarray]) -> np.ndarray:
     return out
 
 
-if compiled is not None:
-    @compiled
-    def _at_least_one(hi, out):  # pragma: no cover - compiled
-        n_s, n_k, n_b = hi.shape
-        for k in range(n_k):
-            for i in range(n_s):
-                out[k, i, i] = n_b
-                for j in range(i + 1, n_s):
-                    le = 0
-                    ge = 0
-                    for b in range(n_b):
-                        a = hi[i, k, b]
-                        c = hi[j, k, b]
-                        if a <= c:
-                            le += 1
-                        if a >= c:
-                            ge += 1
-                    out[k, i, j] = le
-                    out[k, j, i] = ge
-
-    @compiled
-    def _at_least_two(hi, lo, out):  # pragma: no cover - compiled
-        n_s, n_k, n_b = hi.shape
-        for k in range(n_k):
-            for i in range(n_s):
-                out[k, i, i] = n_b
-                for j in range(i + 1, n_s):
-                    le = 0
-                    ge = 0
-                    for b in range(n_b):
-                        a = hi[i, k, b]
-                        c = hi[j, k, b]
-                        if a < c:
-                            le += 1
-                        elif a > c:
-                            ge += 1
-                        else:
-                            x = lo[i, k, b]
-                            y = lo[j, k, b]
-                            if x <= y:
-                                le += 1
-                            if x >= y:
-                                ge += 1
-                    out[k, i, j] = le
-                    out[k, j, i] = ge
-
-
 def at_least_levels(low: np.ndarray, high: Optional[np.ndarray], scale: np.ndarray,
                     chunk: int) -> np.ndarray:
-    """:func:`at_least` of the keys (A·m) of replicate-major level sums:
+    """:func:`at_least_numpy`'s counts of the keys (A·m) of replicate-major level sums:
     ``low``, ``high`` (B × S × K int64; ``high`` None: zero), A = high·2^c
     + low, m = ``scale[s]`` (S,), each key carried to (hi, lo) with lo in
     [0, 2^c) (the caller checked nothing overflows int64). The kernel

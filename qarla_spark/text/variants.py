@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import FrozenSet, List, NamedTuple, Sequence, Tuple
+from typing import FrozenSet, Iterable, List, NamedTuple, Sequence, Tuple
 
 from qarla_spark.text.stem import stem_token
 from qarla_spark.text.tokenize import split_sentences, tokenize
@@ -101,19 +101,26 @@ def prepare(text: str, language: str = "en") -> PreparedSummary:
     """
     if language != "en":
         return prepare_language(text, language)
-    stop = stopwords()
+    return _variants((tokenize(sentence) for sentence in split_sentences(text)), stopwords(),
+                     stem_token)
+
+
+def _variants(sentences: Iterable[List[str]], stop, stem) -> PreparedSummary:
+    """The three variants of a summary's sentences' tokens: ``a`` every
+    non-empty sentence's tokens, ``b`` without the ``stop`` words (sentences
+    left empty dropped), ``c`` those ``b`` tokens stemmed (``stem`` None:
+    as they are)."""
     a: List[Tuple[str, ...]] = []
     b: List[Tuple[str, ...]] = []
     c: List[Tuple[str, ...]] = []
-    for sentence in split_sentences(text):
-        tokens = tokenize(sentence)
+    for tokens in sentences:
         if not tokens:
             continue
         a.append(tuple(tokens))
         kept = [t for t in tokens if t not in stop]
         if kept:
             b.append(tuple(kept))
-            c.append(tuple(stem_token(t) for t in kept))
+            c.append(tuple(stem(t) for t in kept) if stem is not None else tuple(kept))
     return PreparedSummary(tuple(a), tuple(b), tuple(c))
 
 
@@ -133,19 +140,8 @@ def prepare_language(text: str, language: str) -> PreparedSummary:
     info = lang.language(language)
     stop = lang.stop_list(language) if info.stop_list else frozenset()
     stem = lang.stemmer(language) if "c" in info.variants else None
-    a: List[Tuple[str, ...]] = []
-    b: List[Tuple[str, ...]] = []
-    c: List[Tuple[str, ...]] = []
-    for sentence in lang.unicode_sentences(lang.normalise(text)):
-        tokens = lang.tokens_of_normalised(sentence, language)
-        if not tokens:
-            continue
-        a.append(tuple(tokens))
-        kept = [t for t in tokens if t not in stop]
-        if kept:
-            b.append(tuple(kept))
-            c.append(tuple(stem(t) for t in kept) if stem is not None else tuple(kept))
-    return PreparedSummary(tuple(a), tuple(b), tuple(c))
+    return _variants((lang.tokens_of_normalised(sentence, language)
+                      for sentence in lang.unicode_sentences(lang.normalise(text))), stop, stem)
 
 
 def prepare_many(texts: Sequence[str], language: str = "en") -> List[PreparedSummary]:
