@@ -3,16 +3,17 @@ topics a testbed needs for its system comparisons to hold, as pure numpy
 functions of one task's per-topic system scores under one measure (a
 (topics × systems) matrix of doubles, NaN where a system has no summary).
 
-**Trials.** For each size n of a grid and each trial r of T, a sample of n
-topics, drawn from the uniforms of the stream keyed by (seed, "plan", task,
-measure, n, r) (:func:`~qarla_spark.measures.resampling.uniforms_many`, every
-stream at once; the topics in code-point order of their names, so the draws
-depend on no input order and no partitioning): the first T words rank the
-topics (a random permutation: ``argsort``); n ≤ T takes the first n of that
-permutation (without replacement), n > T takes ⌊u·T⌋ of the next n words
-(with replacement: the testbed's topics stand for the population, the size
-is *extrapolated*). With ``replace="always"`` every size draws with
-replacement (the bootstrap's picture of a new testbed of n topics).
+**Trials.** For each size n of a grid and each trial r, a sample of n of
+the testbed's T topics, drawn from the uniforms of the stream keyed by
+(seed, "plan", task, measure, n, r)
+(:func:`~qarla_spark.measures.resampling.uniforms_many`, every stream at
+once; the topics in code-point order of their names when given, so the
+draws depend on no input order and no partitioning): the first T words
+rank the topics (a random permutation: ``argsort``); n ≤ T takes the first
+n of that permutation (without replacement), n > T takes ⌊u·T⌋ of the next
+n words (with replacement: the testbed's topics stand for the population,
+the size is *extrapolated*). With ``replace="always"`` every size draws
+with replacement (the bootstrap's picture of a new testbed of n topics).
 
 **Per trial.** A system's mean is over its drawn topics (a topic drawn twice
 counts twice). Each pair (i, j) is *ordered* by the sign of mean_i − mean_j,
@@ -29,7 +30,7 @@ with m − 1 degrees of freedom): no division, a constant difference with m ≥
 **Per size** (counts over trials, the probabilities their ratios):
 
 - ``p_same_order[i, j]``: (2·#{trial order = full order} + #{trial tie}) /
-  (2·T) — a tie in a trial counts ½, as a metric tie does in pairwise
+  (2·trials) — a tie in a trial counts ½, as a metric tie does in pairwise
   accuracy; NaN for a pair tied on the full testbed (no order to keep);
 - ``p_significant[i, j]``: the share of trials whose test rejects in the
   full testbed's direction (power; a rejection the other way is not
@@ -48,7 +49,8 @@ with m − 1 degrees of freedom): no division, a constant difference with m ≥
 :func:`smallest_n`: the smallest n from which a curve stays at or above a
 target (80%), interpolated linearly between the two grid sizes around its
 last crossing and rounded up; ``reached`` False when the grid's largest size
-is below it.
+is below it. :func:`plan_best`: how often the testbed's best measure (by a
+mean over topics, e.g. KING) is still the best on n topics.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ than plain PPI: λ = 0 when f is constant or anti-correlated).
 systems, a cell judged and scored), trial r hides all but k judgments of
 each system: the topics ranked by the uniforms of the stream keyed by
 (seed, "ppi", task, criterion, r) (one word per topic, topics in code-point
-order of their names), each system keeps its first k cells in that order.
+order of their names when given), each system keeps its first k cells in
+that order.
 The measure and k are not in the key: every measure and every k of a trial
 judge the same topics (k's sets nested), so their differences are the
 measure's and k's, not the draws'. Reported per (k, method, system): the
