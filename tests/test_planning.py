@@ -331,3 +331,13 @@ def test_the_best_measure_stays_best_as_a_loop_says():
     wide = pl.plan_best(w, (5, 20, 60, 200), 300, 1, "t", "KING")
     assert wide.best == 4 and np.all(np.diff(wide.p_stays_best) > -0.05)
     assert wide.p_stays_best[-1] > 0.9 > wide.p_stays_best[0]
+
+
+def test_the_best_of_an_exact_tie_is_the_earlier_whatever_the_rounding():
+    """Two measures of the same per-topic doubles in other orders: their
+    means are equal, the rounded sums are not; the earlier wins in either
+    order, on the testbed and in every trial."""
+    v = np.array([[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]])
+    for cols in ([0, 1], [1, 0]):
+        plan = pl.plan_best(v[:, cols], (3,), 20, 2, "t", "KING")
+        assert plan.best == 0 and plan.stays_count.tolist() == [20]

@@ -537,18 +537,34 @@ def plan_best(values, sizes: Sequence[int], trials: int, seed: int, task: str, q
         raise ValueError("no measure")
     present = np.isfinite(values)
     sizes = np.asarray([int(n) for n in sizes], dtype=np.int64)
+    filled = np.where(present, values, 0.0)
+    # rounded means are within n·2^-52·max|v| of the exact ones: only the
+    # measures this close to a trial's rounded maximum can be its best
+    tolerance = 1e-9 * float(np.abs(filled).max(initial=0.0))
+
     def winners(weights):
-        # a scan in tie-break order: a later measure takes the lead only when
-        # strictly better (exactly), a measure without topics never
-        digits, counts = _system_digits(values, present, weights)
+        # a scan in tie-break order over those candidates: a later measure
+        # takes the lead only when strictly better, exactly; a measure
+        # without topics never (-1: no measure has a topic)
+        counts = weights @ present.astype(np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            approx = (weights.astype(np.float64) @ filled) / counts
+        approx = np.where(counts > 0, approx, -np.inf)
+        top = approx.max(axis=1)
+        candidates = (approx >= (top - tolerance)[:, None]) & (counts > 0)
+        columns = np.flatnonzero(candidates.any(axis=0))
+        # the exact sums of the candidate columns only
+        digits, counts = _system_digits(values[:, columns], present[:, columns], weights)
+        candidates = candidates[:, columns]
         rows = np.arange(weights.shape[0])
-        best = np.zeros(weights.shape[0], dtype=np.int64)
-        for m in range(1, n_m):
-            nb, nm = counts[rows, best], counts[:, m]
-            diff = [nb * d[:, m] - nm * d[rows, best] for d in digits]
-            better = ((_sign(diff) > 0) & (nm > 0)) | ((nb == 0) & (nm > 0))
-            best = np.where(better, m, best)
-        return best
+        best = np.full(weights.shape[0], -1, dtype=np.int64)
+        for c in range(columns.size):
+            held = np.maximum(best, 0)
+            nb, nc = counts[rows, held], counts[:, c]
+            diff = [nb * d[:, c] - nc * d[rows, held] for d in digits]
+            take = candidates[:, c] & ((best < 0) | (_sign(diff) > 0))
+            best = np.where(take, c, best)
+        return np.where(best < 0, -1, columns[np.maximum(best, 0)])
 
     full_best = int(winners(np.ones((1, n_t), dtype=np.int64))[0])
     stays = np.zeros(sizes.size, dtype=np.int64)
