@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence
 
+from qarla_spark.names import CHANCE, HBR, QUEEN, queen_of
+
 
 def _num(value: Optional[float], digits: int = 3) -> str:
     """A number as printed, ``n/a`` when undefined (null or NaN)."""
@@ -71,7 +73,7 @@ def describe_qarla(t, stats=None) -> str:
         lines.append("  agreement of the best set with humans (system level, Pearson "
                      f"{'[95%, resampling systems and topics] ' if stats else ''}/ "
                      "Spearman / Kendall): " + "; ".join(
-                         f"{c} {_ci(r, stats_.correlation.get((t.task, 'QUEEN', c, 'pearson')), 2)}"
+                         f"{c} {_ci(r, stats_.correlation.get((t.task, QUEEN, c, 'pearson')), 2)}"
                          f" / {_num(rho, 2)} / {_num(tau, 2)}"
                          for c, (r, rho, tau) in sorted(t.agreement.items())))
     for reason, (count, names) in sorted(t.skipped.items()):
@@ -101,14 +103,14 @@ def describe_hbr(result, seed: int, stats=None) -> str:
         for criterion, a in sorted(result.auc.get(task, {}).items()):
             def auc(name, value, where=(task, criterion)):
                 return _ci(value, stats_.auc.get((*where, name)))
-            lines.append(f"  task {task}, {criterion}: AUC of HBR {auc('HBR', a.hbr)}; best "
+            lines.append(f"  task {task}, {criterion}: AUC of HBR {auc(HBR, a.hbr)}; best "
                          f"single {a.best[0]} {auc(*a.best)}, median {a.median[0]} "
                          f"{auc(*a.median)}, worst {a.worst[0]} {a.worst[1]:.3f}")
             for family, what in (("hbr_best", "HBR − best"), ("hbr_median", "HBR − median")):
                 found = stats_.comparisons.get((task, FAMILIES[family], criterion))
                 if found:
                     lines.append(f"    {what}: {describe_comparison(found[0])}")
-            corr = stats_.correlation.get((task, "HBR", criterion, "pearson"))
+            corr = stats_.correlation.get((task, HBR, criterion, "pearson"))
             if corr is not None:
                 lines.append(f"    system-level Pearson of HBR with {criterion}: "
                              f"{_ci(corr.value, corr, 2)} (resampling systems and topics)")
@@ -130,9 +132,9 @@ def describe_judges(stats, best=None) -> str:
         found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}
         best_set, best_single = (best or {}).get(task, (None, None))
         parts = []
-        for label, name in ((f"best set QUEEN({best_set})", f"QUEEN({best_set})"),
+        for label, name in ((f"best set {queen_of(best_set)}", queen_of(best_set)),
                             (f"best single {best_single}", best_single),
-                            ("HBR", "HBR"), ("chance", "chance")):
+                            (HBR, HBR), (CHANCE, CHANCE)):
             v = found.get(name)
             if v is not None:
                 parts.append(f"{label} {_ci(v.value, v)}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence, Tuple
 
+from qarla_spark.names import CHANCE, HBR, queen_of
+
 
 @dataclass(frozen=True)
 class Column:
@@ -203,7 +205,7 @@ TABLES: Tuple[Table, ...] = (
     Table("human_test", "qarla",
           "does each held-out model rank above every system (paper 004, Table 1)",
           _cols("task string, measure string, held_out_model string, ranked_first boolean",
-                measure="`QUEEN(<set>)` or a ROUGE baseline such as `R-1.a`"),
+                measure=f"`{queen_of('<set>')}` or a ROUGE baseline such as `R-1.a`"),
           "each model held out, scored as a peer with M∖{h} over the topics KING uses (≥ 4 "
           "models and a peer): does it rank strictly above every system? (means compared "
           "exactly)"),
@@ -286,7 +288,7 @@ TABLES: Tuple[Table, ...] = (
                 "statistic string, value double, ci_low double, ci_high double, "
                 "interval string, epsilon double, n_topics int, n_systems int, "
                 "n_resamples int, unit string",
-                measure="a metric, `QUEEN(<set>)`, `HBR` or `chance`",
+                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}` or `{CHANCE}`",
                 interval="`recentred`\\|`percentile`\\|`band`; null: none",
                 level="`system`\\|`summary`",
                 statistic="`pearson`\\|`spearman`\\|`kendall`\\|`pairwise_accuracy`\\|"

@@ -28,9 +28,8 @@ import numpy as np
 from qarla_spark.measures import agreement
 from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
+from qarla_spark.names import CHANCE  # noqa: F401  (the chance rows' measure name)
 
-#: the measure name of the chance baseline's rows
-CHANCE = "chance"
 #: how many random measures the chance baseline draws
 CHANCE_DRAWS = 100
 #: a random measure's scores are multiples of 1 / CHANCE_GRID in [0, 1)

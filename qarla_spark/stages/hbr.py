@@ -32,12 +32,11 @@ from qarla_spark.measures import agreement, exact
 from qarla_spark.measures.hbr import (auc_counts, complement, ntile, pair_keys,
                                       pair_masks, smallest_pairs, split_counts, topic_scores)
 from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.names import HBR
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
 
-#: the measure name of HBR in the AUC tables
-HBR = "HBR"
 
 
 @dataclass(frozen=True)

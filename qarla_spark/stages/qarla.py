@@ -33,7 +33,7 @@ import numpy as np
 
 from qarla_spark.io.validate import SHOWN_NAMES, first_names
 from qarla_spark import thresholds
-from qarla_spark.names import SKIP_REASONS, QarlaWarning
+from qarla_spark.names import SKIP_REASONS, QarlaWarning, queen_of
 from qarla_spark.measures import agreement, exact
 from qarla_spark.measures import qarla_task as qt
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
@@ -51,11 +51,6 @@ from qarla_spark.tables import table as declared_table
 
 #: plain-score baselines of the human-summariser test (when in the table)
 PLAIN_BASELINES = ("R-1.a", "R-2.a")
-
-
-def queen_measure(metric_set: MetricSet) -> str:
-    """The ``human_test/`` name of QUEEN of a set: ``QUEEN(<label>)``."""
-    return f"QUEEN({metric_set.label})"
 
 
 @dataclass(frozen=True)
@@ -671,7 +666,7 @@ def _detail_reduce(task, items, ctx):
         own_n, own_d = own_num[h], int(own_den[h])
         for s in range(n_sets):
             first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
-            human_rows.append((task, f"QUEEN({labels[s]})", model, bool(first)))
+            human_rows.append((task, queen_of(labels[s]), model, bool(first)))
     for metric in ctx["plain_baselines"]:
         by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
         for v in details:
@@ -701,7 +696,7 @@ def _detail_reduce(task, items, ctx):
                           if r[3] == label and r[4] is not None), key=lambda r: r.position)
         agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
                       if r[1] == label and r[3] == "system"}
-        wanted = {queen_measure(best)} | set(ctx["plain_baselines"])
+        wanted = {queen_of(best.label)} | set(ctx["plain_baselines"])
         firsts: Dict[str, tuple] = {}
         for r in human_rows:
             if r[1] in wanted:

@@ -45,7 +45,7 @@ from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, a
                                                    correlation_group, king_group,
                                                    ratio_estimates, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
-from qarla_spark.names import FAMILIES
+from qarla_spark.names import FAMILIES, HBR, QUEEN, queen_of, queen_set
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 
@@ -289,7 +289,7 @@ def _statistics_reduce(key, items, ctx):
         memo: Dict[tuple, Any] = {}
         for criterion, rows in sorted(by_criterion.items()):
             frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            corr += [(r[0], "QUEEN", label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
+            corr += [(r[0], QUEEN, label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
                      for r in correlation_group((task, s, criterion), frame, seed, n,
                                                 memo=memo)]
     elif group == "auc" and h is not None:
@@ -314,7 +314,7 @@ def _statistics_reduce(key, items, ctx):
         for criterion in sorted(y_rows):
             frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
                                                          "den", "score"])
-            corr += [(r[0], "HBR", h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
+            corr += [(r[0], HBR, h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
                       r[9])
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False, memo=memo)]
@@ -371,7 +371,7 @@ def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
     detailed sets (from the QARLA stage's records) and ``HBR``."""
     h, q = ctx.get("hbr"), ctx.get("qarla")
     singles = list(h["names"][:-1]) if h else []
-    queens = [f"QUEEN({label})" for label in q["detailed"].get(task, ())] if q else []
+    queens = [queen_of(label) for label in q["detailed"].get(task, ())] if q else []
     return singles, queens, ([h["names"][-1]] if h else [])
 
 
@@ -381,7 +381,7 @@ def across_measures(ctx) -> List[str]:
     ``HBR`` (a task's best set and representatives are its own)."""
     h, q = ctx.get("hbr"), ctx.get("qarla")
     singles = list(h["names"][:-1]) if h else []
-    queens = [f"QUEEN({label})" for label in q["requested"]] if q else []
+    queens = [queen_of(label) for label in q["requested"]] if q else []
     return singles + queens + ([h["names"][-1]] if h else [])
 
 
@@ -431,7 +431,7 @@ def _meta_group(key, task, items, ctx):
     king = _king_of_ranked(task, items, ctx)
     singles, queens, _ = meta_measures(ctx, task)
     # KING ranks sets: QUEEN(S) is S, a single metric its own set
-    kinglike = {**{m: m for m in singles}, **{q: q[len("QUEEN("):-1] for q in queens}}
+    kinglike = {**{m: m for m in singles}, **{q: queen_set(q) for q in queens}}
     wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
     records: List[tuple] = []
     printed: Dict[str, dict] = {"pairwise_accuracy": {}}
@@ -468,7 +468,7 @@ def _meta_group(key, task, items, ctx):
             records.append(rd.table_record(key, "metric_ranks", ranks))
         for name, est in zip(e.measures, pa):
             label = kinglike.get(name)
-            if name == "HBR" or (label in wanted and label is not None):
+            if name == HBR or (label in wanted and label is not None):
                 printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
                     est.value, est.low, est.high)
     if judged:
@@ -678,7 +678,7 @@ def _printed(task, rows, corr, ctx) -> dict:
         score, label, criterion, level, kind, method, unit = (r[1], r[2], r[3], r[4], r[5],
                                                               r[7], r[11])
         if level == "system" and kind == "pearson" and method == "percentile" \
-                and unit == "both" and (score == "HBR" or label == best):
+                and unit == "both" and (score == HBR or label == best):
             correlation[(task, score, criterion, "pearson")] = Interval(r[6], r[8], r[9])
     for key in comparisons:
         comparisons[key].sort(key=lambda c: (c.a, c.b))
@@ -714,7 +714,7 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     correlations are not computed). One reduce per (task, statistic) over
     the stages' per-topic records: one Spark job (and one more over its
     across-task records for a run of two tasks or more)."""
-    from qarla_spark.stages.hbr import HBR, judgment_records
+    from qarla_spark.stages.hbr import judgment_records
 
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
