@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.names import CHANCE, HBR, QUEEN, queen_of
 
 
@@ -118,15 +119,17 @@ def describe_hbr(result, seed: int, stats=None) -> str:
 
 
 def describe_judges(stats, best=None) -> str:
-    """Judge-based meta-evaluation (issue 28), per task and criterion:
-    system-level pairwise accuracy (Kocmi et al. 2021) of the best set's
-    QUEEN, the best single metric and HBR, with the chance band, and
-    Kendall's τ of KING against it (``best``: task → (best set, best
-    single metric) labels)."""
+    """Judge-based meta-evaluation (issue 28), per task and criterion: the
+    primary statistic (:data:`qarla_spark.meta_statistics.PRIMARY`, named
+    by its declaration: system-level pairwise accuracy, Kocmi et al. 2021)
+    of the best set's QUEEN, the best single metric and HBR, with the
+    chance band, and Kendall's τ of KING against it (``best``: task →
+    (best set, best single metric) labels)."""
     pa = getattr(stats, "pairwise_accuracy", {})
     if not pa:
         return ""
-    lines = ["agreement with the judges (system-level pairwise accuracy [95%]; chance: "
+    primary = ms.statistic(ms.PRIMARY)
+    lines = [f"agreement with the judges ({primary.level}-level {primary.title} [95%]; chance: "
              "random scores, mean [95% band]):"]
     for task, criterion in sorted({(t, c) for t, c, _ in pa}):
         found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}

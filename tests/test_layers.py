@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FLOOR = ("names", "thresholds", "paths", "errors", "tables")
+FLOOR = ("names", "thresholds", "paths", "errors", "tables", "meta_statistics")
 
 
 def test_the_layer_contracts_hold():

@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark import tables as declared
 from qarla_spark.names import CHANCE, FAMILIES, HBR, QUEEN, SKIP_REASONS, queen_of
 from qarla_spark.report import figures as fg
@@ -720,7 +721,12 @@ def _configuration(run: Run) -> str:
         "</details>"
 
 
-_JUDGES_HEAD = ["measure", "rank", "pairwise accuracy", "soft PA", "Kendall τ", "acc_eq", "ε"]
+def _judges_columns() -> Tuple[List[ms.Statistic], List[ms.Statistic]]:
+    """The statistics of the report's table of the judges, in order
+    (:data:`qarla_spark.meta_statistics.REPORTED`), and those of them whose
+    tie threshold follows them (the calibrated ones)."""
+    shown = [ms.statistic(name) for name in ms.REPORTED]
+    return shown, [st for st in shown if st.calibrated]
 
 
 def judges_section(view: TaskView) -> str:
@@ -750,8 +756,10 @@ def judges_section(view: TaskView) -> str:
                          table_id=view.sub("kvj-table")))
     best = {view.best_set and queen_of(view.best_set), view.best_single, HBR, CHANCE}
     criteria = ev["criterion"]
+    shown, calibrated = _judges_columns()
+    head = ["measure", "rank", *(st.short for st in shown), *("ε" for _ in calibrated)]
     if ranks is not None:
-        ranks = ranks.where(ranks["basis"] == "pairwise_accuracy")
+        ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
     for criterion in sorted(set(criteria)):
         mine = ev.where(criteria == criterion)
         wide: Dict[str, Dict[str, tuple]] = {}
@@ -762,7 +770,7 @@ def judges_section(view: TaskView) -> str:
             "measure", "rank"))
 
         def key(m):
-            v = wide[m].get("pairwise_accuracy", (-1,))[0]
+            v = wide[m].get(ms.PRIMARY, (-1,))[0]
             return (-(v if not math.isnan(v) else -1), m)
         order = sorted(wide, key=key)
         nothing = (None,) * 4
@@ -771,18 +779,19 @@ def judges_section(view: TaskView) -> str:
             return Rendered([ci_td(*v[:3], digits) if v is not None else "<td></td>"
                              for v in (wide[m].get(k) for m in order)],
                             all(k in wide[m] for m in order))
-        columns = [order, [rank.get(m) for m in order], stat("pairwise_accuracy"),
-                   stat("soft_pairwise_accuracy"), stat("kendall", 2), stat("acc_eq"),
-                   [(wide[m].get("acc_eq") or nothing)[3] for m in order]]
+        columns = [order, [rank.get(m) for m in order],
+                   *(stat(st.name, st.digits) for st in shown),
+                   *([(wide[m].get(st.name) or nothing)[3] for m in order]
+                     for st in calibrated)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
-        chance = wide.get(CHANCE, {}).get("pairwise_accuracy")
+        chance = wide.get(CHANCE, {}).get(ms.PRIMARY)
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")
         out.append(lead + f"<details><summary>every measure for {esc(criterion)} "
                    f"({len(order)})</summary>"
-                   + table_of(_JUDGES_HEAD, columns, classes,
+                   + table_of(head, columns, classes,
                               table_id=view.sub(f"judges-{criterion}"))
                    + "</details>")
     out.append(_configuration(view.run))

@@ -36,7 +36,8 @@ from qarla_spark.names import HBR
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-
+from qarla_spark.stages.statistics_inputs import (judgment_records, statistics_wanted,
+                                                  with_statistics)
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,6 @@ def _hbr_kernel(row, ctx):
         out.append((task, "auc_topic", {"topic": topic.topic, "auc": auc}))
         if curve:
             out.append((task, "curve", {"topic": topic.topic, "pairs": curve}))
-    from qarla_spark.stages.statistics import with_statistics
     return with_statistics(out, ctx)
 
 
@@ -430,39 +430,9 @@ def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
     return rows, robust
 
 
-def _judgment_records(pdf, group):
-    """The judgments of a batch as one record per task (arrays), keyed by
-    the task (or the task's statistics ``group``)."""
-    out = []
-    for task, part in pdf.groupby("task", sort=True):
-        out.append((task if group is None else rd.key_of(task, group),
-                    "judgments" if group is None else "s_judg", {
-            "summarizer": part["summarizer"].to_numpy(dtype=object),
-            "criterion": part["criterion"].to_numpy(dtype=object),
-            "score": part["score"].to_numpy(dtype=np.float64),
-            "topic": part["topic"].to_numpy(dtype=object)}))
-    return out
-
-
-def judgment_records(judgments, group=None):
-    """The run's judgments as records per task (lazy; a narrow map), keyed
-    by the task or, with ``group``, by the task's statistics group."""
-    def records(pdf, _):
-        return _judgment_records(pdf, group)
-    return rd.over_rows(judgments.select("task", "topic", "summarizer", "criterion", "score"),
-                        records)
-
-
 # ---------------------------------------------------------------------------
 # the stage
 # ---------------------------------------------------------------------------
-
-def _with_statistics(config) -> bool:
-    """The run computes statistics (its kernels then also key the records
-    the statistics stage reads)."""
-    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
-        config, "stages", ("statistics",))
-
 
 def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     """HBR of every scored summary, the heterogeneity of every set it needs,
@@ -490,7 +460,7 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
 
     ctx2 = rd.broadcast(spark, {**base, "samples": samples_found, "measures": measures,
                                 "label": named.label, "judged": judgments is not None,
-                                "bins": 100, "statistics": _with_statistics(config)})
+                                "bins": 100, "statistics": statistics_wanted(config)})
     map2 = cache.persist(rd.over_topics(cube.frame, _hbr_kernel, ctx2))
     inputs = rd.of_kinds(map2, ["needs", "hbr_x", "auc_topic", "curve"])
     if judgments is not None:

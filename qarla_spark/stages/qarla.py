@@ -46,7 +46,7 @@ from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-from qarla_spark.stages.statistics import with_statistics
+from qarla_spark.stages.statistics_inputs import statistics_wanted, with_statistics
 from qarla_spark.tables import table as declared_table
 
 #: plain-score baselines of the human-summariser test (when in the table)
@@ -873,13 +873,6 @@ def _as_frames(records, kind: str, columns: Sequence[str]):
     return rd.over_rows(rd.of_kinds(records, [kind]), convert)
 
 
-def _statistics_wanted(config) -> bool:
-    """The run computes statistics: the kernels also key the records the
-    statistics stage reads (:func:`~qarla_spark.stages.statistics.with_statistics`)."""
-    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
-        config, "stages", ("statistics",))
-
-
 def skipped_of(tasks) -> Dict[str, Dict[str, tuple]]:
     """:func:`skipped_topics` from the testbed's description (its
     :class:`~qarla_spark.io.validate.TaskStats`, where validation counted
@@ -940,7 +933,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 1. singles and requested sets, clustering
     first = Family.of(cube.singles() + requested, metrics)
-    stats = _statistics_wanted(config)
+    stats = statistics_wanted(config)
     ctx1 = rd.broadcast(spark, {"words": first.words, "triples": config.triples,
                                 "method": method, "metrics": metrics, "baselines": baselines,
                                 "statistics": stats})

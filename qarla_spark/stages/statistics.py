@@ -35,19 +35,22 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.agreement import correlation_rows_shared
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
                                                    correlation_group, king_group,
-                                                   ratio_estimates, ratio_estimates_of)
+                                                   ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
-from qarla_spark.names import FAMILIES, HBR, QUEEN, queen_of, queen_set
+from qarla_spark.names import FAMILIES, HBR, QUEEN
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
+from qarla_spark.stages import judges
+from qarla_spark.stages.judges import ACROSS, ranked_sets
+from qarla_spark.stages.statistics_inputs import FROM_HBR, FROM_QARLA, judgment_records
 
 @dataclass
 class StatisticsResult:
@@ -95,109 +98,6 @@ class StatisticsResult:
 def _frame(rows, columns):
     import pandas as pd
     return pd.DataFrame.from_records(rows, columns=columns)
-
-
-def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
-    """The records the statistics stage reads of one record of the QARLA or
-    HBR stage, keyed by the group that reads them — ``king`` (KING's cases),
-    ``jack``, ``corr`` (one detailed set and criterion: the judged peers'
-    QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
-    (HBR of each summary and every judgment) — so that a task's groups are
-    computed in parallel and the shuffle moves them without Python. Called
-    by the stages' kernels (``ctx``: ``judged``, ``best``, ``labels``)."""
-    if kind == "case":
-        # KING's cases: its group, and each criterion's metric_eval group
-        # (KING against the judges, on the same replicates)
-        return [(rd.key_of(task, "king"), "s_case", value)] + \
-            ([(rd.key_of(task, "meta"), "s_meta_k", value)] if value.get("criteria") else [])
-    if kind == "detail":
-        out = [(rd.key_of(task, "jack"), "s_jack",
-                {"topic": value["topic"], "jack": value["jack"],
-                 "n_models": value["n_models"]})]
-        j = value["judged"]
-        if ctx.get("judged") and j is not None and len(value["peers"]):
-            queen = value["full_num"] / value["full_den"][:, None]
-            out += _meta_records(task, "s_meta_q", value["topic"], value["peers"], queen, j)
-        best = ctx.get("best", {}).get(task)
-        if ctx.get("judged") and j is not None and best is not None:
-            # correlation_ci/: the best set's correlations, every unit (what
-            # the run prints); metric_eval/ has every detailed set's
-            s = ctx["detailed"].labels_of(task).index(best.label)
-            # one group per (task, set), every criterion (the same peers'
-            # system scores computed once: correlation_group's memo)
-            out.append((rd.key_of(task, "corr", s), "s_corr",
-                        {"topic": value["topic"], "peers": value["peers"],
-                         "num": value["full_num"][:, s], "den": value["full_den"],
-                         "judged": {"summarizer": j["summarizer"], "criterion": j["criterion"],
-                                    "score": j["score"]}}))
-        return out
-    if kind == "auc_topic":
-        return [(rd.key_of(task, "auc", criterion), "s_auc",
-                 {"topic": value["topic"], "wins2": wins2, "n_pairs": n_pairs})
-                for criterion, wins2, n_pairs in value["auc"]]
-    if kind == "hbr_x":
-        out = [(rd.key_of(task, "hcorr"), "s_hx", value)]
-        meta = value.get("meta")
-        if meta is not None:
-            hbr = {name: num / den for name, _, num, den in value["rows"]}
-            peers = [a for a, role in enumerate(meta["roles"]) if role == "peer"]
-            names = [meta["names"][a] for a in peers]
-            scores = np.column_stack([np.asarray(meta["x"], dtype=np.float64)[peers],
-                                      [hbr.get(name, np.nan) for name in names]])
-            out += _meta_records(task, "s_meta_h", value["topic"], names, scores,
-                                 meta["judged"])
-        return out
-    if kind == "judgments":
-        return [(rd.key_of(task, "hcorr"), "s_judg", value)]
-    return []
-
-
-def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
-    """The records of one topic's judged summaries, per criterion, for the
-    task's metric_eval group (``(task, "meta")``) and the criterion's
-    chance group (``(task, "chance", criterion)``): the names,
-    their measures' scores (rows of ``scores``) and human scores (the mean
-    of each summary's judgments, exact and rounded once)."""
-    at = {name: a for a, name in enumerate(names)}
-    found: Dict[str, Dict[str, list]] = {}
-    for name, criterion, score in zip(judged["summarizer"], judged["criterion"],
-                                      judged["score"]):
-        if name in at:
-            found.setdefault(criterion, {}).setdefault(name, []).append(float(score))
-    out = []
-    for criterion in sorted(found):
-        mine = sorted(found[criterion])
-        human = [_exact_mean(found[criterion][n]) for n in mine]
-        value = {"topic": topic, "criterion": criterion, "names": mine,
-                 "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
-                 "human": np.asarray(human, dtype=np.float64)}
-        # the task's measures' group and the criterion's chance baseline's
-        # (the same cells)
-        out += [(rd.key_of(task, "meta"), kind, value),
-                (rd.key_of(task, "chance", criterion), kind, value)]
-    return out
-
-
-def _exact_mean(values) -> float:
-    """The mean of doubles, exact and rounded once."""
-    from fractions import Fraction
-    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
-
-
-#: the kinds of :func:`statistics_records`
-STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg", "s_meta_q",
-                    "s_meta_h", "s_meta_k")
-
-
-def with_statistics(records: List[tuple], ctx) -> List[tuple]:
-    """``records`` and, when the run computes statistics
-    (``ctx["statistics"]``), the records the statistics stage reads of
-    them (:func:`statistics_records`)."""
-    if not ctx.get("statistics"):
-        return records
-    extra = [c for key, kind, value in records
-             for c in statistics_records(key, kind, value, ctx)]
-    return records + extra
 
 
 def _statistics_reduce(key, items, ctx):
@@ -319,9 +219,9 @@ def _statistics_reduce(key, items, ctx):
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False, memo=memo)]
     elif group == "meta":
-        extra, printed_meta = _meta_group(key, task, items, ctx)
+        extra, printed_meta = judges.meta_group(key, task, items, ctx)
     elif group == "chance":
-        extra, printed_meta = _chance_group(key, task, rest[0], items, ctx)
+        extra, printed_meta = judges.chance_group(key, task, rest[0], items, ctx)
     corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
     printed = {**_printed(task, out, corr, ctx), **printed_meta}
     # most groups print nothing (a correlation of a set that is not the
@@ -331,15 +231,9 @@ def _statistics_reduce(key, items, ctx):
 
 
 # ---------------------------------------------------------------------------
-# judge-based meta-evaluation (issue 28): metric_eval/, metric_ranks/, KING
-# against the judges
+# KING's clusters (metric_ranks/); the judge-based groups are
+# :mod:`qarla_spark.stages.judges`'
 # ---------------------------------------------------------------------------
-
-def ranked_sets(first: List[str], best: str) -> List[str]:
-    """The sets KING ranks and sets beside the judges: the first family's
-    (every single metric, the requested sets) and the task's best set."""
-    return list(dict.fromkeys([*first, best]))
-
 
 def _king_ranked(e, first: List[str], best: str):
     """(labels, point, replicates) of the sets KING ranks: the first
@@ -365,143 +259,6 @@ def _king_ranks(task, ranked) -> List[tuple]:
     return [rd.table_record(rd.key_of(task, "king"), "metric_ranks", rows)]
 
 
-def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
-    """The measures of one task's metric_eval/ in column order, in three
-    parts: the HBR stage's single measures, the QUEEN of each of the task's
-    detailed sets (from the QARLA stage's records) and ``HBR``."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [queen_of(label) for label in q["detailed"].get(task, ())] if q else []
-    return singles, queens, ([h["names"][-1]] if h else [])
-
-
-def across_measures(ctx) -> List[str]:
-    """The measures ``across/`` compares by pairwise accuracy: those every
-    task has — HBR's single measures, the QUEEN of each requested set and
-    ``HBR`` (a task's best set and representatives are its own)."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [queen_of(label) for label in q["requested"]] if q else []
-    return singles + queens + ([h["names"][-1]] if h else [])
-
-
-def _meta_data(task, items, ctx) -> js.JudgedScores:
-    """The score cube of one (task, criterion) from its topics' s_meta_h
-    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
-    singles, queens, hbr = meta_measures(ctx, task)
-    measures = singles + queens + hbr
-    by_topic: Dict[str, Dict[str, Any]] = {}
-    for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_topic.setdefault(v["topic"], {})[kind] = v
-    topics = sorted(by_topic)
-    systems = sorted({name for parts in by_topic.values() for v in parts.values()
-                      for name in v["names"]})
-    s_at = {name: i for i, name in enumerate(systems)}
-    scores = np.full((len(topics), len(systems), len(measures)), np.nan)
-    human = np.full((len(topics), len(systems)), np.nan)
-    where = {"s_meta_h": [*range(len(singles)), *range(len(singles) + len(queens),
-                                                       len(measures))],
-             "s_meta_q": list(range(len(singles), len(singles) + len(queens)))}
-    for t, topic in enumerate(topics):
-        for kind, v in by_topic[topic].items():
-            cols = [s_at[name] for name in v["names"]]
-            mine = scores[t]                                  # a view
-            mine[np.ix_(cols, where[kind])] = v["scores"]
-            human[t, cols] = v["human"]
-    return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
-
-
-def _meta_group(key, task, items, ctx):
-    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one task,
-    every criterion (:func:`~qarla_spark.measures.judge_statistics.
-    meta_evaluations`: the measures' side worked out once for the criteria
-    that judge the same summaries), the records of the across-task reduce
-    (runs of two tasks or more), what the run prints."""
-    seed, n = ctx["seed"], ctx["n"]
-    by_criterion: Dict[str, list] = {}
-    for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_criterion.setdefault(v["criterion"], []).append((kind, v))
-    datas = {c: _meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
-    datas = {c: d for c, d in datas.items() if d.cells.any()}
-    if not datas:
-        return [], {}
-    evaluations = js.meta_evaluations(task, datas, seed, n)
-    king = _king_of_ranked(task, items, ctx)
-    singles, queens, _ = meta_measures(ctx, task)
-    # KING ranks sets: QUEEN(S) is S, a single metric its own set
-    kinglike = {**{m: m for m in singles}, **{q: queen_set(q) for q in queens}}
-    wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
-    records: List[tuple] = []
-    printed: Dict[str, dict] = {"pairwise_accuracy": {}}
-    judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
-    for criterion, e in evaluations.items():
-        rows = []
-        for (level, stat), found in e.estimates.items():
-            unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
-            for m, est in enumerate(found):
-                eps = e.epsilon[m] if stat == "acc_eq" else None
-                rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
-                             est.high, est.interval or None, eps, e.n_topics, e.n_systems, n,
-                             unit))
-        pa = e.estimates[("system", "pairwise_accuracy")]
-        ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
-                 for name, est, r in zip(e.measures, pa, e.ranks) if r]
-        cols = [m for m, name in enumerate(e.measures) if name in kinglike]
-        stats = {stat: (np.array([found[m].value for m in cols]),
-                        np.column_stack([found[m].replicates for m in cols]))
-                 for (level, stat), found in e.estimates.items()
-                 if cols and found[0].replicates is not None}
-        if cols and king is not None:
-            judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
-        records.append(rd.table_record(key, "metric_eval", rows))
-        if ctx.get("n_tasks", 0) >= 2:
-            # across tasks: the measures every task has (HBR's measures, the
-            # QUEEN of the requested sets, HBR), not a task's own sets
-            shared = set(across_measures(ctx))
-            keep = [m for m, name in enumerate(e.measures) if name in shared]
-            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
-                "task": task, "names": [e.measures[m] for m in keep],
-                "agree2": e.pa_counts[0][:, keep], "pairs2": e.pa_counts[1]}))
-        if ranks:
-            records.append(rd.table_record(key, "metric_ranks", ranks))
-        for name, est in zip(e.measures, pa):
-            label = kinglike.get(name)
-            if name == HBR or (label in wanted and label is not None):
-                printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
-                    est.value, est.low, est.high)
-    if judged:
-        tau_rows, tau_printed = _king_vs_judges(task, king, judged, n)
-        if tau_rows:
-            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
-        if tau_printed:
-            printed["king_vs_judges"] = tau_printed
-    return records, printed
-
-
-def _chance_group(key, task, criterion, items, ctx):
-    """The chance baseline's metric_eval/ rows of one (task, criterion) (the
-    cells of its measures' group) and its printed band."""
-    data = _meta_data(task, items, ctx).used()
-    if not data.cells.any():
-        return [], {}
-    flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
-    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
-    rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high,
-             band.interval, None, len(data.topics), len(data.systems), js.CHANCE_DRAWS,
-             js.CHANCE_UNIT)
-            for (level, stat), band in found.items()]
-    band = found.get(("system", "pairwise_accuracy"))
-    printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
-        band.value, band.low, band.high)}} if band is not None else {}
-    return [rd.table_record(key, "metric_eval", rows)], printed
-
-
-#: the first part of the keys of the across-task groups
-ACROSS = "across"
-
-
 def _across_reduce(key, items, ctx):
     """across/ rows of one basis over every task (KING; or the pairwise
     accuracy of one criterion, the tasks that judge it), when two or more
@@ -520,7 +277,7 @@ def _across_reduce(key, items, ctx):
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_counts(counts),
-                                bounds=js.RANGES["pairwise_accuracy"])
+                                bounds=ms.statistic("pairwise_accuracy").recentred_within)
     rows = xt.across_rows(basis, criterion, found)
     printed = _across_printed(found)
     return [rd.table_record(key, "across", rows),
@@ -544,75 +301,6 @@ def _across_printed(found) -> dict:
             # the most often best or tied (ties: the higher pooled value)
             "most_tied": next((tied[k], p.names[k]) for k in sorted(
                 ok, key=lambda k: (-tied[k], -p.point[k], p.names[k])))}
-
-
-def _king_of_ranked(task, items, ctx):
-    """(labels, point, replicates) of KING of the sets KING ranks (every
-    single metric, the requested sets, the task's best set), from the KING
-    cases the metric_eval group also receives (``s_meta_k``): the numbers of
-    the task's KING group (the same cases, topics and weights)."""
-    q = ctx.get("qarla")
-    plan = (q or {}).get("plans", {}).get(task)
-    cases = [v for k, v in items if k == "s_meta_k"]
-    if plan is None or not cases:
-        return None
-    first = q["first"]
-    own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
-    wanted = ranked_sets(first, plan["best"])
-    gid = {label: g for g, label in enumerate(wanted)}
-    rows, seen = [], set()
-    for v in cases:
-        labels = first if v["family"] == 0 else own
-        for s, label in enumerate(labels):
-            g = gid.get(label)
-            if g is not None and (v["topic"], g) not in seen:
-                seen.add((v["topic"], g))
-                rows.append((v["topic"], g, int(v["win"][s]), int(v["den"])))
-    if not rows:
-        return None
-    e = ratio_estimates(task, _frame(rows, ["topic", "gid", "num", "den"]), wanted,
-                        ctx["seed"], ctx["n"])
-    keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
-    return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
-
-
-def _king_vs_judges(task, king, entries, n):
-    """king_vs_judges/ rows of one task, each criterion of ``entries``
-    ((criterion, names, stats) — a set's name per statistic column, and per
-    statistic its point values and replicates): Kendall's τ between the
-    sets' KING and each judge-based statistic of their QUEEN (a single
-    metric is its own set), over the sets both have, with a recentred
-    interval (judge_statistics.RANGES) from the same Poisson replicates
-    (keyed by topic: replicate b resamples the topics both share alike);
-    what the run prints (pairwise accuracy). Every criterion's statistics
-    with the same sets against the same KING row at once (τ is symmetric)."""
-    labels, point_k, reps_k = king
-    at = {name: i for i, name in enumerate(labels)}
-    rows: List[tuple] = []
-    printed: Dict[Tuple[str, str], Interval] = {}
-    batches: Dict[tuple, list] = {}
-    for criterion, names, stats in entries:
-        batches.setdefault(tuple(names), []).append((criterion, stats))
-    for names, found in batches.items():
-        both = [m for m, name in enumerate(names) if name in at]
-        common = [names[m] for m in both]
-        kcols = [at[name] for name in common]
-        cols = [(criterion, stat, stats[stat]) for criterion, stats in found
-                for stat in sorted(stats)]
-        taus = correlation_rows_shared(
-            common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
-            kinds=("kendall",))[0, :, 0]
-        reps_all = correlation_rows_shared(
-            common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
-            kinds=("kendall",))[:, :, 0]
-        for k, (criterion, stat, _) in enumerate(cols):
-            tau, reps_t = taus[k], reps_all[:, k]
-            low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
-            rows.append((task, criterion, stat, len(common), float(tau), low, high,
-                         rs.interval_method(js.RANGES["kendall"]), n, UNIT))
-            if stat == "pairwise_accuracy":
-                printed[(task, criterion)] = Interval(float(tau), low, high)
-    return rows, printed
 
 
 def task_catalogue(first: List[str], first_sizes: List[int],
@@ -714,8 +402,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     correlations are not computed). One reduce per (task, statistic) over
     the stages' per-topic records: one Spark job (and one more over its
     across-task records for a run of two tasks or more)."""
-    from qarla_spark.stages.hbr import judgment_records
-
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
     sources = []
@@ -739,15 +425,14 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
                                | {p.best_single.label for p in qarla.plans.values()})
         ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
         ctx["best_single"] = {task: p.best_single.label for task, p in qarla.plans.items()}
-        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr", "s_meta_q",
-                                                  "s_meta_k"]))
+        sources.append(rd.of_kinds(qarla.records, list(FROM_QARLA)))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
         ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
                       "plans": {(task, c): {"hbr": HBR, "best": a.best[0],
                                             "median": a.median[0]}
                                 for task, cs in hbr.auc.items() for c, a in cs.items()}}
-        sources.append(rd.of_kinds(hbr.records, ["s_auc", "s_hx", "s_meta_h"]))
+        sources.append(rd.of_kinds(hbr.records, list(FROM_HBR)))
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
     if not sources:
