@@ -36,8 +36,8 @@ from qarla_spark.names import HBR
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-from qarla_spark.stages.statistics_inputs import (judgment_records, statistics_wanted,
-                                                  with_statistics)
+from qarla_spark.stages.statistics_inputs import (StatisticsContext, judgment_records,
+                                                  statistics_wanted, with_statistics)
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,8 @@ def _hbr_kernel(row, ctx):
                             # the judged summaries' measures, for metric_eval/
                             "meta": {"names": list(names), "roles": list(roles), "x": x,
                                      "judged": topic.judged}
-                            if ctx.get("statistics") and topic.judged is not None else None}),
+                            if ctx["statistics"] is not None and topic.judged is not None
+                            else None}),
            (task, "needs", {"need": distinct, "n_split": n_split_u})]
     judged = topic.judged
     if judged is not None:
@@ -271,7 +272,7 @@ def _hbr_kernel(row, ctx):
         out.append((task, "auc_topic", {"topic": topic.topic, "auc": auc}))
         if curve:
             out.append((task, "curve", {"topic": topic.topic, "pairs": curve}))
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx["statistics"])
 
 
 # ---------------------------------------------------------------------------
@@ -348,7 +349,7 @@ def _hbr_reduce(task, items, ctx):
     human: Dict[Tuple[str, str], exact.Mean] = {}
     for k, v in items:
         if k == "judgments":
-            for name, criterion, score in zip(v["summarizer"], v["criterion"], v["score"]):
+            for name, criterion, score in zip(v.summarizer, v.criterion, v.score):
                 human.setdefault((criterion, name), exact.Mean()).add_real(float(score))
     corr = []
     for criterion in sorted({c for c, _ in human}):
@@ -460,7 +461,9 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
 
     ctx2 = rd.broadcast(spark, {**base, "samples": samples_found, "measures": measures,
                                 "label": named.label, "judged": judgments is not None,
-                                "bins": 100, "statistics": statistics_wanted(config)})
+                                "bins": 100,
+                                "statistics": StatisticsContext(judgments is not None)
+                                if statistics_wanted(config) else None})
     map2 = cache.persist(rd.over_topics(cube.frame, _hbr_kernel, ctx2))
     inputs = rd.of_kinds(map2, ["needs", "hbr_x", "auc_topic", "curve"])
     if judgments is not None:

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from qarla_spark import meta_statistics as ms
+from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.agreement import correlation_rows_shared
@@ -24,6 +25,7 @@ from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates
 from qarla_spark.names import HBR, queen_of, queen_set
 from qarla_spark.spark import rounds as rd
+from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q
 
 #: the first part of the keys of the across-task groups
 ACROSS = "across"
@@ -62,23 +64,23 @@ def meta_data(task, items, ctx) -> js.JudgedScores:
     measures = singles + queens + hbr
     by_topic: Dict[str, Dict[str, Any]] = {}
     for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_topic.setdefault(v["topic"], {})[kind] = v
+        if kind in (S_META_H, S_META_Q):
+            by_topic.setdefault(v.topic, {})[kind] = v
     topics = sorted(by_topic)
     systems = sorted({name for parts in by_topic.values() for v in parts.values()
-                      for name in v["names"]})
+                      for name in v.names})
     s_at = {name: i for i, name in enumerate(systems)}
     scores = np.full((len(topics), len(systems), len(measures)), np.nan)
     human = np.full((len(topics), len(systems)), np.nan)
-    where = {"s_meta_h": [*range(len(singles)), *range(len(singles) + len(queens),
-                                                       len(measures))],
-             "s_meta_q": list(range(len(singles), len(singles) + len(queens)))}
+    where = {S_META_H: [*range(len(singles)), *range(len(singles) + len(queens),
+                                                     len(measures))],
+             S_META_Q: list(range(len(singles), len(singles) + len(queens)))}
     for t, topic in enumerate(topics):
         for kind, v in by_topic[topic].items():
-            cols = [s_at[name] for name in v["names"]]
+            cols = [s_at[name] for name in v.names]
             mine = scores[t]                                  # a view
-            mine[np.ix_(cols, where[kind])] = v["scores"]
-            human[t, cols] = v["human"]
+            mine[np.ix_(cols, where[kind])] = v.scores
+            human[t, cols] = v.human
     return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
 
 
@@ -118,8 +120,8 @@ def meta_group(key, task, items, ctx):
     seed, n = ctx["seed"], ctx["n"]
     by_criterion: Dict[str, list] = {}
     for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_criterion.setdefault(v["criterion"], []).append((kind, v))
+        if kind in (S_META_H, S_META_Q):
+            by_criterion.setdefault(v.criterion, []).append((kind, v))
     datas = {c: meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
     datas = {c: d for c, d in datas.items() if d.cells.any()}
     if not datas:
@@ -152,9 +154,9 @@ def meta_group(key, task, items, ctx):
             # QUEEN of the requested sets, HBR), not a task's own sets
             shared = set(across_measures(ctx))
             keep = [m for m, name in enumerate(e.measures) if name in shared]
-            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
-                "task": task, "names": [e.measures[m] for m in keep],
-                "agree2": e.pa_counts[0][:, keep], "pairs2": e.pa_counts[1]}))
+            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
+                            xt.PairCounts(task, tuple(e.measures[m] for m in keep),
+                                          e.pa_counts[0][:, keep], e.pa_counts[1])))
         if ranks:
             records.append(rd.table_record(key, "metric_ranks", ranks))
         for name, est in zip(e.measures, pa):
@@ -193,7 +195,7 @@ def _king_of_ranked(task, items, ctx):
     the task's KING group (the same cases, topics and weights)."""
     q = ctx.get("qarla")
     plan = (q or {}).get("plans", {}).get(task)
-    cases = [v for k, v in items if k == "s_meta_k"]
+    cases = [v for k, v in items if k == S_META_K]
     if plan is None or not cases:
         return None
     first = q["first"]
@@ -202,12 +204,12 @@ def _king_of_ranked(task, items, ctx):
     gid = {label: g for g, label in enumerate(wanted)}
     rows, seen = [], set()
     for v in cases:
-        labels = first if v["family"] == 0 else own
+        labels = first if v.family == 0 else own
         for s, label in enumerate(labels):
             g = gid.get(label)
-            if g is not None and (v["topic"], g) not in seen:
-                seen.add((v["topic"], g))
-                rows.append((v["topic"], g, int(v["win"][s]), int(v["den"])))
+            if g is not None and (v.topic, g) not in seen:
+                seen.add((v.topic, g))
+                rows.append((v.topic, g, int(v.win[s]), int(v.den)))
     if not rows:
         return None
     import pandas as pd

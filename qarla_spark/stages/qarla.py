@@ -46,7 +46,8 @@ from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-from qarla_spark.stages.statistics_inputs import statistics_wanted, with_statistics
+from qarla_spark.stages.statistics_inputs import (StatisticsContext, statistics_wanted,
+                                                  with_statistics)
 from qarla_spark.tables import table as declared_table
 
 #: plain-score baselines of the human-summariser test (when in the table)
@@ -251,28 +252,102 @@ def _n_reduce(cube: TopicCube) -> int:
 
 
 # ---------------------------------------------------------------------------
+# the rounds' contexts: what each round's kernel and reduce read (broadcast)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FirstRound:
+    """Round 1's kernel (and :func:`evaluate_sets`'): the family's mask
+    ``words`` over the cube's ``metrics``, QUEEN's ``triples`` and counting
+    ``method``, the plain baselines (metric indices), whether the peers'
+    samples are packed for the clustering, what the statistics read of the
+    records (None: no statistics)."""
+
+    words: np.ndarray
+    triples: str
+    method: str
+    metrics: List[str]
+    baselines: List[int]
+    clustering: bool = True
+    statistics: Optional[StatisticsContext] = None
+
+
+@dataclass(frozen=True)
+class FamilyReduce:
+    """Round 1's reduce (and :func:`evaluate_sets`'): the family's
+    ``labels`` and ``sizes``, the cube's ``metrics``; round 1: each set's
+    metric names and the clusters asked (``k``); :func:`evaluate_sets`:
+    whether KING vs Pearson is made (``judged``)."""
+
+    labels: List[str]
+    sizes: List[int]
+    metrics: List[str]
+    sets: Sequence[Tuple[str, ...]] = ()
+    k: int = 0
+    judged: bool = False
+
+
+@dataclass(frozen=True)
+class SubsetsRound:
+    """Round 2: each task's representatives (``tasks``; its subsets are made
+    on the executors), the cube's ``metrics``, QUEEN's ``triples`` and
+    ``method``, the first family's labels and sizes, whether the run has
+    judgments (KING vs Pearson), what the statistics read."""
+
+    tasks: Dict[str, Tuple[str, ...]]
+    metrics: Tuple[str, ...]
+    triples: str
+    method: str
+    first_labels: List[str]
+    first_sizes: List[int]
+    judged: bool
+    statistics: Optional[StatisticsContext] = None
+
+
+@dataclass(frozen=True)
+class DetailRound:
+    """Round 3 (and :func:`evaluate_sets`' detailed sets): each task's
+    ``detailed`` sets, QUEEN's ``triples`` and ``method``, each task's
+    seeded system ``orders`` (JACK's curve), the cube's ``metrics``, the
+    plain baselines (indices and names: the human-summariser test), each
+    task's ``best`` set (what the run prints), whether the run has
+    judgments, what the statistics read."""
+
+    detailed: DetailedSets
+    triples: str
+    method: str
+    orders: Dict[str, List[List[str]]]
+    metrics: List[str]
+    baselines: List[int]
+    plain_baselines: List[str]
+    best: Dict[str, MetricSet]
+    judged: bool
+    statistics: Optional[StatisticsContext] = None
+
+
+# ---------------------------------------------------------------------------
 # round 1: singles and requested sets, clustering
 # ---------------------------------------------------------------------------
 
-def _first_kernel(row, ctx):
+def _first_kernel(row, ctx: "FirstRound"):
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
-    samples = topic_samples(roles, topic.values, ctx["triples"])
-    q = queen_counts(roles, topic.values, ctx["words"], ctx["triples"], ctx["method"], samples)
+    samples = topic_samples(roles, topic.values, ctx.triples)
+    q = queen_counts(roles, topic.values, ctx.words, ctx.triples, ctx.method, samples)
     task, names = topic.task, topic.names
     out = [(task, "topic", {"topic": topic.topic, "peers": list(names[q.peers]),
                             "judged": topic.judged}),
            *_queen_records(topic, q, "sys", 0)]
-    if len(q.peers) and ctx.get("clustering", True):
+    if len(q.peers) and ctx.clustering:
         bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
         if len(bits):
             out.append((task, "bits", {"slices": bit_slices(bits), "n": len(bits)}))
-    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
     if plain is not None:
         out.append((task, "plain", {"n_le": plain["n_le"], "n_pairs": plain["n_peers"]}))
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx.statistics)
 
 
 def _combine_first(records):
@@ -307,15 +382,15 @@ def _combine_first(records):
 PEER_SCORE_SCHEMA = "task string, metric_set string, summarizer string, queen double"
 
 
-def _family_reduce(task, items, ctx):
+def _family_reduce(task, items, ctx: "FamilyReduce"):
     """The tables of one family of sets for one task (:func:`evaluate_sets`):
     KING, ORANGE (QUEEN and plain), each peer's system score per set and,
     with judgments, KING vs Pearson."""
-    labels, sizes = ctx["labels"], ctx["sizes"]
+    labels, sizes = ctx.labels, ctx.sizes
     cases = [v for k, v in items if k == "case"]
     kings, orange, _ = qt.king_orange(task, cases, labels, sizes)
     plains = [v for k, v in items if k == "plain"]
-    orange += qt.orange_plain(task, ctx["metrics"], plains) if plains else []
+    orange += qt.orange_plain(task, ctx.metrics, plains) if plains else []
     parts = [v for k, v in items if k == "sys"]
     scores: Dict[str, Dict[str, float]] = {}
     if parts:
@@ -327,16 +402,16 @@ def _family_reduce(task, items, ctx):
     out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
            (task, "peer_scores", peer_rows),
            (task, "peers", sorted({p for k, v in items if k == "topic" for p in v["peers"]}))]
-    if ctx["judged"]:
+    if ctx.judged:
         human = qt.human_means(v["judged"] for k, v in items if k == "topic")
         out.append(rd.table_record(task, "king_pearson", qt.king_pearson_rows(
             task, {row[1]: (row[2], row[3]) for row in kings}, scores, human)))
     return out
 
 
-def _first_reduce(task, items, ctx):
-    family_labels, sizes = ctx["labels"], ctx["sizes"]
-    metrics = ctx["metrics"]
+def _first_reduce(task, items, ctx: "FamilyReduce"):
+    family_labels, sizes = ctx.labels, ctx.sizes
+    metrics = ctx.metrics
     cases = [v for k, v in items if k == "case"]
     kings, orange, values = qt.king_orange(task, cases, family_labels, sizes)
     plains = [v for k, v in items if k == "plain"]
@@ -346,7 +421,7 @@ def _first_reduce(task, items, ctx):
            (task, "peers", peers)]
     if not values:        # no topic enters KING: no clustering, no best set
         return out
-    by_set = {MetricSet(ctx["sets"][s]): v for s, v in values.items()}
+    by_set = {MetricSet(ctx.sets[s]): v for s, v in values.items()}
     slices = [v["slices"] for k, v in items if k == "bits"]
     n_metrics = len(metrics)
     if slices:
@@ -357,7 +432,7 @@ def _first_reduce(task, items, ctx):
     else:
         def count(sets):
             return [0] * len(sets)
-    clusters = agglomerate(n_metrics, ctx["k"], count, metrics)
+    clusters = agglomerate(n_metrics, ctx.k, count, metrics)
     reps = representatives(clusters, metrics, by_set)
     rows = []
     for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
@@ -394,18 +469,18 @@ def _subsets_words(reps: Tuple[str, ...], metrics: Tuple[str, ...]) -> np.ndarra
     return subsets_family(reps, metrics)["words"]
 
 
-def _subsets_kernel(row, ctx):
+def _subsets_kernel(row, ctx: "SubsetsRound"):
     task = row["task"]
-    reps = ctx["tasks"].get(task)
+    reps = ctx.tasks.get(task)
     if reps is None:
         return []
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
-    q = queen_counts(roles, topic.values, _subsets_words(reps, ctx["metrics"]), ctx["triples"],
-                     ctx["method"])
-    return with_statistics(_queen_records(topic, q, "sys2", 1), ctx)
+    q = queen_counts(roles, topic.values, _subsets_words(reps, ctx.metrics), ctx.triples,
+                     ctx.method)
+    return with_statistics(_queen_records(topic, q, "sys2", 1), ctx.statistics)
 
 
 def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
@@ -439,12 +514,12 @@ def _combine_subsets(records):
     return out + [(key, "sys2", s.to_value()) for key, s in sums.items()]
 
 
-def _subsets_reduce(task, items, ctx):
-    reps = ctx["tasks"].get(task)
+def _subsets_reduce(task, items, ctx: "SubsetsRound"):
+    reps = ctx.tasks.get(task)
     if reps is None:            # a task without KING: no subsets
         return []
-    plan = subsets_family(reps, ctx["metrics"])
-    first_labels, first_sizes = ctx["first_labels"], ctx["first_sizes"]
+    plan = subsets_family(reps, ctx.metrics)
+    first_labels, first_sizes = ctx.first_labels, ctx.first_sizes
     cases1 = [v for k, v in items if k == "case" and v["family"] == 0]
     cases2 = [v for k, v in items if k == "case" and v["family"] == 1]
     king1, _, values1 = qt.king_orange(task, cases1, first_labels, first_sizes)
@@ -453,7 +528,7 @@ def _subsets_reduce(task, items, ctx):
     keep = [i for i, label in enumerate(plan["labels"]) if label not in again]
     out = [rd.table_record(task, "king", [king2[i] for i in keep] if king2 else []),
            rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else [])]
-    if ctx["judged"]:
+    if ctx.judged:
         human = qt.human_means(v["judged"] for k, v in items if k == "topic")
         scores: Dict[str, Dict[str, float]] = {}
         for kind, labels, n_sets, rows in (("sys", first_labels, len(first_labels), None),
@@ -478,16 +553,16 @@ def _subsets_reduce(task, items, ctx):
 # round 3: the detailed sets
 # ---------------------------------------------------------------------------
 
-def _detail_kernel(row, ctx):
+def _detail_kernel(row, ctx: "DetailRound"):
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
     task, names = topic.task, topic.names
-    detailed: DetailedSets = ctx["detailed"]
+    detailed: DetailedSets = ctx.detailed
     labels = detailed.labels_of(task)
-    q = queen_counts(roles, topic.values, detailed.words_of(task), ctx["triples"],
-                     ctx["method"])
+    q = queen_counts(roles, topic.values, detailed.words_of(task), ctx.triples,
+                     ctx.method)
     peers, models = q.peers, q.models
     d = len(labels)
     label_arr = np.asarray(labels, dtype=object)
@@ -510,7 +585,7 @@ def _detail_kernel(row, ctx):
                             for p in parts if len(p["summarizer"])], ignore_index=True) \
         if any(len(p["summarizer"]) for p in parts) else None
     # JACK and its curve
-    orders = ctx["orders"].get(task, ())
+    orders = ctx.orders.get(task, ())
     rank_of = [{name: i + 1 for i, name in enumerate(order)} for order in orders]
     ranks = np.array([[r[x] for x in names[peers]] for r in rank_of],
                      dtype=np.int64).reshape(len(orders), len(peers))
@@ -530,14 +605,14 @@ def _detail_kernel(row, ctx):
               "curve": np.stack(curve) if curve else None,
               "n_orders": len(orders), "judged": topic.judged,
               "king": thresholds.king_defined(len(models), len(peers))}
-    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
     if plain is not None:
-        detail["plain"] = {ctx["metrics"][i]: (peer_s, model_s)
+        detail["plain"] = {ctx.metrics[i]: (peer_s, model_s)
                            for i, (peer_s, model_s) in plain["scores"].items()}
     out = [(task, "detail", detail)]
     if queen_rows is not None:
         out.append((task, "queen", queen_rows))
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx.statistics)
 
 
 def _means(rows_num, rows_den, groups, n_groups):
@@ -548,13 +623,13 @@ def _means(rows_num, rows_den, groups, n_groups):
     return num, den * counts.astype(object)
 
 
-def _detail_reduce(task, items, ctx):
+def _detail_reduce(task, items, ctx: "DetailRound"):
     """The tables of the detailed sets of one task (systems, JACK and its
     curve, correlations, the human-summariser test) from its topics'
     ``detail`` records, exactly, every set at once."""
     from fractions import Fraction
 
-    labels = ctx["detailed"].labels_of(task)
+    labels = ctx.detailed.labels_of(task)
     n_sets = len(labels)
     details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
     jk = [v for v in details if v["jackknifed"]]
@@ -633,7 +708,7 @@ def _detail_reduce(task, items, ctx):
                     curve_rows.append((task, labels[s], j + 2, float(values[s, j])))
     # correlations/
     corr_rows = []
-    if ctx["judged"]:
+    if ctx.judged:
         points: Dict[str, list] = {}
         for v in details:
             j = v["judged"]
@@ -667,7 +742,7 @@ def _detail_reduce(task, items, ctx):
         for s in range(n_sets):
             first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
             human_rows.append((task, queen_of(labels[s]), model, bool(first)))
-    for metric in ctx["plain_baselines"]:
+    for metric in ctx.plain_baselines:
         by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
         for v in details:
             plain = v.get("plain")
@@ -689,14 +764,14 @@ def _detail_reduce(task, items, ctx):
            rd.table_record(task, "correlations", corr_rows),
            rd.table_record(task, "human_test", human_rows)]
     # what the run prints of the best set
-    best = ctx["best"].get(task)
+    best = ctx.best.get(task)
     if best is not None:
         label = best.label
         ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
                           if r[3] == label and r[4] is not None), key=lambda r: r.position)
         agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
                       if r[1] == label and r[3] == "system"}
-        wanted = {queen_of(best.label)} | set(ctx["plain_baselines"])
+        wanted = {queen_of(best.label)} | set(ctx.plain_baselines)
         firsts: Dict[str, tuple] = {}
         for r in human_rows:
             if r[1] in wanted:
@@ -801,13 +876,14 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
     base = [metrics.index(b) for b in baselines if b in metrics]
     n_reduce = _n_reduce(cube)
-    ctx = rd.broadcast(spark, {
-        "words": family.words, "triples": triples, "method": method, "metrics": metrics,
-        "baselines": base, "clustering": False, "labels": family.labels,
-        "sizes": family.sizes, "judged": cube.judged})
+    ctx = rd.broadcast(spark, FirstRound(family.words, triples, method, metrics, base,
+                                         clustering=False))
+    red_ctx = rd.broadcast(spark, FamilyReduce(family.labels, family.sizes, metrics,
+                                               judged=cube.judged))
     records = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx, _combine_first))
     reduced = cache.persist(rd.reduce_by_key(
-        rd.of_kinds(records, ["topic", "case", "sys", "plain"]), _family_reduce, n_reduce, ctx))
+        rd.of_kinds(records, ["topic", "case", "sys", "plain"]), _family_reduce, n_reduce,
+        red_ctx))
     tables = {"king": _rows_table(reduced, "king"),
               "orange": _rows_table(reduced, "orange"),
               "peer_scores": _rows_table(reduced, "peer_scores", PEER_SCORE_SCHEMA)}
@@ -817,10 +893,9 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         if orders is None:
             orders = {task: peer_orders(names, n_orders, seed)
                       for task, _, names in rd.collect(reduced, ["peers"]) if names}
-        ctx3 = rd.broadcast(spark, {
-            "detailed": DetailedSets.of({}, metrics, detailed), "triples": triples, "method": method, "orders": dict(orders), "metrics": metrics,
-            "baselines": base, "plain_baselines": [metrics[i] for i in base], "best": {},
-            "judged": cube.judged})
+        ctx3 = rd.broadcast(spark, DetailRound(
+            DetailedSets.of({}, metrics, detailed), triples, method, dict(orders), metrics,
+            base, [metrics[i] for i in base], {}, cube.judged))
         map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
         red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
                                               n_reduce, ctx3))
@@ -933,14 +1008,14 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 1. singles and requested sets, clustering
     first = Family.of(cube.singles() + requested, metrics)
-    stats = statistics_wanted(config)
-    ctx1 = rd.broadcast(spark, {"words": first.words, "triples": config.triples,
-                                "method": method, "metrics": metrics, "baselines": baselines,
-                                "statistics": stats})
+    wanted = statistics_wanted(config)
+    stats = StatisticsContext(judged) if wanted else None
+    ctx1 = rd.broadcast(spark, FirstRound(first.words, config.triples, method, metrics,
+                                          baselines, statistics=stats))
     map1 = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx1, _combine_first))
-    red1_ctx = rd.broadcast(spark, {"labels": first.labels, "sizes": first.sizes,
-                                    "sets": [s.names for s in first.sets], "metrics": metrics,
-                                    "k": config.clusters})
+    red1_ctx = rd.broadcast(spark, FamilyReduce(first.labels, first.sizes, metrics,
+                                                [s.names for s in first.sets],
+                                                config.clusters))
     red1 = cache.persist(rd.reduce_by_key(
         rd.of_kinds(map1, ["topic", "case", "sys", "bits", "plain"]), _first_reduce, n_reduce,
         red1_ctx))
@@ -951,10 +1026,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 2. each task's subsets (made on the executors from its representatives)
     plans2 = {task: tuple(sorted(set(value["reps"]))) for task, value in sorted(found1.items())}
-    ctx2 = rd.broadcast(spark, {"tasks": plans2, "metrics": tuple(metrics),
-                                "triples": config.triples, "method": method,
-                                "first_labels": first.labels, "first_sizes": first.sizes,
-                                "judged": judged, "statistics": stats})
+    ctx2 = rd.broadcast(spark, SubsetsRound(plans2, tuple(metrics), config.triples, method,
+                                            first.labels, first.sizes, judged, stats))
     map2 = cache.persist(rd.over_topics(cube.frame, _subsets_kernel, ctx2, _combine_subsets))
     inputs2 = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
         rd.of_kinds(map2, ["case", "sys2"]))
@@ -971,10 +1044,9 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     detailed = DetailedSets.of(own, metrics, requested)
     orders = {task: peer_orders(names, config.jack_orders, config.seed)
               for task, names in peers.items() if names}
-    ctx3 = rd.broadcast(spark, {
-        "detailed": detailed, "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
-        "baselines": baselines, "plain_baselines": plain_baselines, "best": best,
-        "judged": judged, "statistics": stats})
+    ctx3 = rd.broadcast(spark, DetailRound(
+        detailed, config.triples, method, orders, metrics, baselines, plain_baselines, best,
+        judged, StatisticsContext(judged, best, detailed) if wanted else None))
     map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
     red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
                                           n_reduce, ctx3))

@@ -31,7 +31,7 @@ bit-identical under any partitioning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Tuple
 
 import numpy as np
 
@@ -41,7 +41,8 @@ from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
+from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
+                                                   Interval, StatRow, auc_group,
                                                    correlation_group, king_group,
                                                    ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
@@ -50,7 +51,8 @@ from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
-from qarla_spark.stages.statistics_inputs import FROM_HBR, FROM_QARLA, judgment_records
+from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
+                                                  judgment_records)
 
 @dataclass
 class StatisticsResult:
@@ -105,8 +107,8 @@ def _statistics_reduce(key, items, ctx):
     ROW_SCHEMA rows, its ``correlation_ci`` rows and what the run prints."""
     task, group, *rest = rd.key_parts(key)
     seed, n = ctx["seed"], ctx["n"]
-    out: List[tuple] = []         # ROW_SCHEMA rows
-    corr: List[tuple] = []        # correlation_ci rows (labelled)
+    out: List[StatRow] = []       # king_group's, auc_group's rows
+    corr: List[CorrelationCi] = []  # correlation_ci rows
     sizes: Dict[str, int] = {}    # of the sets in king_ci
     extra: List[tuple] = []       # records of metric_eval, metric_ranks, the KING-judges τ
     printed_meta: Dict[str, Any] = {}
@@ -121,7 +123,7 @@ def _statistics_reduce(key, items, ctx):
         if cases:
             # the counts of every (topic, set), a topic's record of each
             # family at once (a set of both families: the same counts)
-            topics = sorted({v["topic"] for v in cases})
+            topics = sorted({v.topic for v in cases})
             t_at = {t: i for i, t in enumerate(topics)}
             cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp)
                     for f in (0, 1)]
@@ -129,11 +131,11 @@ def _statistics_reduce(key, items, ctx):
             seen = np.zeros(wins.shape, dtype=bool)
             dens = np.zeros(len(topics), dtype=np.int64)
             for v in cases:                 # the first record of a (topic, set) counts
-                t, c = t_at[v["topic"]], cols[v["family"]]
+                t, c = t_at[v.topic], cols[v.family]
                 new = ~seen[t, c]
-                wins[t, c[new]] = np.asarray(v["win"], dtype=np.int64)[new]
+                wins[t, c[new]] = np.asarray(v.win, dtype=np.int64)[new]
                 seen[t, c[new]] = True
-                dens[t] = int(v["den"])
+                dens[t] = int(v.den)
             present = np.flatnonzero(seen.any(axis=0))
             labels = [label for label, _ in catalogue]
             estimates = ratio_estimates_of(task, topics, present.tolist(),
@@ -147,13 +149,13 @@ def _statistics_reduce(key, items, ctx):
             sizes = dict(catalogue)
             ranked = _king_ranked(estimates, first, plan["best"])
             extra += _king_ranks(task, ranked)
-            shapes = sorted({(v["topic"], int(v["den"]), int(v["n_pairs"]) // int(v["den"]))
-                             for _, v in items if v["family"] == 0})
+            shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
+                             for v in cases if v.family == 0})
             band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS,
                                   q.get("triples", "standard"),
                                   q.get("method", "auto"))
-            out.append(("king", task, None, None, js.CHANCE, None, None, None, band.value,
-                        js.CHANCE, band.low, band.high, None, None))
+            out.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
+                               band.value, js.CHANCE, band.low, band.high, None, None))
             sizes[js.CHANCE] = 1
             printed_meta = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
             if ctx.get("n_tasks", 0) >= 2:
@@ -162,12 +164,12 @@ def _statistics_reduce(key, items, ctx):
                 in_first = set(first)
                 shared = [label for label in ranked[0] if label in in_first]
                 cols = [estimates.names.index(label) for label in shared]
-                extra.append((rd.key_of(ACROSS, "king"), "x_king", {
-                    "task": task, "topics": estimates.topics, "names": shared,
-                    "wins": estimates.wins[:, cols], "dens": estimates.dens}))
+                extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
+                    task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
+                    estimates.dens)))
     elif group == "jack" and q is not None:
         detailed = q["detailed"].get(task, ())
-        rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
+        rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
                 for _, v in items for s in range(len(detailed))]
         if rows:
             out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
@@ -176,46 +178,45 @@ def _statistics_reduce(key, items, ctx):
         s = int(rest[0])
         by_criterion: Dict[str, list] = {}
         for _, v in items:
-            at = {name: a for a, name in enumerate(v["peers"])}
-            j = v["judged"]
-            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
+            at = {name: a for a, name in enumerate(v.peers)}
+            j = v.judged
+            for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
                 a = at.get(name)
                 if a is None:
                     continue
                 rows = by_criterion.setdefault(criterion, [])
-                rows.append((v["topic"], name, "x", int(v["num"][a]), int(v["den"][a]), None))
-                rows.append((v["topic"], name, "y", None, None, float(score)))
+                rows.append((v.topic, name, "x", int(v.num[a]), int(v.den[a]), None))
+                rows.append((v.topic, name, "y", None, None, float(score)))
         label = q["detailed"][task][s]
         memo: Dict[tuple, Any] = {}
         for criterion, rows in sorted(by_criterion.items()):
             frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            corr += [(r[0], QUEEN, label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
+            corr += [_correlation_ci(r, QUEEN, label, n)
                      for r in correlation_group((task, s, criterion), frame, seed, n,
                                                 memo=memo)]
     elif group == "auc" and h is not None:
         criterion = rest[0]
-        rows = [(v["topic"], m, int(w), int(v["n_pairs"]))
-                for _, v in items for m, w in zip(h["names"], v["wins2"])]
+        rows = [(v.topic, m, int(w), int(v.n_pairs))
+                for _, v in items for m, w in zip(h["names"], v.wins2)]
         if rows:
             out += auc_group((task, criterion), _frame(rows, ["topic", "measure", "wins2",
                                                                "n_pairs"]),
                              h["plans"], seed, n)
     elif group == "hcorr" and h is not None:
-        x_rows = [(v["topic"], name, "x", num, den, None)
-                  for k, v in items if k == "s_hx" for name, _, num, den in v["rows"]]
+        x_rows = [(v.topic, name, "x", num, den, None)
+                  for k, v in items if k == S_HX for name, _, num, den in v.rows]
         y_rows: Dict[str, list] = {}
         for k, v in items:
-            if k == "s_judg":
-                for topic, name, criterion, score in zip(v["topic"], v["summarizer"],
-                                                         v["criterion"], v["score"]):
+            if k == S_JUDG:
+                for topic, name, criterion, score in zip(v.topic, v.summarizer, v.criterion,
+                                                         v.score):
                     y_rows.setdefault(criterion, []).append(
                         (topic, name, "y", None, None, float(score)))
         memo: Dict[tuple, Any] = {}
         for criterion in sorted(y_rows):
             frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
                                                          "den", "score"])
-            corr += [(r[0], HBR, h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
-                      r[9])
+            corr += [_correlation_ci(r, HBR, h["label"], n)
                      for r in correlation_group((task, 0, criterion), frame, seed, n,
                                                 summary_level=False, memo=memo)]
     elif group == "meta":
@@ -266,14 +267,12 @@ def _across_reduce(key, items, ctx):
     parts = rd.key_parts(key)
     basis, criterion = parts[1], (parts[2] if len(parts) > 2 else None)
     if basis == "king":
-        counts = [xt.KingCounts(v["task"], tuple(v["topics"]), tuple(v["names"]), v["wins"],
-                                v["dens"]) for k, v in items if k == "x_king"]
+        counts = [v for k, v in items if k == "x_king"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_king(counts, ctx["seed"], ctx["n"]))
     else:
-        counts = [xt.PairCounts(v["task"], tuple(v["names"]), v["agree2"], v["pairs2"])
-                  for k, v in items if k == "x_pa"]
+        counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_counts(counts),
@@ -316,32 +315,58 @@ def task_catalogue(first: List[str], first_sizes: List[int],
     return list(out.items())
 
 
-def _table_records(key, rows, n, sizes):
-    """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
-    jack_ci, auc_ci and comparisons (``n`` replicates; ``sizes`` of the
-    sets of the king_ci rows)."""
+class CorrelationCi(NamedTuple):
+    """A row of ``correlation_ci/`` (its columns, in order)."""
+
+    task: str
+    score: str                  # QUEEN or HBR
+    metric_set: str
+    criterion: str
+    level: str
+    correlation: str
+    value: float
+    method: str
+    ci_low: float
+    ci_high: float
+    n_resamples: int
+    unit: str
+
+
+def _correlation_ci(r: CorrelationRow, score: str, label: str, n: int) -> CorrelationCi:
+    """The ``correlation_ci/`` row of a correlation of ``score`` (QUEEN or
+    HBR) of the set ``label``, of ``n`` replicates."""
+    return CorrelationCi(r.task, score, label, r.criterion, r.level, r.kind, r.value, r.method,
+                         r.ci_low, r.ci_high, n, r.unit)
+
+
+def _table_records(key, rows: List[StatRow], n, sizes):
+    """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
+    rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
+    (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
     tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
     for r in rows:
-        (k, task, family, criterion, a, b, value_a, value_b, value, method, low, high, p,
-         p_adj) = r
-        if k == "king":
-            if method == js.CHANCE:
-                tables["king_ci"].append((task, a, 1, value, method, low, high,
-                                          js.CHANCE_DRAWS, js.CHANCE_UNIT))
-            elif a in sizes:
-                tables["king_ci"].append((task, a, sizes[a], value, method, low, high, n, UNIT))
-        elif k == "jack":
-            tables["jack_ci"].append((task, a, value, method, low, high, n, UNIT))
-        elif k == "auc":
-            tables["auc_ci"].append((task, criterion, a, value, method, low, high, n, UNIT))
+        if r.kind == "king":
+            if r.method == js.CHANCE:
+                tables["king_ci"].append((r.task, r.a, 1, r.value, r.method, r.ci_low,
+                                          r.ci_high, js.CHANCE_DRAWS, js.CHANCE_UNIT))
+            elif r.a in sizes:
+                tables["king_ci"].append((r.task, r.a, sizes[r.a], r.value, r.method, r.ci_low,
+                                          r.ci_high, n, UNIT))
+        elif r.kind == "jack":
+            tables["jack_ci"].append((r.task, r.a, r.value, r.method, r.ci_low, r.ci_high, n,
+                                      UNIT))
+        elif r.kind == "auc":
+            tables["auc_ci"].append((r.task, r.criterion, r.a, r.value, r.method, r.ci_low,
+                                     r.ci_high, n, UNIT))
         else:
-            tables["comparisons"].append((task, family, criterion, a, b, value_a, value_b,
-                                          value, low, high, p, p_adj,
-                                          bool(p_adj < rs.ALPHA), method, n, UNIT))
+            tables["comparisons"].append((r.task, r.family, r.criterion, r.a, r.b, r.value_a,
+                                          r.value_b, r.value, r.ci_low, r.ci_high, r.p_value,
+                                          r.p_adjusted, bool(r.p_adjusted < rs.ALPHA),
+                                          r.method, n, UNIT))
     return [rd.table_record(key, name, found) for name, found in tables.items() if found]
 
 
-def _printed(task, rows, corr, ctx) -> dict:
+def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     """The intervals and tests the run prints, of one task (small; only
     what the group found: empty when it prints nothing)."""
     wanted = set(ctx.get("wanted", ()))
@@ -349,25 +374,25 @@ def _printed(task, rows, corr, ctx) -> dict:
     king, jack, auc, comparisons = {}, {}, {}, {}
     n_subsets = kept = 0
     for r in rows:
-        kind, family, criterion, a = r[0], r[2], r[3], r[4]
-        if kind in ("king", "jack") and a in wanted and r[9] == "percentile":
-            (king if kind == "king" else jack)[(task, a)] = Interval(r[8], r[10], r[11])
-        elif kind == "auc" and r[9] == "percentile":
-            auc[(task, criterion, a)] = Interval(r[8], r[10], r[11])
-        elif kind == "comparison":
-            if family == FAMILIES["subset"]:
+        if r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
+            (king if r.kind == "king" else jack)[(task, r.a)] = Interval(r.value, r.ci_low,
+                                                                         r.ci_high)
+        elif r.kind == "auc" and r.method == "percentile":
+            auc[(task, r.criterion, r.a)] = Interval(r.value, r.ci_low, r.ci_high)
+        elif r.kind == "comparison":
+            if r.family == FAMILIES["subset"]:
                 n_subsets += 1
-                kept += int(r[13] >= rs.ALPHA)
+                kept += int(r.p_adjusted >= rs.ALPHA)
             else:
-                comparisons.setdefault((task, family, criterion or ""), []).append(Comparison(
-                    r[4], r[5], r[6], r[7], r[8], r[10], r[11], r[12], r[13]))
+                comparisons.setdefault((task, r.family, r.criterion or ""), []).append(
+                    Comparison(r.a, r.b, r.value_a, r.value_b, r.value, r.ci_low, r.ci_high,
+                               r.p_value, r.p_adjusted))
     correlation = {}
-    for r in corr:
-        score, label, criterion, level, kind, method, unit = (r[1], r[2], r[3], r[4], r[5],
-                                                              r[7], r[11])
-        if level == "system" and kind == "pearson" and method == "percentile" \
-                and unit == "both" and (score == HBR or label == best):
-            correlation[(task, score, criterion, "pearson")] = Interval(r[6], r[8], r[9])
+    for c in corr:
+        if c.level == "system" and c.correlation == "pearson" and c.method == "percentile" \
+                and c.unit == "both" and (c.score == HBR or c.metric_set == best):
+            correlation[(task, c.score, c.criterion, "pearson")] = Interval(c.value, c.ci_low,
+                                                                            c.ci_high)
     for key in comparisons:
         comparisons[key].sort(key=lambda c: (c.a, c.b))
     out = {name: found for name, found in (("king", king), ("jack", jack), ("auc", auc),
