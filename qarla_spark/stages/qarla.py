@@ -624,125 +624,201 @@ def _means(rows_num, rows_den, groups, n_groups):
 
 
 def _detail_reduce(task, items, ctx: "DetailRound"):
-    """The tables of the detailed sets of one task (systems, JACK and its
-    curve, correlations, the human-summariser test) from its topics'
-    ``detail`` records, exactly, every set at once."""
+    """The tables of the detailed sets of one task from its topics'
+    ``detail`` records, exactly, every set at once, one function a table
+    (:func:`_systems_rows`, :func:`_jack_rows`, :func:`_jack_curve_rows`,
+    :func:`_detail_correlations`, :func:`_human_test_rows`), and what the
+    run prints of the best set (:func:`_best_printed`)."""
+    labels = ctx.detailed.labels_of(task)
+    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
+    queen = _TaskQueen.of(details, len(labels))
+    systems = _systems_rows(task, labels, queen)
+    jack_rows = _jack_rows(task, labels, details)
+    curve_rows = _jack_curve_rows(task, labels, details)
+    corr_rows = _detail_correlations(task, labels, details) if ctx.judged else []
+    human_rows = _human_test_rows(task, labels, queen) + \
+        _plain_human_test_rows(task, details, ctx.plain_baselines)
+    out = [rd.table_record(task, "systems", systems), rd.table_record(task, "jack", jack_rows),
+           rd.table_record(task, "jack_curve", curve_rows),
+           rd.table_record(task, "correlations", corr_rows),
+           rd.table_record(task, "human_test", human_rows)]
+    best = ctx.best.get(task)
+    if best is not None:
+        out.append((task, "driver", _best_printed(best, systems, corr_rows, human_rows,
+                                                  jack_rows, ctx.plain_baselines)))
+    return out
+
+
+def _stack(parts, width: int) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _TaskQueen:
+    """The exact QUEEN of one task's summaries under its detailed sets, from
+    its topics' ``detail`` records: each peer's full QUEEN (all models;
+    mean over its topics), each peer's jackknifed QUEEN (a mean over
+    held-out models per topic, then over topics), each model's own QUEEN
+    with itself held out (over topics), as numerators and denominators;
+    what the systems and the human-summariser test read."""
+
+    n_sets: int
+    peers: List[str]
+    models: List[str]
+    p_at: Dict[str, int]
+    jk: list                  # the records of the topics with held-out models
+    full_values: np.ndarray   # peers × sets
+    jk_peers: List[int]       # the peers with a jackknifed QUEEN (positions)
+    jk_peer_num: np.ndarray
+    jk_peer_den: np.ndarray
+    own_num: np.ndarray
+    own_den: np.ndarray
+
+    @classmethod
+    def of(cls, details, n_sets: int) -> "_TaskQueen":
+        jk = [v for v in details if v["jackknifed"]]
+        peers = sorted({p for v in details for p in v["peers"]})
+        models = sorted({m for v in jk for m in v["models"]})
+        p_at = {p: i for i, p in enumerate(peers)}
+        m_at = {m: i for i, m in enumerate(models)}
+        # full QUEEN of each peer (all models), mean over its topics
+        full_num, full_den = _means(_stack([v["full_num"] for v in details], n_sets),
+                                    np.concatenate([v["full_den"] for v in details])
+                                    if details else np.zeros(0, np.int64),
+                                    [p_at[p] for v in details for p in v["peers"]],
+                                    len(peers))
+        full_values = exact.divide(full_num, full_den) if peers \
+            else np.zeros((0, n_sets), dtype=np.int64)
+        # jackknifed QUEEN: a peer's mean over held-out models per topic,
+        # then over topics; a model's own QUEEN with itself held out, over
+        # topics
+        rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
+        for v in jk:
+            n_a, n_m = len(v["peers"]), len(v["models"])
+            base = len(topic_of_group)
+            rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
+            dens.append(v["jk_den"].reshape(-1))
+            groups.append(np.repeat(np.arange(base, base + n_a), n_m))
+            topic_of_group += [n_m] * n_a
+            peer_of_group += [p_at[p] for p in v["peers"]]
+        per_topic_num, per_topic_den = exact.ratio_sums(
+            _stack(rows, n_sets), np.concatenate(dens) if dens else np.zeros(0, np.int64),
+            np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
+        per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
+        jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group,
+                                          len(peers))
+        own_rows = _stack([v["own_num"] for v in jk], n_sets)
+        own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
+        own_groups = [m_at[m] for v in jk for m in v["models"]]
+        own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
+        return cls(n_sets, peers, models, p_at, jk, full_values, sorted(set(peer_of_group)),
+                   jk_peer_num, jk_peer_den, own_num, own_den)
+
+
+def _systems_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
+    """``systems/``: under each set, every peer (its jackknifed and full
+    QUEEN) and every model (its own QUEEN), ranked exactly."""
     from fractions import Fraction
 
-    labels = ctx.detailed.labels_of(task)
-    n_sets = len(labels)
-    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
-    jk = [v for v in details if v["jackknifed"]]
-    peers = sorted({p for v in details for p in v["peers"]})
-    models = sorted({m for v in jk for m in v["models"]})
-    p_at = {p: i for i, p in enumerate(peers)}
-    m_at = {m: i for i, m in enumerate(models)}
-    zero = np.zeros((0, n_sets), dtype=np.int64)
-
-    def stack(parts, width=n_sets):
-        return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
-
-    # full QUEEN of each peer (all models), mean over its topics
-    full_num, full_den = _means(stack([v["full_num"] for v in details]),
-                                np.concatenate([v["full_den"] for v in details])
-                                if details else np.zeros(0, np.int64),
-                                [p_at[p] for v in details for p in v["peers"]], len(peers))
-    full_values = exact.divide(full_num, full_den) if peers else zero
-    # jackknifed QUEEN: a peer's mean over held-out models per topic, then
-    # over topics; a model's own QUEEN with itself held out, over topics
-    rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
-    for v in jk:
-        n_a, n_m = len(v["peers"]), len(v["models"])
-        base = len(topic_of_group)
-        rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
-        dens.append(v["jk_den"].reshape(-1))
-        groups.append(np.repeat(np.arange(base, base + n_a), n_m))
-        topic_of_group += [n_m] * n_a
-        peer_of_group += [p_at[p] for p in v["peers"]]
-    per_topic_num, per_topic_den = exact.ratio_sums(
-        stack(rows), np.concatenate(dens) if dens else np.zeros(0, np.int64),
-        np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
-    per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
-    jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group, len(peers))
-    jk_peers = sorted(set(peer_of_group))
-    own_rows = stack([v["own_num"] for v in jk])
-    own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
-    own_groups = [m_at[m] for v in jk for m in v["models"]]
-    own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
-    # systems/
+    q = queen
     systems = []
-    for s in range(n_sets):
+    for s in range(q.n_sets):
         scores = {}
-        for i in jk_peers:
-            scores[(peers[i], "peer")] = Fraction(int(jk_peer_num[i, s]), int(jk_peer_den[i]))
-        for i, m in enumerate(models):
-            scores[(m, "model")] = Fraction(int(own_num[i, s]), int(own_den[i]))
+        for i in q.jk_peers:
+            scores[(q.peers[i], "peer")] = Fraction(int(q.jk_peer_num[i, s]),
+                                                    int(q.jk_peer_den[i]))
+        for i, m in enumerate(q.models):
+            scores[(m, "model")] = Fraction(int(q.own_num[i, s]), int(q.own_den[i]))
         ranked = agreement.rank_exact(scores)
         for (name, role), value in scores.items():
-            full = float(full_values[p_at[name], s]) if role == "peer" and name in p_at \
+            full = float(q.full_values[q.p_at[name], s]) if role == "peer" and name in q.p_at \
                 else None
             position, above = ranked[(name, role)]
             systems.append((task, name, role, labels[s], exact.to_float(value), full,
                             position, above))
-        for name in peers:
+        for name in q.peers:
             if (name, "peer") not in scores:
                 systems.append((task, name, "peer", labels[s], None,
-                                float(full_values[p_at[name], s]), None, None))
-    # jack/ and jack_curve/
-    jack_rows, curve_rows = [], []
-    if details:
-        j_num, j_den = _means(stack([v["jack"][None, :] for v in details]),
-                              [v["n_models"] for v in details], [0] * len(details), 1)
-        for s, value in enumerate(exact.divide(j_num, j_den)[0]):
-            jack_rows.append((task, labels[s], float(value)))
-        with_curve = [v for v in details if v["curve"] is not None]
-        if with_curve:
-            n_k = with_curve[0]["curve"].shape[1]
-            c_num, c_den = _means(stack([v["curve"].reshape(1, -1) for v in with_curve],
-                                        n_sets * n_k),
-                                  [v["n_orders"] * v["n_models"] for v in with_curve],
-                                  [0] * len(with_curve), 1)
-            values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
-            for s in range(n_sets):
-                for j in range(n_k):
-                    curve_rows.append((task, labels[s], j + 2, float(values[s, j])))
-    # correlations/
-    corr_rows = []
-    if ctx.judged:
-        points: Dict[str, list] = {}
-        for v in details:
-            j = v["judged"]
-            if j is None:
-                continue
-            at = {name: a for a, name in enumerate(v["peers"])}
-            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
-                a = at.get(name)
-                if a is not None:
-                    points.setdefault(criterion, []).append(
-                        (v["topic"], name, v["full_num"][a], int(v["full_den"][a]),
-                         float(score)))
-        for criterion in sorted(points):
-            corr_rows += _correlation_rows(task, labels, criterion, points[criterion])
-    # human_test/
-    human_rows = []
-    for h, model in enumerate(models):
+                                float(q.full_values[q.p_at[name], s]), None, None))
+    return systems
+
+
+def _jack_rows(task, labels, details) -> List[tuple]:
+    """``jack/``: each set's JACK, the exact mean over topics of the models
+    it covers."""
+    if not details:
+        return []
+    j_num, j_den = _means(_stack([v["jack"][None, :] for v in details], len(labels)),
+                          [v["n_models"] for v in details], [0] * len(details), 1)
+    return [(task, labels[s], float(value))
+            for s, value in enumerate(exact.divide(j_num, j_den)[0])]
+
+
+def _jack_curve_rows(task, labels, details) -> List[tuple]:
+    """``jack_curve/``: each set's JACK growth curve over the seeded orders
+    of the systems (the topics that have one)."""
+    with_curve = [v for v in details if v["curve"] is not None]
+    if not with_curve:
+        return []
+    n_sets, n_k = len(labels), with_curve[0]["curve"].shape[1]
+    c_num, c_den = _means(_stack([v["curve"].reshape(1, -1) for v in with_curve], n_sets * n_k),
+                          [v["n_orders"] * v["n_models"] for v in with_curve],
+                          [0] * len(with_curve), 1)
+    values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
+    return [(task, labels[s], j + 2, float(values[s, j]))
+            for s in range(n_sets) for j in range(n_k)]
+
+
+def _detail_correlations(task, labels, details) -> List[tuple]:
+    """``correlations/``: each set's agreement with each criterion, from
+    the judged peers of every topic (:func:`_correlation_rows`)."""
+    points: Dict[str, list] = {}
+    for v in details:
+        j = v["judged"]
+        if j is None:
+            continue
+        at = {name: a for a, name in enumerate(v["peers"])}
+        for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
+            a = at.get(name)
+            if a is not None:
+                points.setdefault(criterion, []).append(
+                    (v["topic"], name, v["full_num"][a], int(v["full_den"][a]), float(score)))
+    return [row for criterion in sorted(points)
+            for row in _correlation_rows(task, labels, criterion, points[criterion])]
+
+
+def _human_test_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
+    """``human_test/``, QUEEN: for each held-out model and set, whether the
+    model's own QUEEN is strictly above every peer's QUEEN with it held
+    out (exact)."""
+    q = queen
+    rows_out = []
+    for h, model in enumerate(q.models):
         rows, dens, groups = [], [], []
-        for v in jk:
+        for v in q.jk:
             if model not in v["models"]:
                 continue
             hh = v["models"].index(model)
             rows.append(v["jk_num"][:, hh, :])
             dens.append(v["jk_den"][:, hh])
-            groups += [p_at[p] for p in v["peers"]]
+            groups += [q.p_at[p] for p in v["peers"]]
         if not groups:
             continue
-        num, den = _means(stack(rows), np.concatenate(dens), groups, len(peers))
+        num, den = _means(_stack(rows, q.n_sets), np.concatenate(dens), groups, len(q.peers))
         present = sorted(set(groups))
-        own_n, own_d = own_num[h], int(own_den[h])
-        for s in range(n_sets):
+        own_n, own_d = q.own_num[h], int(q.own_den[h])
+        for s in range(q.n_sets):
             first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
-            human_rows.append((task, queen_of(labels[s]), model, bool(first)))
-    for metric in ctx.plain_baselines:
+            rows_out.append((task, queen_of(labels[s]), model, bool(first)))
+    return rows_out
+
+
+def _plain_human_test_rows(task, details, plain_baselines) -> List[tuple]:
+    """``human_test/``, the plain baselines: for each metric and held-out
+    model, whether the model's mean plain score is above every peer's
+    (:func:`~qarla_spark.measures.qarla_task.human_first`)."""
+    out = []
+    for metric in plain_baselines:
         by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
         for v in details:
             plain = v.get("plain")
@@ -758,29 +834,29 @@ def _detail_reduce(task, items, ctx: "DetailRound"):
         for holdout in sorted(by_holdout):
             row = qt.human_first(task, metric, holdout, by_holdout[holdout])
             if row is not None:
-                human_rows.append(row)
-    out = [rd.table_record(task, "systems", systems), rd.table_record(task, "jack", jack_rows),
-           rd.table_record(task, "jack_curve", curve_rows),
-           rd.table_record(task, "correlations", corr_rows),
-           rd.table_record(task, "human_test", human_rows)]
-    # what the run prints of the best set
-    best = ctx.best.get(task)
-    if best is not None:
-        label = best.label
-        ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
-                          if r[3] == label and r[4] is not None), key=lambda r: r.position)
-        agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
-                      if r[1] == label and r[3] == "system"}
-        wanted = {queen_of(best.label)} | set(ctx.plain_baselines)
-        firsts: Dict[str, tuple] = {}
-        for r in human_rows:
-            if r[1] in wanted:
-                first, n = firsts.get(r[1], (0, 0))
-                firsts[r[1]] = (first + int(bool(r[3])), n + 1)
-        jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
-        out.append((task, "driver", {"ranking": ranking, "agreement": agreement_,
-                                     "human_first": firsts, "jack": jack_value}))
+                out.append(row)
     return out
+
+
+def _best_printed(best: MetricSet, systems, corr_rows, human_rows, jack_rows,
+                  plain_baselines) -> Dict[str, Any]:
+    """What the run prints of a task's best set: its ranking of the systems,
+    its system-level agreement with each criterion, how often a held-out
+    model comes first (its QUEEN and the plain baselines), its JACK."""
+    label = best.label
+    ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
+                      if r[3] == label and r[4] is not None), key=lambda r: r.position)
+    agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
+                  if r[1] == label and r[3] == "system"}
+    wanted = {queen_of(best.label)} | set(plain_baselines)
+    firsts: Dict[str, tuple] = {}
+    for r in human_rows:
+        if r[1] in wanted:
+            first, n = firsts.get(r[1], (0, 0))
+            firsts[r[1]] = (first + int(bool(r[3])), n + 1)
+    jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
+    return {"ranking": ranking, "agreement": agreement_, "human_first": firsts,
+            "jack": jack_value}
 
 
 def _correlation_rows(task, labels, criterion, points):

@@ -31,7 +31,7 @@ bit-identical under any partitioning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from qarla_spark.spark import rounds as rd
 from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
 from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
-                                                  judgment_records)
+                                                  KingCase, judgment_records)
 
 @dataclass
 class StatisticsResult:
@@ -102,133 +102,202 @@ def _frame(rows, columns):
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
+@dataclass
+class _Found:
+    """What one group of :func:`_statistics_reduce` finds: its
+    :class:`~qarla_spark.measures.group_statistics.StatRow` rows (king_ci,
+    jack_ci, auc_ci, comparisons), its ``correlation_ci`` rows, the sizes
+    of the sets of its king_ci rows, its other records (metric_eval,
+    metric_ranks, king_vs_judges, the across-task inputs) and what the run
+    prints of it besides what :func:`_printed` reads of its rows."""
+
+    rows: List[StatRow] = field(default_factory=list)
+    corr: List["CorrelationCi"] = field(default_factory=list)
+    sizes: Dict[str, int] = field(default_factory=dict)
+    extra: List[tuple] = field(default_factory=list)
+    printed: Dict[str, Any] = field(default_factory=dict)
+
+
 def _statistics_reduce(key, items, ctx):
-    """The intervals and tests of one group of a task (:func:`_route`): its
-    ROW_SCHEMA rows, its ``correlation_ci`` rows and what the run prints."""
+    """The intervals and tests of one group of a task (its function in
+    :data:`GROUPS`, by the key's second part): its tables' records and what
+    the run prints."""
     task, group, *rest = rd.key_parts(key)
-    seed, n = ctx["seed"], ctx["n"]
-    out: List[StatRow] = []       # king_group's, auc_group's rows
-    corr: List[CorrelationCi] = []  # correlation_ci rows
-    sizes: Dict[str, int] = {}    # of the sets in king_ci
-    extra: List[tuple] = []       # records of metric_eval, metric_ranks, the KING-judges τ
-    printed_meta: Dict[str, Any] = {}
-    q, h = ctx.get("qarla"), ctx.get("hbr")
-    if group == "king" and q is not None and task in q["plans"]:
-        first, plan = q["first"], q["plans"][task]
-        own = subsets(plan["reps"])
-        catalogue = task_catalogue(first, q["first_sizes"], own)
-        gid = {label: i for i, (label, _) in enumerate(catalogue)}
-        task_sets = [first, [s.label for s in own]]
-        cases = [v for _, v in items]
-        if cases:
-            # the counts of every (topic, set), a topic's record of each
-            # family at once (a set of both families: the same counts)
-            topics = sorted({v.topic for v in cases})
-            t_at = {t: i for i, t in enumerate(topics)}
-            cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp)
-                    for f in (0, 1)]
-            wins = np.zeros((len(topics), len(catalogue)), dtype=np.int64)
-            seen = np.zeros(wins.shape, dtype=bool)
-            dens = np.zeros(len(topics), dtype=np.int64)
-            for v in cases:                 # the first record of a (topic, set) counts
-                t, c = t_at[v.topic], cols[v.family]
-                new = ~seen[t, c]
-                wins[t, c[new]] = np.asarray(v.win, dtype=np.int64)[new]
-                seen[t, c[new]] = True
-                dens[t] = int(v.den)
-            present = np.flatnonzero(seen.any(axis=0))
-            labels = [label for label, _ in catalogue]
-            estimates = ratio_estimates_of(task, topics, present.tolist(),
-                                           [labels[g] for g in present], wins[:, present],
-                                           dens, seed, n)
-            gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
-                    "reps": [gid[r] for r in plan["reps"] if r in gid],
-                    "subsets": [gid[label] for label in task_sets[1]]}
-            out += king_group((task,), None, labels, {task: gids}, seed, n,
-                              estimates=estimates)
-            sizes = dict(catalogue)
-            ranked = _king_ranked(estimates, first, plan["best"])
-            extra += _king_ranks(task, ranked)
-            shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
-                             for v in cases if v.family == 0})
-            band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS,
-                                  q.get("triples", "standard"),
-                                  q.get("method", "auto"))
-            out.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
-                               band.value, js.CHANCE, band.low, band.high, None, None))
-            sizes[js.CHANCE] = 1
-            printed_meta = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
-            if ctx.get("n_tasks", 0) >= 2:
-                # across tasks: the sets every task evaluates (the first
-                # family: every single metric and the requested sets)
-                in_first = set(first)
-                shared = [label for label in ranked[0] if label in in_first]
-                cols = [estimates.names.index(label) for label in shared]
-                extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
-                    task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
-                    estimates.dens)))
-    elif group == "jack" and q is not None:
-        detailed = q["detailed"].get(task, ())
-        rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
-                for _, v in items for s in range(len(detailed))]
-        if rows:
-            out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
-                              detailed, {}, seed, n, kind="jack")
-    elif group == "corr" and q is not None:
-        s = int(rest[0])
-        by_criterion: Dict[str, list] = {}
-        for _, v in items:
-            at = {name: a for a, name in enumerate(v.peers)}
-            j = v.judged
-            for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
-                a = at.get(name)
-                if a is None:
-                    continue
-                rows = by_criterion.setdefault(criterion, [])
-                rows.append((v.topic, name, "x", int(v.num[a]), int(v.den[a]), None))
-                rows.append((v.topic, name, "y", None, None, float(score)))
-        label = q["detailed"][task][s]
-        memo: Dict[tuple, Any] = {}
-        for criterion, rows in sorted(by_criterion.items()):
-            frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            corr += [_correlation_ci(r, QUEEN, label, n)
-                     for r in correlation_group((task, s, criterion), frame, seed, n,
-                                                memo=memo)]
-    elif group == "auc" and h is not None:
-        criterion = rest[0]
-        rows = [(v.topic, m, int(w), int(v.n_pairs))
-                for _, v in items for m, w in zip(h["names"], v.wins2)]
-        if rows:
-            out += auc_group((task, criterion), _frame(rows, ["topic", "measure", "wins2",
-                                                               "n_pairs"]),
-                             h["plans"], seed, n)
-    elif group == "hcorr" and h is not None:
-        x_rows = [(v.topic, name, "x", num, den, None)
-                  for k, v in items if k == S_HX for name, _, num, den in v.rows]
-        y_rows: Dict[str, list] = {}
-        for k, v in items:
-            if k == S_JUDG:
-                for topic, name, criterion, score in zip(v.topic, v.summarizer, v.criterion,
-                                                         v.score):
-                    y_rows.setdefault(criterion, []).append(
-                        (topic, name, "y", None, None, float(score)))
-        memo: Dict[tuple, Any] = {}
-        for criterion in sorted(y_rows):
-            frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
-                                                         "den", "score"])
-            corr += [_correlation_ci(r, HBR, h["label"], n)
-                     for r in correlation_group((task, 0, criterion), frame, seed, n,
-                                                summary_level=False, memo=memo)]
-    elif group == "meta":
-        extra, printed_meta = judges.meta_group(key, task, items, ctx)
-    elif group == "chance":
-        extra, printed_meta = judges.chance_group(key, task, rest[0], items, ctx)
-    corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
-    printed = {**_printed(task, out, corr, ctx), **printed_meta}
+    found = GROUPS[group](key, task, rest, items, ctx) if group in GROUPS else None
+    found = found or _Found()
+    corr_records = [rd.table_record(key, "correlation_ci", found.corr)] if found.corr else []
+    printed = {**_printed(task, found.rows, found.corr, ctx), **found.printed}
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, n, sizes), *corr_records, *extra, *driver]
+    return [*_table_records(key, found.rows, ctx["n"], found.sizes), *corr_records,
+            *found.extra, *driver]
+
+
+def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``king``: KING's intervals of every set the task evaluated, its
+    comparisons, its clusters (metric_ranks/), KING's chance band and (two
+    tasks or more) the across-task records, from the task's KING cases."""
+    q = ctx.get("qarla")
+    if q is None or task not in q["plans"]:
+        return None
+    seed, n = ctx["seed"], ctx["n"]
+    first, plan = q["first"], q["plans"][task]
+    own = subsets(plan["reps"])
+    catalogue = task_catalogue(first, q["first_sizes"], own)
+    gid = {label: i for i, (label, _) in enumerate(catalogue)}
+    task_sets = [first, [s.label for s in own]]
+    cases: List[KingCase] = [v for _, v in items]
+    if not cases:
+        return None
+    # the counts of every (topic, set), a topic's record of each family at
+    # once (a set of both families: the same counts)
+    topics = sorted({v.topic for v in cases})
+    t_at = {t: i for i, t in enumerate(topics)}
+    cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp) for f in (0, 1)]
+    wins = np.zeros((len(topics), len(catalogue)), dtype=np.int64)
+    seen = np.zeros(wins.shape, dtype=bool)
+    dens = np.zeros(len(topics), dtype=np.int64)
+    for v in cases:                 # the first record of a (topic, set) counts
+        t, c = t_at[v.topic], cols[v.family]
+        new = ~seen[t, c]
+        wins[t, c[new]] = np.asarray(v.win, dtype=np.int64)[new]
+        seen[t, c[new]] = True
+        dens[t] = int(v.den)
+    present = np.flatnonzero(seen.any(axis=0))
+    labels = [label for label, _ in catalogue]
+    estimates = ratio_estimates_of(task, topics, present.tolist(),
+                                   [labels[g] for g in present], wins[:, present], dens, seed, n)
+    gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
+            "reps": [gid[r] for r in plan["reps"] if r in gid],
+            "subsets": [gid[label] for label in task_sets[1]]}
+    found = _Found(king_group((task,), None, labels, {task: gids}, seed, n,
+                              estimates=estimates), sizes=dict(catalogue))
+    ranked = _king_ranked(estimates, first, plan["best"])
+    found.extra += _king_ranks(task, ranked)
+    shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
+                     for v in cases if v.family == 0})
+    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.get("triples", "standard"),
+                          q.get("method", "auto"))
+    found.rows.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
+                              band.value, js.CHANCE, band.low, band.high, None, None))
+    found.sizes[js.CHANCE] = 1
+    found.printed = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
+    if ctx.get("n_tasks", 0) >= 2:
+        # across tasks: the sets every task evaluates (the first family:
+        # every single metric and the requested sets)
+        in_first = set(first)
+        shared = [label for label in ranked[0] if label in in_first]
+        cols = [estimates.names.index(label) for label in shared]
+        found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
+            task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
+            estimates.dens)))
+    return found
+
+
+def _jack_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``jack``: JACK's intervals of the task's detailed sets."""
+    q = ctx.get("qarla")
+    if q is None:
+        return None
+    detailed = q["detailed"].get(task, ())
+    rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
+            for _, v in items for s in range(len(detailed))]
+    if not rows:
+        return None
+    return _Found(king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]), detailed,
+                             {}, ctx["seed"], ctx["n"], kind="jack"))
+
+
+def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``corr``: the intervals of the correlations of one detailed set's
+    QUEEN (the task's best) with each criterion."""
+    q = ctx.get("qarla")
+    if q is None:
+        return None
+    s = int(rest[0])
+    by_criterion: Dict[str, list] = {}
+    for _, v in items:
+        at = {name: a for a, name in enumerate(v.peers)}
+        j = v.judged
+        for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
+            a = at.get(name)
+            if a is None:
+                continue
+            rows = by_criterion.setdefault(criterion, [])
+            rows.append((v.topic, name, "x", int(v.num[a]), int(v.den[a]), None))
+            rows.append((v.topic, name, "y", None, None, float(score)))
+    label = q["detailed"][task][s]
+    memo: Dict[tuple, Any] = {}
+    corr = []
+    for criterion, rows in sorted(by_criterion.items()):
+        frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
+        corr += [_correlation_ci(r, QUEEN, label, ctx["n"])
+                 for r in correlation_group((task, s, criterion), frame, ctx["seed"], ctx["n"],
+                                            memo=memo)]
+    return _Found(corr=corr)
+
+
+def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``auc``: the intervals of every measure's pooled AUC of one
+    criterion, and HBR's comparisons with the best and the median."""
+    h = ctx.get("hbr")
+    if h is None:
+        return None
+    rows = [(v.topic, m, int(w), int(v.n_pairs))
+            for _, v in items for m, w in zip(h["names"], v.wins2)]
+    if not rows:
+        return None
+    return _Found(auc_group((task, rest[0]), _frame(rows, ["topic", "measure", "wins2",
+                                                           "n_pairs"]),
+                            h["plans"], ctx["seed"], ctx["n"]))
+
+
+def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``hcorr``: the intervals of the correlations of HBR's system scores
+    with each criterion."""
+    h = ctx.get("hbr")
+    if h is None:
+        return None
+    x_rows = [(v.topic, name, "x", num, den, None)
+              for k, v in items if k == S_HX for name, _, num, den in v.rows]
+    y_rows: Dict[str, list] = {}
+    for k, v in items:
+        if k == S_JUDG:
+            for topic, name, criterion, score in zip(v.topic, v.summarizer, v.criterion,
+                                                     v.score):
+                y_rows.setdefault(criterion, []).append(
+                    (topic, name, "y", None, None, float(score)))
+    memo: Dict[tuple, Any] = {}
+    corr = []
+    for criterion in sorted(y_rows):
+        frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
+                                                     "den", "score"])
+        corr += [_correlation_ci(r, HBR, h["label"], ctx["n"])
+                 for r in correlation_group((task, 0, criterion), frame, ctx["seed"],
+                                            ctx["n"], summary_level=False, memo=memo)]
+    return _Found(corr=corr)
+
+
+def _judges_meta(key, task, rest, items, ctx) -> _Found:
+    """``meta``: metric_eval/, metric_ranks/ and king_vs_judges/ of the task
+    (:func:`qarla_spark.stages.judges.meta_group`)."""
+    extra, printed = judges.meta_group(key, task, items, ctx)
+    return _Found(extra=extra, printed=printed)
+
+
+def _judges_chance(key, task, rest, items, ctx) -> _Found:
+    """``chance``: metric_eval/'s chance rows of one criterion
+    (:func:`qarla_spark.stages.judges.chance_group`)."""
+    extra, printed = judges.chance_group(key, task, rest[0], items, ctx)
+    return _Found(extra=extra, printed=printed)
+
+
+#: each group of the statistics stage (the second part of its key) and the
+#: function that computes it: ``f(key, task, rest of the key, items, ctx)``
+GROUPS = {"king": _king_stats, "jack": _jack_stats, "corr": _queen_correlations,
+          "auc": _auc_stats, "hcorr": _hbr_correlations, "meta": _judges_meta,
+          "chance": _judges_chance}
 
 
 # ---------------------------------------------------------------------------
