@@ -899,6 +899,57 @@ def _correlation_rows(task, labels, criterion, points):
 
 
 # ---------------------------------------------------------------------------
+# the rounds as run_qarla and evaluate_sets run them
+# ---------------------------------------------------------------------------
+
+#: how a run counts QUEEN (:func:`~qarla_spark.measures.queen.queen_counts`'
+#: ``method``: chosen per topic; every method gives the same counts);
+#: :func:`evaluate_sets` and the benchmarks may ask for one of ``METHODS``
+RUN_METHOD = "auto"
+
+
+def _check_round_options(triples: str, method: str) -> None:
+    """QUEEN's ``triples`` and counting ``method`` are known ones (a
+    :class:`~qarla_spark.errors.ConfigError` otherwise)."""
+    from qarla_spark.errors import ConfigError
+    if triples not in TRIPLES:
+        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+
+
+def _queen_cube(cube: TopicCube, judgments) -> TopicCube:
+    """The topics of ``cube`` QUEEN is defined on, with ``judgments``
+    attached (when given)."""
+    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
+    return cube.with_judgments(judgments) if judgments is not None else cube
+
+
+def _first_round(cube: TopicCube, ctx: FirstRound, reducer, reduce_ctx: FamilyReduce,
+                 kinds: Sequence[str], n_reduce: int):
+    """Round 1 of a family of sets: :func:`_first_kernel` on every topic
+    (records combined per partition), ``reducer`` on each task's records
+    of ``kinds``: (the kernel's records, the reduce's), both kept."""
+    spark = cube.spark
+    records = cache.persist(rd.over_topics(cube.frame, _first_kernel, rd.broadcast(spark, ctx),
+                                           _combine_first))
+    reduced = cache.persist(rd.reduce_by_key(rd.of_kinds(records, list(kinds)), reducer,
+                                             n_reduce, rd.broadcast(spark, reduce_ctx)))
+    return records, reduced
+
+
+def _detail_round(cube: TopicCube, ctx: DetailRound, n_reduce: int):
+    """Round 3, the detailed sets: :func:`_detail_kernel` on every topic,
+    :func:`_detail_reduce` on each task's ``detail`` records: (the
+    kernel's records, the reduce's), both kept."""
+    context = rd.broadcast(cube.spark, ctx)
+    records = cache.persist(rd.over_topics(cube.frame, _detail_kernel, context))
+    reduced = cache.persist(rd.reduce_by_key(rd.of_kinds(records, ["detail"]), _detail_reduce,
+                                             n_reduce, context))
+    return records, reduced
+
+
+# ---------------------------------------------------------------------------
 # any family of sets (library use, tests)
 # ---------------------------------------------------------------------------
 
@@ -936,14 +987,9 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
     JACK curve (default: ``n_orders`` of them from ``seed``);
     ``baselines``: plain metrics of the human-summariser test."""
     from qarla_spark.errors import ConfigError
-    if triples not in TRIPLES:
-        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
-    if method not in METHODS:
-        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    _check_round_options(triples, method)
     spark = cube.spark
-    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
-    if judgments is not None:
-        cube = cube.with_judgments(judgments)
+    cube = _queen_cube(cube, judgments)
     metrics = list(cube.metrics)
     family = Family.of(sets, metrics)
     detailed = family.sets if detailed is None else tuple(dict.fromkeys(detailed))
@@ -952,14 +998,10 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
     base = [metrics.index(b) for b in baselines if b in metrics]
     n_reduce = _n_reduce(cube)
-    ctx = rd.broadcast(spark, FirstRound(family.words, triples, method, metrics, base,
-                                         clustering=False))
-    red_ctx = rd.broadcast(spark, FamilyReduce(family.labels, family.sizes, metrics,
-                                               judged=cube.judged))
-    records = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx, _combine_first))
-    reduced = cache.persist(rd.reduce_by_key(
-        rd.of_kinds(records, ["topic", "case", "sys", "plain"]), _family_reduce, n_reduce,
-        red_ctx))
+    _, reduced = _first_round(
+        cube, FirstRound(family.words, triples, method, metrics, base, clustering=False),
+        _family_reduce, FamilyReduce(family.labels, family.sizes, metrics, judged=cube.judged),
+        ["topic", "case", "sys", "plain"], n_reduce)
     tables = {"king": _rows_table(reduced, "king"),
               "orange": _rows_table(reduced, "orange"),
               "peer_scores": _rows_table(reduced, "peer_scores", PEER_SCORE_SCHEMA)}
@@ -969,12 +1011,9 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         if orders is None:
             orders = {task: peer_orders(names, n_orders, seed)
                       for task, _, names in rd.collect(reduced, ["peers"]) if names}
-        ctx3 = rd.broadcast(spark, DetailRound(
+        map3, red3 = _detail_round(cube, DetailRound(
             DetailedSets.of({}, metrics, detailed), triples, method, dict(orders), metrics,
-            base, [metrics[i] for i in base], {}, cube.judged))
-        map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
-        red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
-                                              n_reduce, ctx3))
+            base, [metrics[i] for i in base], {}, cube.judged), n_reduce)
         tables.update({
             "queen": rd.table_of(map3, "queen", declared_table("queen").ddl),
             "systems": _rows_table(red3, "systems"),
@@ -1045,13 +1084,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     judgments (attached to the cube's topics when the cube has none).
     ``skipped``: the topics left out per task (:func:`skipped_of`; default:
     counted from ``summaries``, one Spark job)."""
-    from qarla_spark.errors import ConfigError
-    if config.triples not in TRIPLES:
-        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, "
-                          f"not {config.triples!r}")
-    method = getattr(config, "queen_method", "auto")
-    if method not in METHODS:
-        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    method = RUN_METHOD
+    _check_round_options(config.triples, method)
 
     timings: Dict[str, float] = {}
     clock = [time.time()]
@@ -1062,9 +1096,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
         clock[0] = now
 
     spark = cube.spark
-    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
-    if judgments is not None:
-        cube = cube.with_judgments(judgments)
+    cube = _queen_cube(cube, judgments)
     judged = cube.judged
     metrics = list(cube.metrics)
     requested = tuple(dict.fromkeys(MetricSet.parse(s, cube.metrics)
@@ -1086,15 +1118,12 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     first = Family.of(cube.singles() + requested, metrics)
     wanted = statistics_wanted(config)
     stats = StatisticsContext(judged) if wanted else None
-    ctx1 = rd.broadcast(spark, FirstRound(first.words, config.triples, method, metrics,
-                                          baselines, statistics=stats))
-    map1 = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx1, _combine_first))
-    red1_ctx = rd.broadcast(spark, FamilyReduce(first.labels, first.sizes, metrics,
-                                                [s.names for s in first.sets],
-                                                config.clusters))
-    red1 = cache.persist(rd.reduce_by_key(
-        rd.of_kinds(map1, ["topic", "case", "sys", "bits", "plain"]), _first_reduce, n_reduce,
-        red1_ctx))
+    map1, red1 = _first_round(
+        cube, FirstRound(first.words, config.triples, method, metrics, baselines,
+                         statistics=stats),
+        _first_reduce, FamilyReduce(first.labels, first.sizes, metrics,
+                                    [s.names for s in first.sets], config.clusters),
+        ["topic", "case", "sys", "bits", "plain"], n_reduce)
     found1, peers = {}, {}
     for key, kind, value in rd.collect(red1, ["driver", "peers"]):
         (found1 if kind == "driver" else peers)[key] = value
@@ -1120,12 +1149,9 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     detailed = DetailedSets.of(own, metrics, requested)
     orders = {task: peer_orders(names, config.jack_orders, config.seed)
               for task, names in peers.items() if names}
-    ctx3 = rd.broadcast(spark, DetailRound(
+    map3, red3 = _detail_round(cube, DetailRound(
         detailed, config.triples, method, orders, metrics, baselines, plain_baselines, best,
-        judged, StatisticsContext(judged, best, detailed) if wanted else None))
-    map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
-    red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
-                                          n_reduce, ctx3))
+        judged, StatisticsContext(judged, best, detailed) if wanted else None), n_reduce)
     names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
                                                                   else [])
     found3 = {key: value for key, _, value in rd.collect(red3, ["driver"])}

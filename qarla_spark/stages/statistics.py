@@ -177,8 +177,8 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     found.extra += _king_ranks(task, ranked)
     shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
                      for v in cases if v.family == 0})
-    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.get("triples", "standard"),
-                          q.get("method", "auto"))
+    # (QUEEN counted as the run counts it: every method gives the same counts)
+    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.get("triples", "standard"))
     found.rows.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
                               band.value, js.CHANCE, band.low, band.high, None, None))
     found.sizes[js.CHANCE] = 1
@@ -505,7 +505,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         # a few names per task: each task's group makes its subsets
         # (task_catalogue)
         ctx["qarla"] = {"triples": getattr(config, "triples", "standard"),
-                        "method": getattr(config, "queen_method", "auto"),
                         "first": [s.label for s in qarla.first],
                         "first_sizes": [s.size for s in qarla.first],
                         "requested": [s.label for s in qarla.requested],
