@@ -143,3 +143,28 @@ def test_a_statistic_without_replicates_is_no_special_case():
     soft = ms.statistic("soft_pairwise_accuracy")
     assert not soft.replicates and soft.unit == "sign flips"
     assert all(math.isfinite(v) for v in rows[rows["statistic"] == soft.name]["value"])
+
+
+def test_a_toy_metric_flows_to_the_battery():
+    """A user's metric added through the public declaration
+    (``registry.register_metric``) is selected by name and computed for
+    every ordered pair of a topic beside the built-in ones."""
+    from qarla_spark.metrics import registry
+    from qarla_spark.metrics.battery import topic_similarities
+
+    name = "toy_length_gap.a"
+    registry.register_metric(name, lambda s, r: float(len(s) - len(r)),
+                             description="a toy: the difference of the lengths")
+    try:
+        metrics = registry.resolve_metrics(f"R-1.a,{name}")
+        assert metrics == ("R-1.a", name)
+        assert registry.describe(name).description == "a toy: the difference of the lengths"
+        texts = ["alpha beta gamma", "alpha beta", "delta"]
+        found = topic_similarities(texts, metrics, roles=["model", "peer", "peer"],
+                                   user=registry.user_functions())
+        lengths = [3, 2, 1]
+        toy = found.values[:, found.metrics.index(name)]
+        assert list(toy) == [float(lengths[s] - lengths[r]) for s, r in zip(found.s, found.r)]
+    finally:
+        registry.unregister_metric(name)
+    assert name not in registry.user_functions()
