@@ -2,9 +2,10 @@
 
 What two layers must agree on is defined here, once: the rule of a metric
 name, the ``run.json`` file and its statuses, the ways of committing a run,
-the families of paired comparisons, why QARLA skips a topic, the warning
-class of skipped work, the name of the workers' warm-up in Spark's event
-log. This module (and the other modules of the floor: ``errors``,
+the names of HBR, QUEEN (and of a set's QUEEN: made and read here) and the
+chance baselines as measures, the families of paired comparisons, why QARLA
+skips a topic, the warning class of skipped work, the name of the workers'
+warm-up in Spark's event log. This module (and the other modules of the floor: ``errors``,
 ``thresholds``, ``paths``, ``tables``) imports nothing of the project but
 each other; the import-linter contracts in ``.importlinter`` check it.
 """
@@ -100,6 +101,34 @@ SKIP_REASONS = {
     "king": f"with {MIN_MODELS_QUEEN} models or no peer (QUEEN and JACK only; "
             "no KING, ORANGE, held-out scores)",
 }
+
+#: the measure name of HBR (``auc/``, ``auc_ci/``, ``comparisons/``,
+#: ``metric_eval/``, ``across/``) and the score of its correlations
+#: (``correlation_ci/``)
+HBR = "HBR"
+#: the score of QARLA's measure (``orange/``, ``correlation_ci/``); a set's
+#: QUEEN as a measure is :func:`queen_of`
+QUEEN = "QUEEN"
+#: the measure (or metric set) name of the chance baselines' rows
+#: (``metric_eval/``, ``king_ci/``)
+CHANCE = "chance"
+
+
+def queen_of(label: str) -> str:
+    """The measure name of QUEEN of the metric set ``label`` (``human_test/``,
+    ``metric_eval/``, ``across/``, the report): ``QUEEN(<label>)``; read back
+    by :func:`queen_set`."""
+    return f"{QUEEN}({label})"
+
+
+def queen_set(measure: str) -> Optional[str]:
+    """The metric set of a :func:`queen_of` name (``"QUEEN(R-1.a,AVLS)"`` →
+    ``"R-1.a,AVLS"``); None for any other measure name."""
+    head = f"{QUEEN}("
+    if isinstance(measure, str) and measure.startswith(head) and measure.endswith(")"):
+        return measure[len(head):-1]
+    return None
+
 
 #: the ``family`` values of ``comparisons/``: which pairs a paired test
 #: compares (SPEC, "Is the difference real?")

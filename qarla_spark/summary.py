@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 from typing import List, Optional, Sequence
 
+from qarla_spark import meta_statistics as ms
+from qarla_spark.names import CHANCE, HBR, QUEEN, queen_of
+
 
 def _num(value: Optional[float], digits: int = 3) -> str:
     """A number as printed, ``n/a`` when undefined (null or NaN)."""
@@ -71,7 +74,7 @@ def describe_qarla(t, stats=None) -> str:
         lines.append("  agreement of the best set with humans (system level, Pearson "
                      f"{'[95%, resampling systems and topics] ' if stats else ''}/ "
                      "Spearman / Kendall): " + "; ".join(
-                         f"{c} {_ci(r, stats_.correlation.get((t.task, 'QUEEN', c, 'pearson')), 2)}"
+                         f"{c} {_ci(r, stats_.correlation.get((t.task, QUEEN, c, 'pearson')), 2)}"
                          f" / {_num(rho, 2)} / {_num(tau, 2)}"
                          for c, (r, rho, tau) in sorted(t.agreement.items())))
     for reason, (count, names) in sorted(t.skipped.items()):
@@ -101,14 +104,14 @@ def describe_hbr(result, seed: int, stats=None) -> str:
         for criterion, a in sorted(result.auc.get(task, {}).items()):
             def auc(name, value, where=(task, criterion)):
                 return _ci(value, stats_.auc.get((*where, name)))
-            lines.append(f"  task {task}, {criterion}: AUC of HBR {auc('HBR', a.hbr)}; best "
+            lines.append(f"  task {task}, {criterion}: AUC of HBR {auc(HBR, a.hbr)}; best "
                          f"single {a.best[0]} {auc(*a.best)}, median {a.median[0]} "
                          f"{auc(*a.median)}, worst {a.worst[0]} {a.worst[1]:.3f}")
             for family, what in (("hbr_best", "HBR − best"), ("hbr_median", "HBR − median")):
                 found = stats_.comparisons.get((task, FAMILIES[family], criterion))
                 if found:
                     lines.append(f"    {what}: {describe_comparison(found[0])}")
-            corr = stats_.correlation.get((task, "HBR", criterion, "pearson"))
+            corr = stats_.correlation.get((task, HBR, criterion, "pearson"))
             if corr is not None:
                 lines.append(f"    system-level Pearson of HBR with {criterion}: "
                              f"{_ci(corr.value, corr, 2)} (resampling systems and topics)")
@@ -116,23 +119,25 @@ def describe_hbr(result, seed: int, stats=None) -> str:
 
 
 def describe_judges(stats, best=None) -> str:
-    """Judge-based meta-evaluation (issue 28), per task and criterion:
-    system-level pairwise accuracy (Kocmi et al. 2021) of the best set's
-    QUEEN, the best single metric and HBR, with the chance band, and
-    Kendall's τ of KING against it (``best``: task → (best set, best
-    single metric) labels)."""
+    """Judge-based meta-evaluation (issue 28), per task and criterion: the
+    primary statistic (:data:`qarla_spark.meta_statistics.PRIMARY`, named
+    by its declaration: system-level pairwise accuracy, Kocmi et al. 2021)
+    of the best set's QUEEN, the best single metric and HBR, with the
+    chance band, and Kendall's τ of KING against it (``best``: task →
+    (best set, best single metric) labels)."""
     pa = getattr(stats, "pairwise_accuracy", {})
     if not pa:
         return ""
-    lines = ["agreement with the judges (system-level pairwise accuracy [95%]; chance: "
+    primary = ms.statistic(ms.PRIMARY)
+    lines = [f"agreement with the judges ({primary.level}-level {primary.title} [95%]; chance: "
              "random scores, mean [95% band]):"]
     for task, criterion in sorted({(t, c) for t, c, _ in pa}):
         found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}
         best_set, best_single = (best or {}).get(task, (None, None))
         parts = []
-        for label, name in ((f"best set QUEEN({best_set})", f"QUEEN({best_set})"),
+        for label, name in ((f"best set {queen_of(best_set)}", queen_of(best_set)),
                             (f"best single {best_single}", best_single),
-                            ("HBR", "HBR"), ("chance", "chance")):
+                            (HBR, HBR), (CHANCE, CHANCE)):
             v = found.get(name)
             if v is not None:
                 parts.append(f"{label} {_ci(v.value, v)}")

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence, Tuple
 
+from qarla_spark.meta_statistics import PRIMARY, interval_note, level_note, statistic_note
+from qarla_spark.names import CHANCE, HBR, queen_of
+
 
 @dataclass(frozen=True)
 class Column:
@@ -203,7 +206,7 @@ TABLES: Tuple[Table, ...] = (
     Table("human_test", "qarla",
           "does each held-out model rank above every system (paper 004, Table 1)",
           _cols("task string, measure string, held_out_model string, ranked_first boolean",
-                measure="`QUEEN(<set>)` or a ROUGE baseline such as `R-1.a`"),
+                measure=f"`{queen_of('<set>')}` or a ROUGE baseline such as `R-1.a`"),
           "each model held out, scored as a peer with M∖{h} over the topics KING uses (≥ 4 "
           "models and a peer): does it rank strictly above every system? (means compared "
           "exactly)"),
@@ -286,11 +289,10 @@ TABLES: Tuple[Table, ...] = (
                 "statistic string, value double, ci_low double, ci_high double, "
                 "interval string, epsilon double, n_topics int, n_systems int, "
                 "n_resamples int, unit string",
-                measure="a metric, `QUEEN(<set>)`, `HBR` or `chance`",
-                interval="`recentred`\\|`percentile`\\|`band`; null: none",
-                level="`system`\\|`summary`",
-                statistic="`pearson`\\|`spearman`\\|`kendall`\\|`pairwise_accuracy`\\|"
-                          "`soft_pairwise_accuracy`\\|`acc_eq`"),
+                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}` or `{CHANCE}`",
+                interval=interval_note(),
+                level=level_note(),
+                statistic=statistic_note()),
           "every HBR measure, the QUEEN of each of the task's detailed sets and HBR × "
           "criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
@@ -301,7 +303,7 @@ TABLES: Tuple[Table, ...] = (
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",
           _cols("task string, criterion string, basis string, measure string, value double, "
-                "rank int", basis="`king`\\|`pairwise_accuracy`"),
+                "rank int", basis=f"`king`\\|`{PRIMARY}`"),
           "per task, the sets KING ranks (every single metric, requested sets, the best set; "
           "criterion null) and, per criterion, the measures of `metric_eval/`; rank 1: the "
           "top cluster (no member significantly better, paired bootstrap, "

@@ -133,13 +133,13 @@ def test_pass_rates_of_the_topics_bit_slices_equal_the_oracle():
     import reference_qarla as ref
     from testbeds import make_similarities
     from qarla_spark.measures.masks import set_words
-    from qarla_spark.stages.qarla import _combine_first, _first_kernel
+    from qarla_spark.stages.qarla import FirstRound, _combine_first, _first_kernel
 
     metrics = ["x1", "x2", "x3"]
     sims, roles, summaries = make_similarities(n_topics=3, n_models=4, n_peers=3,
                                                metrics=metrics, seed=3)
-    ctx = {"words": np.asarray([set_words([i], 3) for i in range(3)], dtype=np.int64),
-           "triples": "standard", "method": "auto", "metrics": metrics, "baselines": []}
+    ctx = FirstRound(np.asarray([set_words([i], 3) for i in range(3)], dtype=np.int64),
+                     "standard", "auto", metrics, [])
     records = []
     for topic, part in sims.groupby("topic"):
         names = sorted(summaries[summaries.topic == topic].summarizer)

@@ -117,9 +117,9 @@ def detail_tables(items, plain_baselines=()):
     """The detailed-set reduce's tables (rows as tuples) and what it tells
     the driver of the best set (here "x")."""
     from qarla_spark.spark.rounds import arrow_of
-    from qarla_spark.stages.qarla import DetailedSets, _detail_reduce
-    ctx = {"detailed": DetailedSets.of({"t": [MetricSet(["x"])]}, ["x"]), "judged": False,
-           "best": {"t": MetricSet(["x"])}, "plain_baselines": list(plain_baselines)}
+    from qarla_spark.stages.qarla import DetailedSets, DetailRound, _detail_reduce
+    ctx = DetailRound(DetailedSets.of({"t": [MetricSet(["x"])]}, ["x"]), "standard", "auto", {},
+                      ["x"], [], list(plain_baselines), {"t": MetricSet(["x"])}, False)
     out = {}
     for _, kind, value in _detail_reduce("t", items, ctx):
         if kind == "driver":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, NamedTuple, Optional
 
 import numpy as np
 
@@ -23,7 +23,48 @@ from qarla_spark.names import FAMILIES
 
 #: the unit of resampling
 UNIT = "topics"
-#: the rows the group functions return (``kind``: king, jack, auc, comparison)
+
+
+class StatRow(NamedTuple):
+    """A row of :func:`king_group` and :func:`auc_group`: an interval of
+    ``a``'s value (``kind``: king, jack, auc; ``method``: the interval's)
+    or a paired comparison a − b (``comparison``: the difference, its
+    interval, the p-value and its adjustment within ``family``)."""
+
+    kind: str
+    task: str
+    family: Optional[str]
+    criterion: Optional[str]
+    a: str
+    b: Optional[str]
+    value_a: Optional[float]
+    value_b: Optional[float]
+    value: float
+    method: str
+    ci_low: float
+    ci_high: float
+    p_value: Optional[float]
+    p_adjusted: Optional[float]
+
+
+class CorrelationRow(NamedTuple):
+    """A row of :func:`correlation_group`: one correlation (``kind``:
+    pearson, spearman, kendall) of one (task, set, criterion) at one level,
+    its interval by ``method``, resampling ``unit``."""
+
+    task: str
+    set_id: int
+    criterion: str
+    level: str
+    kind: str
+    value: float
+    method: str
+    ci_low: float
+    ci_high: float
+    unit: str
+
+
+#: the columns of :class:`StatRow`
 ROW_SCHEMA = ("kind string, task string, family string, criterion string, a string, b string, "
               "value_a double, value_b double, value double, method string, ci_low double, "
               "ci_high double, p_value double, p_adjusted double")
@@ -60,8 +101,9 @@ def _ci_rows(kind, task, criterion, names, point, reps, jack):
     found = rs.interval_columns(point, reps, jack)      # every column at once
     for j, name in enumerate(names):
         for method, (low, high) in found.items():
-            out.append((kind, task, None, criterion, name, None, None, None, float(point[j]),
-                        method, float(low[j]), float(high[j]), None, None))
+            out.append(StatRow(kind, task, None, criterion, name, None, None, None,
+                               float(point[j]), method, float(low[j]), float(high[j]), None,
+                               None))
     return out
 
 
@@ -85,10 +127,10 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
     lows, highs = rs.percentile_columns(reps[:, ia_all] - reps[:, ib_all])
     out = []
     for k, (ia, ib) in enumerate(pairs):
-        out.append(("comparison", task, family, criterion, names[ia], names[ib],
-                    float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
-                    FLIP_METHOD, float(lows[k]), float(highs[k]), float(p[k]),
-                    float(adjusted[k])))
+        out.append(StatRow("comparison", task, family, criterion, names[ia], names[ib],
+                           float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
+                           FLIP_METHOD, float(lows[k]), float(highs[k]), float(p[k]),
+                           float(adjusted[k])))
     return out
 
 
@@ -316,8 +358,8 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True,
             cis = rs.intervals(point[k], reps[:, k], jack_c[:, k]) if unit == "topics" \
                 else {"percentile": rs.percentile_interval(reps[:, k])}
             for method, (low, high) in cis.items():
-                out.append((task, set_id, criterion, "system", kind, float(point[k]), method,
-                            low, high, unit))
+                out.append(CorrelationRow(task, set_id, criterion, "system", kind,
+                                          float(point[k]), method, low, high, unit))
     if not summary_level:
         return out
     per_topic, cols = [], []
@@ -355,6 +397,6 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True,
     jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
     for k, kind in enumerate(kinds):
         for method, (low, high) in rs.intervals(point_s[k], reps_s[:, k], jack_s[:, k]).items():
-            out.append((task, set_id, criterion, "summary", kind, float(point_s[k]), method,
-                        low, high, "topics"))
+            out.append(CorrelationRow(task, set_id, criterion, "summary", kind,
+                                      float(point_s[k]), method, low, high, "topics"))
     return out

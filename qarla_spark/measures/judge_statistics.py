@@ -1,8 +1,10 @@
 """Judge-based meta-evaluation of one (task, criterion) (issue 28; SPEC
 §11): every measure's agreement with the human scores, with bootstrap
 intervals over topics, the chance baseline and the significance clusters
-of pairwise accuracy. A pure function of the group's score cube (numpy):
-the statistics stage (:mod:`qarla_spark.stages.statistics`) runs one per
+of pairwise accuracy: each statistic declared in
+:mod:`qarla_spark.meta_statistics`, computed by its kernel here
+(:data:`KERNELS`). A pure function of the group's score cube (numpy):
+the statistics stage (:mod:`qarla_spark.stages.judges`) runs one per
 (task, criterion) on an executor. The statistics themselves are
 :mod:`~qarla_spark.measures.meta_eval`'s; the resampling (Poisson weights
 and sign patterns keyed by (seed, task, topic), exact means)
@@ -21,33 +23,28 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import agreement
 from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
+from qarla_spark.names import CHANCE  # noqa: F401  (the chance rows' measure name)
 
-#: the measure name of the chance baseline's rows
-CHANCE = "chance"
 #: how many random measures the chance baseline draws
 CHANCE_DRAWS = 100
 #: a random measure's scores are multiples of 1 / CHANCE_GRID in [0, 1)
 CHANCE_GRID = 2 ** 24
-#: the statistics at system level, with bootstrap replicates
-SYSTEM_STATISTICS = agreement.KINDS + ("pairwise_accuracy",)
-#: every statistic of ``metric_eval/``, (level, statistic)
-STATISTICS = tuple(("system", s) for s in SYSTEM_STATISTICS) + (
-    ("system", "soft_pairwise_accuracy"), ("summary", "acc_eq"))
+#: every statistic of ``metric_eval/``, (level, statistic), as declared
+#: (:data:`qarla_spark.meta_statistics.STATISTICS`; the functions below
+#: read the declarations when called)
+STATISTICS = tuple(s.key for s in ms.STATISTICS)
 #: the unit of the intervals, of the chance band
-UNIT, CHANCE_UNIT = "topics", "draws"
-#: the interval of each system-level statistic with replicates: recentred
-#: within the statistic's range (resampling.recentred_interval); acc_eq's
-#: (a ratio of per-topic counts): percentile; the chance rows': their band
-RANGES = {"pearson": (-1.0, 1.0), "spearman": (-1.0, 1.0), "kendall": (-1.0, 1.0),
-          "pairwise_accuracy": (0.0, 1.0)}
-BAND = "band"
+UNIT, CHANCE_UNIT = ms.TOPICS, "draws"
+#: the chance rows' interval: their band
+BAND = ms.BAND
 
 
 @dataclass(frozen=True)
@@ -151,79 +148,144 @@ def human_scores(data: JudgedScores, weights) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# the statistics of given system scores
+# the statistics of given system scores: one kernel per declared statistic
 # ---------------------------------------------------------------------------
 
-def system_statistics(systems: Sequence[str], x, h, signs=None) -> Dict[str, np.ndarray]:
-    """Each system-level statistic (B × M) of measure scores ``x`` (B × S ×
-    M) against human scores ``h`` (B × S): Pearson and Spearman
-    (:func:`~qarla_spark.measures.agreement.correlation_rows`), Kendall's
-    τ_b and pairwise accuracy from the signs of the pairs
-    (:func:`~qarla_spark.measures.meta_eval.sign_sums`, or ``signs`` when
-    the caller has them; the same values as ``correlation_rows``' Kendall
-    and :func:`~qarla_spark.measures.meta_eval.pairwise_accuracy`). The
-    correlations are NaN below 3 systems or when a row holds a NaN (a
-    system without topic in a replicate); pairwise accuracy is NaN without
-    a pair the humans order."""
-    x, h = np.asarray(x, dtype=np.float64), np.asarray(h, dtype=np.float64)
-    # every (replicate, measure) a row, the humans' side once per replicate
-    r = agreement.correlation_rows_shared(systems, x.transpose(0, 2, 1), h,
-                                          kinds=("pearson", "spearman"))
-    signs = signs if signs is not None else me.sign_sums(x, h)
-    return _system_statistics(x, h, r, signs)
+@dataclass
+class SystemScores:
+    """What every statistic's kernel reads, for one criterion: the systems'
+    measure scores ``x`` ((1 + B) × S × M) and human scores ``h`` ((1 + B)
+    × S), row 0 the point value and rows 1.. the bootstrap replicates
+    (none for the chance baseline); their Pearson and Spearman rows
+    ``correlations`` ((1 + B) × M × 2) and the signs of every pair of
+    systems ``signs`` (:class:`~qarla_spark.measures.meta_eval.SignSums`),
+    made for every criterion at once by the caller; the criterion's cube
+    ``data`` (its cells), the replicates' topic ``weights`` (B × T) and
+    the sign patterns ``flips``. ``shared``: what the criteria with the
+    same measures' cells compute once (:meth:`metric_p`)."""
+
+    data: JudgedScores
+    x: np.ndarray
+    h: np.ndarray
+    correlations: np.ndarray
+    signs: object
+    weights: np.ndarray
+    flips: np.ndarray
+    shared: dict = field(default_factory=dict)
+    memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def replicates(self) -> bool:
+        return len(self.x) > 1
+
+    def metric_p(self) -> list:
+        """The measures' one-sided p-values of "system i is better than
+        system j" of the paired permutation test of Thompson et al. (2024),
+        each topic's scores of every system flipped by one sign pattern,
+        the counts decided exactly
+        (:func:`~qarla_spark.measures.resampling.signed_mean_at_least`): a
+        null difference of means equal to the observed one counts whole,
+        whatever the rounding of the means. Shared by the criteria with the
+        same cells."""
+        if "metric_p" not in self.shared:
+            self.shared["metric_p"] = [
+                me.PairwisePValues(a, len(self.flips))
+                for a in rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)]
+        return self.shared["metric_p"]
+
+    def human_p(self):
+        """The humans' p-values of :meth:`metric_p`."""
+        if "human_p" not in self.memo:
+            self.memo["human_p"] = me.PairwisePValues(
+                rs.signed_mean_at_least(self.data.human, self.data.cells, self.flips),
+                len(self.flips))
+        return self.memo["human_p"]
+
+    def calibrations(self):
+        """Tie calibration of every measure at summary level, grouped by
+        topic (:func:`~qarla_spark.measures.meta_eval.tie_calibrations`,
+        all at once): the calibrated statistic's ε and value per measure."""
+        if "calibrations" not in self.memo:
+            t_idx, s_idx = _positions(self.data)
+            self.memo["calibrations"] = me.tie_calibrations(
+                self.data.scores[t_idx, s_idx, :], self.data.human[t_idx, s_idx],
+                me.group_pairs(t_idx))
+        return self.memo["calibrations"]
 
 
-def _system_statistics(x, h, r, signs) -> Dict[str, np.ndarray]:
-    """:func:`system_statistics` from the Pearson and Spearman rows ``r``
-    (B × M × 2) and the :class:`~qarla_spark.measures.meta_eval.SignSums`
-    of x against h."""
-    n_s = x.shape[1]
-    out = {kind: r[:, :, k] for k, kind in enumerate(("pearson", "spearman"))}
+#: the kernel of each declared statistic (:data:`qarla_spark.meta_statistics.
+#: STATISTICS`), by name: ``kernel(scores)`` of a :class:`SystemScores`
+#: gives (1 + B) × M values, row 0 the point values and rows 1.. the
+#: replicates (one row for a statistic without replicates, or when the
+#: scores have none: the chance baseline)
+KERNELS: Dict[str, Callable[[SystemScores], np.ndarray]] = {}
+
+
+def kernel(name: str):
+    """Register the decorated function as the kernel of statistic ``name``."""
+    def register(func):
+        KERNELS[name] = func
+        return func
+    return register
+
+
+@kernel("pearson")
+def _pearson(scores: SystemScores) -> np.ndarray:
+    return scores.correlations[:, :, 0]
+
+
+@kernel("spearman")
+def _spearman(scores: SystemScores) -> np.ndarray:
+    return scores.correlations[:, :, 1]
+
+
+@kernel("kendall")
+def _kendall(scores: SystemScores) -> np.ndarray:
+    """Kendall's τ_b from the signs of the pairs; NaN below
+    ``agreement.MIN_SYSTEMS`` systems or when a row holds a NaN (a system
+    without topic in a replicate)."""
+    x, h = scores.x, scores.h
     complete = np.isfinite(x).all(axis=1) & np.isfinite(h).all(axis=1)[:, None]
-    out["kendall"] = np.where(complete & (n_s >= agreement.MIN_SYSTEMS), signs.kendall_b(),
-                              np.nan)
-    agree2, pairs2 = signs.pairwise_accuracy_counts()
+    return np.where(complete & (x.shape[1] >= agreement.MIN_SYSTEMS),
+                    scores.signs.kendall_b(), np.nan)
+
+
+@kernel("pairwise_accuracy")
+def _pairwise_accuracy(scores: SystemScores) -> np.ndarray:
+    """The pairs the humans order that the measure orders alike (a metric
+    tie ½) over those pairs; NaN without such a pair."""
+    agree2, pairs2 = scores.signs.pairwise_accuracy_counts()
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["pairwise_accuracy"] = np.where(pairs2[:, None] > 0,
-                                            agree2 / np.maximum(pairs2, 1)[:, None], np.nan)
-    return {k: out[k] for k in SYSTEM_STATISTICS}
+        return np.where(pairs2[:, None] > 0, agree2 / np.maximum(pairs2, 1)[:, None], np.nan)
 
 
-def flipped_p_values(data: JudgedScores, signs):
-    """(human, [measure m]): the one-sided p-values of "system i is better
-    than system j" of the paired permutation test of Thompson et al. (2024),
-    each topic's scores of every system flipped by one sign pattern
-    (``signs``: B × T of ±1), the counts decided exactly
-    (:func:`~qarla_spark.measures.resampling.signed_mean_at_least`): a null
-    difference of means equal to the observed one counts whole, whatever
-    the rounding of the means."""
-    cells, n = data.cells, len(signs)
-    human = me.PairwisePValues(rs.signed_mean_at_least(data.human, cells, signs), n)
-    metric = rs.signed_mean_at_least(data.scores, cells, signs)
-    return human, [me.PairwisePValues(a, n) for a in metric]
+@kernel("soft_pairwise_accuracy")
+def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
+    """Soft pairwise accuracy of each measure (Thompson et al. 2024) from
+    the p-values under the sign patterns (:meth:`SystemScores.metric_p`):
+    its point value only."""
+    human = scores.human_p()
+    return np.array([[me.soft_pairwise_accuracy(p, human) for p in scores.metric_p()]],
+                    dtype=np.float64).reshape(1, -1)
 
 
-def soft_pairwise_accuracies(data: JudgedScores, signs) -> np.ndarray:
-    """(M,): soft pairwise accuracy of each measure (Thompson et al. 2024)
-    from the p-values of :func:`flipped_p_values` under the sign patterns
-    ``signs`` (B × T)."""
-    human, metric = flipped_p_values(data, signs)
-    return np.array([me.soft_pairwise_accuracy(p, human) for p in metric])
-
-
-def _acc_eqs(data: JudgedScores):
-    """Tie calibration of every measure at summary level, grouped by topic
-    (:func:`~qarla_spark.measures.meta_eval.tie_calibrations`, all at
-    once), and each topic's counts at the chosen ε: (calibrations, topics
-    with a pair (positions), correct (G × M), pairs (G,))."""
-    t_idx, s_idx = _positions(data)
-    metric = data.scores[t_idx, s_idx, :]
-    human = data.human[t_idx, s_idx]
-    grouping = me.group_pairs(t_idx)
-    cals = me.tie_calibrations(metric, human, grouping)
-    topics, correct, n_pairs = me.acc_eq_by_groups(metric, human, grouping,
-                                                   [c.epsilon for c in cals])
-    return cals, topics, correct, n_pairs
+@kernel("acc_eq")
+def _acc_eq(scores: SystemScores) -> np.ndarray:
+    """acc_eq at the ε calibrated once on all topics
+    (:meth:`SystemScores.calibrations`) and its replicates: the weighted
+    mean over topics of each topic's share of correct pairs at that ε
+    (:func:`~qarla_spark.measures.meta_eval.acc_eq_by_groups`)."""
+    cals = scores.calibrations()
+    point = np.asarray([cal.value for cal in cals], dtype=np.float64)
+    if not scores.replicates:
+        return point[None, :]
+    t_idx, s_idx = _positions(scores.data)
+    at, correct, pairs = me.acc_eq_by_groups(
+        scores.data.scores[t_idx, s_idx, :], scores.data.human[t_idx, s_idx],
+        me.group_pairs(t_idx), [c.epsilon for c in cals])
+    replicates = rs.weighted_ratio_means(correct, pairs, scores.weights[:, at]) if len(at) \
+        else np.full((len(scores.weights), len(point)), np.nan)
+    return np.vstack([point[None, :], replicates])
 
 
 # ---------------------------------------------------------------------------
@@ -296,7 +358,9 @@ def meta_evaluations(task: str, datas: Dict[str, JudgedScores], seed: int, n: in
 
 def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int,
                      draws: int) -> Dict[str, MetaEvaluation]:
-    """The criteria of :func:`meta_evaluations` with the same cells."""
+    """The criteria of :func:`meta_evaluations` with the same cells: every
+    declared statistic by its kernel (:data:`KERNELS`), an interval of the
+    replicates of those that have them."""
     data = next(iter(used.values()))
     topics, systems = data.topics, data.systems
     n_m = len(data.measures)
@@ -313,27 +377,14 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     corr = agreement.correlation_rows_many(systems, x.transpose(0, 2, 1),
                                            np.stack([hs[c] for c in names]),
                                            kinds=("pearson", "spearman"))
-    cells = data.cells
-    metric_p = [me.PairwisePValues(a, len(flips))
-                for a in rs.signed_mean_at_least(data.scores, cells, flips)]
-    cals_all = _acc_eqs_many(used)
+    shared: dict = {}               # the measures' p-values, once for the criteria
+    primary = ms.statistic(ms.PRIMARY).key
     out = {}
     for k, c in enumerate(names):
         d, signs = used[c], signs_all[k]
-        stats = _system_statistics(x, hs[c], corr[k], signs)
-        estimates: Dict[Tuple[str, str], List[Estimate]] = {
-            ("system", s): _estimates(stats[s][0], stats[s][1:], RANGES[s])
-            for s in SYSTEM_STATISTICS}
-        human_p = me.PairwisePValues(rs.signed_mean_at_least(d.human, cells, flips), len(flips))
-        estimates[("system", "soft_pairwise_accuracy")] = [
-            Estimate(float(me.soft_pairwise_accuracy(p, human_p)), math.nan, math.nan)
-            for p in metric_p]
-        cals, at, correct, pairs = cals_all[c]
-        replicates = rs.weighted_ratio_means(correct, pairs, weights[:, at]) if len(at) \
-            else np.full((n, n_m), np.nan)
-        estimates[("summary", "acc_eq")] = _estimates(
-            np.asarray([cal.value for cal in cals], dtype=np.float64), replicates)
-        pa = estimates[("system", "pairwise_accuracy")]
+        scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared)
+        estimates = _estimates_of(scores)
+        pa = estimates[primary]
         ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
         ranks = [0] * n_m
         if ranked:
@@ -342,25 +393,36 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
                                      [d.measures[m] for m in ranked])
             for m, r in zip(ranked, found.ranks):
                 ranks[m] = r
+        epsilon = [cal.epsilon for cal in scores.calibrations()] \
+            if any(st.calibrated for st in ms.STATISTICS) else []
         out[c] = MetaEvaluation(d.measures, len(topics), len(systems), n, estimates,
                                 chance_baseline(task, c, d, seed, flips, draws) if draws else {},
-                                [cal.epsilon for cal in cals], tuple(ranks),
-                                signs.pairwise_accuracy_counts())
+                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts())
     return out
 
 
-def _acc_eqs_many(used: Dict[str, JudgedScores]):
-    """:func:`_acc_eqs` of each criterion (the same cells)."""
-    return {c: _acc_eqs(d) for c, d in used.items()}
+def _estimates_of(scores: SystemScores) -> Dict[Tuple[str, str], List[Estimate]]:
+    """Each declared statistic's :class:`Estimate` of every measure, in the
+    declared order: its kernel's values, with the interval its declaration
+    names when it has replicates (recentred within its range, or
+    percentile), without one when it has none."""
+    out: Dict[Tuple[str, str], List[Estimate]] = {}
+    for st in ms.STATISTICS:
+        values = KERNELS[st.name](scores)
+        if st.replicates:
+            out[st.key] = _estimates(values[0], values[1:], st.recentred_within)
+        else:
+            out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
+    return out
 
 
 def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, flips,
                     draws: int) -> Dict[Tuple[str, str], Estimate]:
-    """Each statistic of ``draws`` random measures (uniform scores per
-    cell, keyed by (seed, task, criterion, draw):
-    :func:`~qarla_spark.measures.meta_eval.chance_scores`): the mean over
-    the draws and the 2.5-97.5% band."""
-    t_idx, s_idx = _positions(data)
+    """Each declared statistic of ``draws`` random measures (uniform scores
+    per cell, keyed by (seed, task, criterion, draw):
+    :func:`~qarla_spark.measures.meta_eval.chance_scores`), by its kernel:
+    the mean over the draws and the 2.5-97.5% band."""
+    t_idx, _ = _positions(data)
     if not draws or not t_idx.size:
         return {}
     shape = (len(data.topics), len(data.systems))
@@ -373,32 +435,29 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
                           data.human)
     ones = np.ones((1, len(data.topics)), dtype=np.int64)
     x0, h0 = (a[0] for a in system_scores(random, ones))
-    stats = system_statistics(data.systems, x0[None], h0[None])
-    out = {("system", k): _band(stats[k][0]) for k in SYSTEM_STATISTICS}
-    out[("system", "soft_pairwise_accuracy")] = _band(soft_pairwise_accuracies(random, flips))
-    out[("summary", "acc_eq")] = _band([c.value for c in me.tie_calibrations(
-        random.scores[t_idx, s_idx, :], random.human[t_idx, s_idx], me.group_pairs(t_idx))])
-    return out
+    x, h = np.asarray(x0[None], dtype=np.float64), np.asarray(h0[None], dtype=np.float64)
+    r = agreement.correlation_rows_shared(data.systems, x.transpose(0, 2, 1), h,
+                                          kinds=("pearson", "spearman"))
+    scores = SystemScores(random, x, h, r, me.sign_sums(x, h), np.zeros((0, len(data.topics))),
+                          flips)
+    return {st.key: _band(KERNELS[st.name](scores)[0]) for st in ms.STATISTICS}
 
 
 def configuration(draws: int = CHANCE_DRAWS) -> dict:
     """How metric_eval/, metric_ranks/ and king_vs_judges/ are computed
-    (``run.json``, the report)."""
+    (``run.json``, the report), each statistic's sentence its declaration's
+    (:data:`qarla_spark.meta_statistics.STATISTICS`)."""
     return {
         "scores": "a summary's score: its mean similarity to the topic's references (a "
                   "metric), its QUEEN with all references (QUEEN(<set>)), its HBR; its human "
                   "score: the mean of its judgments; cells: (topic, system) judged and scored "
                   "by every measure",
         "system_score": "the mean over the system's cells (exact, rounded once)",
-        "correlations": "Pearson, Spearman, Kendall tau-b of the system scores",
-        "pairwise_accuracy": "Kocmi et al. 2021: pairs of systems with unequal human scores "
-                             "ordered alike; a metric tie counts 1/2",
-        "soft_pairwise_accuracy": "Thompson et al. 2024: 1 - mean |p_metric - p_human| over "
-                                  "system pairs, one-sided p-values from the sign patterns "
-                                  "of the paired tests (no interval)",
-        "acc_eq": "Deutsch et al. 2023: summary level, pairs within a topic, tie threshold "
-                  "epsilon calibrated once on all topics (the smallest of equal maxima), "
-                  "mean over topics",
+        # the statistics as declared: the correlations' titles on one line,
+        # then each other statistic's sentence
+        "correlations": ", ".join(st.title for st in ms.STATISTICS if not st.explains)
+                        + " of the system scores",
+        **{st.name: st.explains for st in ms.STATISTICS if st.explains},
         "interval": "95%, Poisson bootstrap over topics (the run's replicates): system "
                     "level recentred (the percentile interval moved by the value minus "
                     "the replicates' median, within the statistic's range), acc_eq "

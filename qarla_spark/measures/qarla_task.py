@@ -19,6 +19,7 @@ import numpy as np
 
 from qarla_spark.measures import agreement, exact
 from qarla_spark.measures.king import king as king_of
+from qarla_spark.names import QUEEN
 
 # ---------------------------------------------------------------------------
 # KING and ORANGE of a family of sets
@@ -45,7 +46,7 @@ def king_orange(task: str, cases: Sequence[dict], labels: Sequence[str],
         value, n_cases, low, high = king_of((int(w[s]), d, t) for d, w, t in by_den)
         values[s] = value
         kings.append((task, label, int(size), value, low, high, int(n_cases)))
-        orange.append((task, label, int(size), "QUEEN", float(int(n_le[s])) / float(n_pairs),
+        orange.append((task, label, int(size), QUEEN, float(int(n_le[s])) / float(n_pairs),
                        n_pairs))
     return kings, orange, values
 

@@ -21,6 +21,7 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from qarla_spark.report import html as h
+from qarla_spark.names import HBR
 from qarla_spark.paths import local_path
 from qarla_spark.report.data import ReportError, Run, load_run
 from qarla_spark.report.sections import (FAMILY_HBR_BEST, SECTIONS, TASK_TAIL, TaskView,
@@ -101,7 +102,7 @@ def hbr_minus_best(view: TaskView) -> Dict[str, h.Cell]:
             if criterion is None or criterion != criterion:
                 continue
             hbr, singles = parts.setdefault(criterion, ([], []))
-            (hbr if measure == "HBR" else singles).append(value)
+            (hbr if measure == HBR else singles).append(value)
         for criterion in sorted(parts):
             hbr, singles = parts[criterion]
             if criterion not in out and hbr and singles:

@@ -42,6 +42,7 @@ import uuid
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from qarla_spark import tables as declared
+from qarla_spark.names import HBR, queen_of
 from qarla_spark.paths import local_path
 from qarla_spark.report.data import ReportError, load_run
 
@@ -303,7 +304,7 @@ class RunScores:
         for row in rows.to_pylist():
             if row["queen"] is None or math.isnan(row["queen"]):
                 continue
-            name = f"QUEEN({row['metric_set']})"
+            name = queen_of(row['metric_set'])
             names.add(name)
             scores.setdefault((row["topic"], row["summarizer"]), {})[name] = row["queen"]
         return sorted(names)
@@ -320,7 +321,7 @@ class RunScores:
         for row in rows:
             if row["hbr"] is None or math.isnan(row["hbr"]):
                 continue
-            name = f"HBR({row['measure_set']})" if several else "HBR"
+            name = f"{HBR}({row['measure_set']})" if several else HBR
             names.add(name)
             scores.setdefault((row["topic"], row["summarizer"]), {})[name] = row["hbr"]
         return sorted(names)

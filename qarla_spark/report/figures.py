@@ -15,6 +15,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from qarla_spark.names import HBR
 from qarla_spark.report.svg import Figure, Handle
 
 WIDTH = 9.0                     # inches: 864 px in a browser
@@ -308,14 +309,14 @@ def auc_figure(rows) -> Figure:
                                                              if not np.isnan(auc[i]) else 0,
                                                              measure[i])), dtype=int)
         x = np.arange(len(order))
-        hbr = measure[order] == "HBR"
+        hbr = measure[order] == HBR
         ci = ~np.isnan(low[order])
         a, lo, hi = auc[order], low[order], high[order]
         ax.vlines(x[ci & ~hbr], lo[ci & ~hbr], hi[ci & ~hbr], colour=GREY, width=1)
         ax.scatter(x[~hbr], a[~hbr], size=10, fill=BLUE, z=3, label="a single measure")
         if hbr.any():
             ax.vlines(x[ci & hbr], lo[ci & hbr], hi[ci & hbr], colour=RED, width=2)
-            ax.scatter(x[hbr], a[hbr], size=60, marker="D", fill=RED, z=4, label="HBR")
+            ax.scatter(x[hbr], a[hbr], size=60, marker="D", fill=RED, z=4, label=HBR)
             ax.axhline(float(a[hbr][0]), colour=RED, width=0.7, dash=":")
         if (~hbr).any():
             first = int(np.flatnonzero(~hbr)[0])
@@ -337,12 +338,12 @@ def robustness_figure(rows) -> Figure:
     groups = _by(rows, "criterion")
     fig, axes = _panels(len(groups))
     auc, rank = rows.floats("auc"), rows.floats("worst10_rank")
-    is_hbr = rows.equal("measure", "HBR")
+    is_hbr = rows.equal("measure", HBR)
     for ax, (criterion, idx) in zip(axes, groups.items()):
         hbr, others = idx[is_hbr[idx]], idx[~is_hbr[idx]]
         ax.scatter(auc[others], rank[others], size=12, fill=BLUE, label="a single measure")
         if len(hbr):
-            ax.scatter(auc[hbr], rank[hbr], size=70, marker="D", fill=RED, z=4, label="HBR")
+            ax.scatter(auc[hbr], rank[hbr], size=70, marker="D", fill=RED, z=4, label=HBR)
         ax.title = str(criterion)
         ax.xlabel = "AUC, all topics"
         ax.ylabel = "mean rank in its worst 10% topics"

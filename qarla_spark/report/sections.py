@@ -19,8 +19,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark import tables as declared
-from qarla_spark.names import FAMILIES, SKIP_REASONS
+from qarla_spark.names import CHANCE, FAMILIES, HBR, QUEEN, SKIP_REASONS, queen_of
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
 from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
@@ -424,7 +425,7 @@ def best_pearson(view: TaskView) -> Dict[str, Tuple[float, Optional[float], Opti
         if corr is None:
             return {}
         hit = corr.where(corr.is_("metric_set", view.best_set) & (corr["level"] == "system"))
-        return {c: (p, *correlation_interval(view, "QUEEN", view.best_set, c))
+        return {c: (p, *correlation_interval(view, QUEEN, view.best_set, c))
                 for c, p in hit.rows("criterion", "pearson")}
     return view.memo("best_pearson", find)
 
@@ -446,14 +447,14 @@ def agreement_section(view: TaskView) -> str:
         mine = corr.where(corr.is_("metric_set", view.best_set) & (corr["level"] == "system"))
         for c, pearson, spearman, kendall in mine.sorted(["criterion"]).rows(
                 "criterion", "pearson", "spearman", "kendall"):
-            low, high = correlation_interval(view, "QUEEN", view.best_set, c)
-            rows.append([f"QUEEN({view.best_set})", c, pearson, low, high, spearman, kendall])
+            low, high = correlation_interval(view, QUEEN, view.best_set, c)
+            rows.append([queen_of(view.best_set), c, pearson, low, high, spearman, kendall])
         hbr = view.cols("hbr_correlations")
         if hbr is not None:
             for name, c, pearson, spearman, kendall in hbr.sorted(["criterion"]).rows(
                     "measure_set", "criterion", "pearson", "spearman", "kendall"):
-                low, high = correlation_interval(view, "HBR", name, c)
-                rows.append(["HBR", c, pearson, low, high, spearman, kendall])
+                low, high = correlation_interval(view, HBR, name, c)
+                rows.append([HBR, c, pearson, low, high, spearman, kendall])
         out += ("<p>Agreement with the judges at the system level (95% interval resampling "
                 "systems and topics, when the statistics stage ran):</p>" + table(
                     ["score", "criterion", "Pearson", "95% low", "95% high", "Spearman",
@@ -478,14 +479,14 @@ def orange_section(view: TaskView) -> str:
     orange = view.cols("orange")
     firsts = _firsts(orange.where(orange["n_metrics"] == 1), "metric_set", "score", "orange")
     scores = {s for _, s in firsts}
-    if "QUEEN" not in scores or "plain" not in scores:
+    if QUEEN not in scores or "plain" not in scores:
         return note("orange/ has no pair of QUEEN and plain scores for single metrics.")
-    metrics = sorted(m for m, s in firsts if s == "QUEEN" and (m, "plain") in firsts)
-    queen = np.array([firsts[(m, "QUEEN")] for m in metrics], dtype=float)
+    metrics = sorted(m for m, s in firsts if s == QUEEN and (m, "plain") in firsts)
+    queen = np.array([firsts[(m, QUEEN)] for m in metrics], dtype=float)
     plain = np.array([firsts[(m, "plain")] for m in metrics], dtype=float)
     rows = Columns.of({"metric": np.array(metrics, dtype=object), "plain": plain,
                        "queen": queen})
-    best = orange.where(orange.is_("metric_set", view.best_set) & (orange["score"] == "QUEEN"))
+    best = orange.where(orange.is_("metric_set", view.best_set) & (orange["score"] == QUEEN))
     best_value = float(best["orange"][0]) if len(best) else None
     labelled = list(view.qarla.get("representatives") or [])
     svg = _svg(fg.orange_figure(rows, best_value, labelled), f"{view.ident}-orange")
@@ -521,7 +522,7 @@ def human_section(view: TaskView) -> str:
     columns = [order, [counts[m] for m in order],
                *[Rendered([_MARKS[cells[m][j]] for m in order], False)
                  for j in range(len(models))]]
-    best = f"QUEEN({view.best_set})"
+    best = queen_of(view.best_set)
     tab = table_of(["measure", "ranked first", *models], columns,
                    ["hl" if m == best else "" for m in order], table_id=view.sub("human-table"))
     return ("<p>The human-summariser test: each reference is held out and scored like a "
@@ -570,10 +571,10 @@ def auc_section(view: TaskView) -> str:
                "topics.")
     firsts = _firsts(rows, "measure", "criterion", "auc")
     criteria = sorted({c for _, c in firsts})
-    order = sorted({m for m, _ in firsts}, key=lambda m: (m != "HBR", m))
+    order = sorted({m for m, _ in firsts}, key=lambda m: (m != HBR, m))
     tab = table_of(["measure", *criteria],
                    [order, *[[firsts.get((m, c), NAN) for m in order] for c in criteria]],
-                   ["hl" if m == "HBR" else "" for m in order], table_id=view.sub("auc-table"))
+                   ["hl" if m == HBR else "" for m in order], table_id=view.sub("auc-table"))
     return figure(svg, caption, "auc") + \
         f"<details><summary>AUC of every measure (table)</summary>{tab}</details>"
 
@@ -720,7 +721,12 @@ def _configuration(run: Run) -> str:
         "</details>"
 
 
-_JUDGES_HEAD = ["measure", "rank", "pairwise accuracy", "soft PA", "Kendall τ", "acc_eq", "ε"]
+def _judges_columns() -> Tuple[List[ms.Statistic], List[ms.Statistic]]:
+    """The statistics of the report's table of the judges, in order
+    (:data:`qarla_spark.meta_statistics.REPORTED`), and those of them whose
+    tie threshold follows them (the calibrated ones)."""
+    shown = [ms.statistic(name) for name in ms.REPORTED]
+    return shown, [st for st in shown if st.calibrated]
 
 
 def judges_section(view: TaskView) -> str:
@@ -748,10 +754,12 @@ def judges_section(view: TaskView) -> str:
                    "judges would?).</p>")
         out.append(table(["criterion", "statistic", "measures", "Kendall τ [95%]"], rows,
                          table_id=view.sub("kvj-table")))
-    best = {view.best_set and f"QUEEN({view.best_set})", view.best_single, "HBR", "chance"}
+    best = {view.best_set and queen_of(view.best_set), view.best_single, HBR, CHANCE}
     criteria = ev["criterion"]
+    shown, calibrated = _judges_columns()
+    head = ["measure", "rank", *(st.short for st in shown), *("ε" for _ in calibrated)]
     if ranks is not None:
-        ranks = ranks.where(ranks["basis"] == "pairwise_accuracy")
+        ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
     for criterion in sorted(set(criteria)):
         mine = ev.where(criteria == criterion)
         wide: Dict[str, Dict[str, tuple]] = {}
@@ -762,7 +770,7 @@ def judges_section(view: TaskView) -> str:
             "measure", "rank"))
 
         def key(m):
-            v = wide[m].get("pairwise_accuracy", (-1,))[0]
+            v = wide[m].get(ms.PRIMARY, (-1,))[0]
             return (-(v if not math.isnan(v) else -1), m)
         order = sorted(wide, key=key)
         nothing = (None,) * 4
@@ -771,18 +779,19 @@ def judges_section(view: TaskView) -> str:
             return Rendered([ci_td(*v[:3], digits) if v is not None else "<td></td>"
                              for v in (wide[m].get(k) for m in order)],
                             all(k in wide[m] for m in order))
-        columns = [order, [rank.get(m) for m in order], stat("pairwise_accuracy"),
-                   stat("soft_pairwise_accuracy"), stat("kendall", 2), stat("acc_eq"),
-                   [(wide[m].get("acc_eq") or nothing)[3] for m in order]]
+        columns = [order, [rank.get(m) for m in order],
+                   *(stat(st.name, st.digits) for st in shown),
+                   *([(wide[m].get(st.name) or nothing)[3] for m in order]
+                     for st in calibrated)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
-        chance = wide.get("chance", {}).get("pairwise_accuracy")
+        chance = wide.get(CHANCE, {}).get(ms.PRIMARY)
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")
         out.append(lead + f"<details><summary>every measure for {esc(criterion)} "
                    f"({len(order)})</summary>"
-                   + table_of(_JUDGES_HEAD, columns, classes,
+                   + table_of(head, columns, classes,
                               table_id=view.sub(f"judges-{criterion}"))
                    + "</details>")
     out.append(_configuration(view.run))

@@ -3,8 +3,9 @@ line, Spark's jobs cancelled, the run's staging folder removed and the JVM
 ended within seconds.
 
 When :mod:`qarla_spark.spark.session` starts the JVM (not under
-spark-submit) it starts it in a session of its own, with its standard error
-read by a thread that copies it to ours: Ctrl-C in a terminal (SIGINT to the
+spark-submit) it starts it in a session of its own (what it records of the
+JVM's process: :mod:`qarla_spark.spark.jvm`, read here), with its standard
+error read by a thread that copies it to ours: Ctrl-C in a terminal (SIGINT to the
 foreground process group) then reaches only the Python driver, not the JVM
 nor Spark's Python workers (which print a traceback each on SIGINT), and
 once the run is interrupted :func:`end_after_interrupt` mutes what the JVM
@@ -31,7 +32,7 @@ import threading
 import time
 from typing import Callable, List
 
-from qarla_spark.spark import session as _session
+from qarla_spark.spark import jvm
 
 
 class Interrupted(KeyboardInterrupt):
@@ -176,7 +177,7 @@ def quiet_after_interrupt() -> None:
     """Silence what may still speak once a run is interrupted: the JVM's and
     its workers' standard error, py4j's and PySpark's loggers, py4j's report
     of the interrupted call. Safe in a signal handler (no call to Spark)."""
-    for copier in _session._COPIERS:
+    for copier in jvm.COPIERS:
         copier.muted.set()
     for name in ("py4j", "pyspark"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
@@ -222,12 +223,12 @@ def end_jvm(grace: float) -> None:
     """End the JVM this process started: SIGTERM to its process group,
     SIGKILL after ``grace`` seconds (a JVM still starting on another
     thread is waited for first)."""
-    proc = _session.jvm_process()
-    starter = _session._STARTER
+    proc = jvm.jvm_process()
+    starter = jvm.STARTER
     if proc is None and starter is not None and starter[0] is not threading.current_thread():
         # the JVM may be starting: the starting thread ends it once it exists
         starter[1].wait(grace + 8.0)
-        proc = _session.jvm_process()
+        proc = jvm.jvm_process()
     if proc is None or proc.poll() is not None:
         return
     # the JVM leads a process group of its own (start_new_session): signal

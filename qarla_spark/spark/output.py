@@ -324,7 +324,7 @@ class RunDirectory:
             import pyarrow.parquet as pq
             from pyspark import TaskContext
 
-            from qarla_spark.spark.rounds import worker_ready
+            from qarla_spark.spark.worker import worker_ready
             worker_ready()
             if check is not None and not os.path.isdir(check):
                 yield failed                        # not the driver's file system

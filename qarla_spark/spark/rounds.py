@@ -23,8 +23,9 @@ once per Spark task).
 
 What a Spark task pays before its first topic is paid by every partition,
 so it is kept small: records are pickled numpy arrays (no Python object per
-row), and :func:`worker_ready` moves the Python worker's long-lived objects
-(its imported modules) out of the garbage collector's sight — PySpark's
+row), and :func:`~qarla_spark.spark.worker.worker_ready` moves the Python
+worker's long-lived objects (its imported modules) out of the garbage
+collector's sight — PySpark's
 worker runs a full ``gc.collect()`` after every task, which costs tens of
 milliseconds once numpy, pandas, pyarrow and the kernels are imported
 (DECISIONS.md, "What a Spark task costs").
@@ -36,9 +37,10 @@ partitioning; the kernels and reducers are pure functions of their inputs.
 
 from __future__ import annotations
 
-import gc
 import pickle
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from qarla_spark.spark.worker import worker_ready
 
 #: the schema of a round's records
 ENVELOPE = "key string, kind string, data binary"
@@ -66,16 +68,6 @@ def dumps(value: Any) -> bytes:
 
 def loads(data: bytes) -> Any:
     return pickle.loads(data)
-
-
-def worker_ready() -> None:
-    """Called first by every function qarla runs on the executors: the
-    objects alive now (modules, caches) join the permanent generation, so
-    the full collection PySpark's worker runs after each task only walks
-    what the task made (measured on this project's workers: 30-40 ms per
-    task before, under 1 ms after). Objects are still freed by reference
-    counting; only cycles among them are no longer collected."""
-    gc.freeze()
 
 
 def table_record(key: str, name: str, rows: Sequence[tuple]) -> Record:

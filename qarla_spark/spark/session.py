@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 import os
 import re
-import subprocess
 import sys
 import threading
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from qarla_spark.spark import class_archive
+from qarla_spark.spark import jvm
 from qarla_spark.spark.java import check_java, find_java
 from qarla_spark.spark.profiles import SHUFFLE_PARTITIONS, resolve_settings
 
@@ -42,7 +42,6 @@ def _start_off_main(start):
     py4j call and prints a traceback); a Ctrl-C ends the wait at once, and
     the JVM, once its process exists, is ended (:func:`end_after_interrupt`,
     or the starting thread itself, see :func:`_launch_gateway`)."""
-    global _STARTER
     if threading.current_thread() is not threading.main_thread():
         return start()
     outcome: Dict[str, object] = {}
@@ -56,23 +55,20 @@ def _start_off_main(start):
         finally:
             done.set()
 
-    _ABANDONED.clear()
-    _STARTER = (threading.Thread(target=run, name="qarla-spark-start", daemon=True), done)
-    _STARTER[0].start()
+    jvm.ABANDONED.clear()
+    jvm.STARTER = (threading.Thread(target=run, name="qarla-spark-start", daemon=True), done)
+    jvm.STARTER[0].start()
     try:
         # an Event, not Thread.join: before Python 3.13 a join cut short by
         # an exception from a signal handler can mark the thread as ended
         done.wait()
     except BaseException:
-        _ABANDONED.set()
+        jvm.ABANDONED.set()
         raise
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
 
-
-_STARTER: Optional[Tuple[threading.Thread, threading.Event]] = None
-_ABANDONED = threading.Event()
 
 
 def build_session(profile: str = "local", master: Optional[str] = None,
@@ -135,12 +131,12 @@ def build_session(profile: str = "local", master: Optional[str] = None,
         try:
             session = SparkSession.builder.config(conf=spark_conf).getOrCreate()
         except Exception as exc:
-            if _ABANDONED.is_set():
+            if jvm.ABANDONED.is_set():
                 raise
             error = start_failure(_java_reason(exc), given, settings)
             _end_failed_jvm()
             raise error from (exc if debug else None)
-        for copier in _COPIERS:
+        for copier in jvm.COPIERS:
             copier.release()
         return session
 
@@ -253,9 +249,6 @@ def _is_noise(line: bytes) -> bool:
     return any(p.search(text) for p in START_NOISE)
 
 
-#: the copiers of the JVM's standard error and output (one ``muted`` event)
-_COPIERS: List[_ErrorCopier] = []
-
 
 def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan(""),
                     show_all: bool = False):
@@ -265,9 +258,8 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
     ``archive`` has the JVM write a class archive, it is waited for at exit.
     A JVM that exits before it answers raises :class:`_GatewayExited` with
     its standard error."""
-    global _PROC
     from pyspark.java_gateway import launch_gateway
-    if _ABANDONED.is_set():
+    if jvm.ABANDONED.is_set():
         raise KeyboardInterrupt
     # the JVM's standard error and output (Java writes some of its reasons
     # for not starting there), each a pipe of its own
@@ -275,7 +267,7 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
     out_read, out_write = os.pipe()
     err_copier = _ErrorCopier(err_read, show_all)
     out_copier = _ErrorCopier(out_read, show_all, target=1, muted=err_copier.muted)
-    _COPIERS[:] = [err_copier, out_copier]
+    jvm.COPIERS[:] = [err_copier, out_copier]
     try:
         gateway = launch_gateway(spark_conf, popen_kwargs={
             "start_new_session": True, "stderr": err_write, "stdout": out_write})
@@ -293,9 +285,9 @@ def _launch_gateway(spark_conf, archive: class_archive.Plan = class_archive.Plan
         for fd in (err_write, out_write):   # the JVM holds its own copies
             if fd >= 0:
                 os.close(fd)
-    _PROC = gateway.proc
+    jvm.PROC = gateway.proc
     class_archive.finish_at_exit(archive, gateway.proc, stop=_stop_context)
-    if _ABANDONED.is_set():   # interrupted while the JVM started
+    if jvm.ABANDONED.is_set():   # interrupted while the JVM started
         from qarla_spark.spark.interrupts import end_after_interrupt
         end_after_interrupt()
         raise KeyboardInterrupt
@@ -419,12 +411,12 @@ def _end_failed_jvm() -> None:
     from pyspark import SparkContext
 
     from qarla_spark.spark.interrupts import end_jvm
-    if _PROC is None or _PROC.poll() is not None:
+    if jvm.PROC is None or jvm.PROC.poll() is not None:
         return
     end_jvm(grace=5.0)
     SparkContext._gateway = None
     SparkContext._jvm = None
-    for copier in _COPIERS:
+    for copier in jvm.COPIERS:
         copier.thread.join(5.0)
 
 
@@ -437,14 +429,8 @@ def _stop_context() -> None:
         sc.stop()
 
 
-def jvm_process():
-    """The ``Popen`` of the JVM this process started (``None`` under
-    spark-submit or before Spark starts)."""
-    from pyspark import SparkContext
-    return getattr(SparkContext._gateway, "proc", None) or _PROC
-
-
-_PROC: Optional[subprocess.Popen] = None
+#: the JVM this process started (its state: :mod:`qarla_spark.spark.jvm`)
+jvm_process = jvm.jvm_process
 
 
 def session_info(spark) -> Tuple[str, str, int]:

@@ -30,7 +30,7 @@ def warm_worker() -> int:
     one metric of each built-in family. Returns 1."""
     from qarla_spark.metrics import registry
     from qarla_spark.metrics.battery import topic_similarities
-    from qarla_spark.spark.rounds import worker_ready
+    from qarla_spark.spark.worker import worker_ready
 
     first = {}
     for name, info in registry.BUILTIN.items():

@@ -32,12 +32,12 @@ from qarla_spark.measures import agreement, exact
 from qarla_spark.measures.hbr import (auc_counts, complement, ntile, pair_keys,
                                       pair_masks, smallest_pairs, split_counts, topic_scores)
 from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.names import HBR
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-
-#: the measure name of HBR in the AUC tables
-HBR = "HBR"
+from qarla_spark.stages.statistics_inputs import (StatisticsContext, judgment_records,
+                                                  statistics_wanted, with_statistics)
 
 
 @dataclass(frozen=True)
@@ -121,42 +121,76 @@ def hbr_measures(metrics: Sequence[str], chosen=None) -> List[str]:
     return keep
 
 
-def _scored(row, ctx):
+# ---------------------------------------------------------------------------
+# the rounds' contexts (broadcast)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HbrSample:
+    """Round 1, the sample of pairs: the HBR measures' metric indices in the
+    cube, a summary's score over the models (``aggregate``), whether the
+    models are scored too (``models``), every pair (``exact``) or a sample
+    of ``n_pairs`` keyed by ``seed``."""
+
+    idx: List[int]
+    aggregate: str
+    models: bool
+    exact: bool
+    n_pairs: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class HbrRound(HbrSample):
+    """Round 2, HBR and AUC: round 1's and each task's sample (``samples``),
+    the measures and their set's label, whether the run has judgments, the
+    heterogeneity curve's bins, what the statistics read (None: no
+    statistics)."""
+
+    samples: Dict[str, Any] = field(default_factory=dict)
+    measures: Tuple[str, ...] = ()
+    label: str = ""
+    judged: bool = False
+    bins: int = 100
+    statistics: Optional[StatisticsContext] = None
+
+
+def _scored(row, ctx: "HbrSample"):
     """(topic, who, x, pairs) of a cube row: the scored summaries, their
     measures and, with two or more, the ordered pairs (i, j, G, L)."""
     topic = topic_of(row)
-    who, x = topic_scores(topic.roles, topic.values, ctx["idx"], ctx["aggregate"],
-                          ctx["models"])
+    who, x = topic_scores(topic.roles, topic.values, ctx.idx, ctx.aggregate,
+                          ctx.models)
     pairs = pair_masks(x) if len(who) >= 2 else None
     return topic, who, x, pairs
 
 
-def _sample_kernel(row, ctx):
+def _sample_kernel(row, ctx: "HbrSample"):
     topic, who, x, pairs = _scored(row, ctx)
     if pairs is None:
         return []
     i, j, g, l = pairs
     names = topic.names[who]
     task = topic.task
-    if ctx["exact"]:
+    if ctx.exact:
         gl = np.concatenate([g, l], axis=1)
         distinct, counts = np.unique(gl, axis=0, return_counts=True)
         return [(task, "pairs", {"total": len(i), "gl": distinct, "c": counts.astype(np.int64)})]
-    keys = pair_keys(ctx["seed"], task, topic.topic, names[i], names[j])
+    keys = pair_keys(ctx.seed, task, topic.topic, names[i], names[j])
     order = smallest_pairs(keys, np.full(len(keys), topic.topic, dtype=object), names[i],
-                           names[j], ctx["n_pairs"])
+                           names[j], ctx.n_pairs)
     return [(task, "pairs", {"total": len(i), "topic": topic.topic, "key": keys[order],
                              "s": names[i][order], "s2": names[j][order],
                              "g": g[order], "l": l[order]})]
 
 
-def _sample_reduce(task, items, ctx):
+def _sample_reduce(task, items, ctx: "HbrSample"):
     parts = [v for k, v in items if k == "pairs"]
     total = int(sum(v["total"] for v in parts))
     if not parts:
         return []
-    words = parts[0]["g"].shape[1] if not ctx["exact"] else parts[0]["gl"].shape[1] // 2
-    if ctx["exact"]:
+    words = parts[0]["g"].shape[1] if not ctx.exact else parts[0]["gl"].shape[1] // 2
+    if ctx.exact:
         gl = np.concatenate([v["gl"] for v in parts])
         c = np.concatenate([v["c"] for v in parts])
         distinct, inverse = np.unique(gl, axis=0, return_inverse=True)
@@ -167,14 +201,14 @@ def _sample_reduce(task, items, ctx):
                                  for v in parts])
         s = np.concatenate([v["s"] for v in parts])
         s2 = np.concatenate([v["s2"] for v in parts])
-        order = smallest_pairs(keys, topics, s, s2, ctx["n_pairs"])
+        order = smallest_pairs(keys, topics, s, s2, ctx.n_pairs)
         gl = np.concatenate([np.concatenate([v["g"] for v in parts]),
                              np.concatenate([v["l"] for v in parts])], axis=1)[order]
         distinct, counts = np.unique(gl, axis=0, return_counts=True)
         counts = counts.astype(np.int64)
     n = int(counts.sum())
     sample = {"g": distinct[:, :words], "l": distinct[:, words:], "c": counts, "n": n,
-              "total": total, "exact": bool(ctx["exact"] or n >= total)}
+              "total": total, "exact": bool(ctx.exact or n >= total)}
     return [(task, "sample", sample)]
 
 
@@ -197,15 +231,15 @@ def _measure_label(need_words, names: Sequence[str]) -> List[str]:
     return [SEPARATOR.join(ordered[row]) for row in chosen]
 
 
-def _hbr_kernel(row, ctx):
+def _hbr_kernel(row, ctx: "HbrRound"):
     task = row["task"]
-    sample = ctx["samples"].get(task)
+    sample = ctx.samples.get(task)
     topic, who, x, pairs = _scored(row, ctx)
     if pairs is None or sample is None:
         return []
     names, roles = topic.names[who], topic.roles[who]
     i, j, g, l = pairs
-    k = len(ctx["measures"])
+    k = len(ctx.measures)
     n = sample["n"]
     need = complement(l, k)
     distinct, inverse = np.unique(need, axis=0, return_inverse=True)
@@ -214,7 +248,7 @@ def _hbr_kernel(row, ctx):
     h_u = n_split_u / n
     se_u = np.zeros_like(h_u) if sample["exact"] else np.sqrt(h_u * (1 - h_u) / n)
     n_split = n_split_u[inverse]
-    label = ctx["label"]
+    label = ctx.label
     # HBR of each summary: the exact mean of H over its pairs
     counts = np.bincount(i, minlength=len(who))
     sums = np.bincount(i, weights=n_split.astype(np.float64), minlength=len(who))
@@ -236,7 +270,8 @@ def _hbr_kernel(row, ctx):
                             # the judged summaries' measures, for metric_eval/
                             "meta": {"names": list(names), "roles": list(roles), "x": x,
                                      "judged": topic.judged}
-                            if ctx.get("statistics") and topic.judged is not None else None}),
+                            if ctx.statistics is not None and topic.judged is not None
+                            else None}),
            (task, "needs", {"need": distinct, "n_split": n_split_u})]
     judged = topic.judged
     if judged is not None:
@@ -271,17 +306,16 @@ def _hbr_kernel(row, ctx):
         out.append((task, "auc_topic", {"topic": topic.topic, "auc": auc}))
         if curve:
             out.append((task, "curve", {"topic": topic.topic, "pairs": curve}))
-    from qarla_spark.stages.statistics import with_statistics
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx.statistics)
 
 
 # ---------------------------------------------------------------------------
 # per task
 # ---------------------------------------------------------------------------
 
-def _hbr_reduce(task, items, ctx):
-    sample = ctx["samples"][task]
-    n, label, measures = sample["n"], ctx["label"], list(ctx["measures"])
+def _hbr_reduce(task, items, ctx: "HbrRound"):
+    sample = ctx.samples[task]
+    n, label, measures = sample["n"], ctx.label, list(ctx.measures)
     out = []
     # heterogeneity/: every distinct set the task's pairs need
     needs = {}
@@ -310,7 +344,7 @@ def _hbr_reduce(task, items, ctx):
     systems = [(task, name, role, label, exact.to_float(m.value()))
                for (name, role), m in sorted(means.items())]
     out.append(rd.table_record(task, "hbr_systems", systems))
-    if not ctx["judged"]:
+    if not ctx.judged:
         return out
     # auc/: per topic, pooled, and pooled over (in)consistent topics
     per_topic = []      # (criterion, topic, measure, wins2, n_pairs)
@@ -333,7 +367,7 @@ def _hbr_reduce(task, items, ctx):
     curve_rows = []
     for criterion in sorted(by_criterion):
         rows = sorted(by_criterion[criterion], key=lambda r: (r[0], r[1], r[2], r[3]))
-        bins = ntile(len(rows), ctx["bins"])
+        bins = ntile(len(rows), ctx.bins)
         # ntile's bins are runs of consecutive rows: each run summed once
         n_split = np.asarray([r[0] for r in rows], dtype=np.int64)
         ups_all = np.asarray([bool(r[4]) for r in rows], dtype=np.int64)
@@ -349,7 +383,7 @@ def _hbr_reduce(task, items, ctx):
     human: Dict[Tuple[str, str], exact.Mean] = {}
     for k, v in items:
         if k == "judgments":
-            for name, criterion, score in zip(v["summarizer"], v["criterion"], v["score"]):
+            for name, criterion, score in zip(v.summarizer, v.criterion, v.score):
                 human.setdefault((criterion, name), exact.Mean()).add_real(float(score))
     corr = []
     for criterion in sorted({c for c, _ in human}):
@@ -431,39 +465,9 @@ def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
     return rows, robust
 
 
-def _judgment_records(pdf, group):
-    """The judgments of a batch as one record per task (arrays), keyed by
-    the task (or the task's statistics ``group``)."""
-    out = []
-    for task, part in pdf.groupby("task", sort=True):
-        out.append((task if group is None else rd.key_of(task, group),
-                    "judgments" if group is None else "s_judg", {
-            "summarizer": part["summarizer"].to_numpy(dtype=object),
-            "criterion": part["criterion"].to_numpy(dtype=object),
-            "score": part["score"].to_numpy(dtype=np.float64),
-            "topic": part["topic"].to_numpy(dtype=object)}))
-    return out
-
-
-def judgment_records(judgments, group=None):
-    """The run's judgments as records per task (lazy; a narrow map), keyed
-    by the task or, with ``group``, by the task's statistics group."""
-    def records(pdf, _):
-        return _judgment_records(pdf, group)
-    return rd.over_rows(judgments.select("task", "topic", "summarizer", "criterion", "score"),
-                        records)
-
-
 # ---------------------------------------------------------------------------
 # the stage
 # ---------------------------------------------------------------------------
-
-def _with_statistics(config) -> bool:
-    """The run computes statistics (its kernels then also key the records
-    the statistics stage reads)."""
-    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
-        config, "stages", ("statistics",))
-
 
 def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     """HBR of every scored summary, the heterogeneity of every set it needs,
@@ -480,18 +484,19 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     n_reduce = topic_partitions(spark)
     if cube.n_tasks:
         n_reduce = max(1, min(cube.n_tasks, n_reduce))
-    base = {"idx": list(cube.indices(measures)), "aggregate": config.hbr_aggregate,
-            "models": config.hbr_models, "exact": bool(config.hbr_exact),
-            "n_pairs": int(config.hbr_pairs), "seed": int(config.seed)}
+    base = HbrSample(list(cube.indices(measures)), config.hbr_aggregate, config.hbr_models,
+                     bool(config.hbr_exact), int(config.hbr_pairs), int(config.seed))
     ctx1 = rd.broadcast(spark, base)
     map1 = rd.over_topics(cube.frame, _sample_kernel, ctx1)
     red1 = rd.reduce_by_key(map1, _sample_reduce, n_reduce, ctx1)
     samples_found = {key: value for key, _, value in rd.collect(red1, ["sample"])}
     samples = {task: Sample(v["n"], v["total"], v["exact"]) for task, v in samples_found.items()}
 
-    ctx2 = rd.broadcast(spark, {**base, "samples": samples_found, "measures": measures,
-                                "label": named.label, "judged": judgments is not None,
-                                "bins": 100, "statistics": _with_statistics(config)})
+    ctx2 = rd.broadcast(spark, HbrRound(
+        **vars(base), samples=samples_found, measures=measures, label=named.label,
+        judged=judgments is not None, bins=100,
+        statistics=StatisticsContext(judgments is not None) if statistics_wanted(config)
+        else None))
     map2 = cache.persist(rd.over_topics(cube.frame, _hbr_kernel, ctx2))
     inputs = rd.of_kinds(map2, ["needs", "hbr_x", "auc_topic", "curve"])
     if judgments is not None:

@@ -33,7 +33,7 @@ import numpy as np
 
 from qarla_spark.io.validate import SHOWN_NAMES, first_names
 from qarla_spark import thresholds
-from qarla_spark.names import SKIP_REASONS, QarlaWarning
+from qarla_spark.names import SKIP_REASONS, QarlaWarning, queen_of
 from qarla_spark.measures import agreement, exact
 from qarla_spark.measures import qarla_task as qt
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
@@ -46,16 +46,12 @@ from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
-from qarla_spark.stages.statistics import with_statistics
+from qarla_spark.stages.statistics_inputs import (StatisticsContext, statistics_wanted,
+                                                  with_statistics)
 from qarla_spark.tables import table as declared_table
 
 #: plain-score baselines of the human-summariser test (when in the table)
 PLAIN_BASELINES = ("R-1.a", "R-2.a")
-
-
-def queen_measure(metric_set: MetricSet) -> str:
-    """The ``human_test/`` name of QUEEN of a set: ``QUEEN(<label>)``."""
-    return f"QUEEN({metric_set.label})"
 
 
 @dataclass(frozen=True)
@@ -256,28 +252,102 @@ def _n_reduce(cube: TopicCube) -> int:
 
 
 # ---------------------------------------------------------------------------
+# the rounds' contexts: what each round's kernel and reduce read (broadcast)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FirstRound:
+    """Round 1's kernel (and :func:`evaluate_sets`'): the family's mask
+    ``words`` over the cube's ``metrics``, QUEEN's ``triples`` and counting
+    ``method``, the plain baselines (metric indices), whether the peers'
+    samples are packed for the clustering, what the statistics read of the
+    records (None: no statistics)."""
+
+    words: np.ndarray
+    triples: str
+    method: str
+    metrics: List[str]
+    baselines: List[int]
+    clustering: bool = True
+    statistics: Optional[StatisticsContext] = None
+
+
+@dataclass(frozen=True)
+class FamilyReduce:
+    """Round 1's reduce (and :func:`evaluate_sets`'): the family's
+    ``labels`` and ``sizes``, the cube's ``metrics``; round 1: each set's
+    metric names and the clusters asked (``k``); :func:`evaluate_sets`:
+    whether KING vs Pearson is made (``judged``)."""
+
+    labels: List[str]
+    sizes: List[int]
+    metrics: List[str]
+    sets: Sequence[Tuple[str, ...]] = ()
+    k: int = 0
+    judged: bool = False
+
+
+@dataclass(frozen=True)
+class SubsetsRound:
+    """Round 2: each task's representatives (``tasks``; its subsets are made
+    on the executors), the cube's ``metrics``, QUEEN's ``triples`` and
+    ``method``, the first family's labels and sizes, whether the run has
+    judgments (KING vs Pearson), what the statistics read."""
+
+    tasks: Dict[str, Tuple[str, ...]]
+    metrics: Tuple[str, ...]
+    triples: str
+    method: str
+    first_labels: List[str]
+    first_sizes: List[int]
+    judged: bool
+    statistics: Optional[StatisticsContext] = None
+
+
+@dataclass(frozen=True)
+class DetailRound:
+    """Round 3 (and :func:`evaluate_sets`' detailed sets): each task's
+    ``detailed`` sets, QUEEN's ``triples`` and ``method``, each task's
+    seeded system ``orders`` (JACK's curve), the cube's ``metrics``, the
+    plain baselines (indices and names: the human-summariser test), each
+    task's ``best`` set (what the run prints), whether the run has
+    judgments, what the statistics read."""
+
+    detailed: DetailedSets
+    triples: str
+    method: str
+    orders: Dict[str, List[List[str]]]
+    metrics: List[str]
+    baselines: List[int]
+    plain_baselines: List[str]
+    best: Dict[str, MetricSet]
+    judged: bool
+    statistics: Optional[StatisticsContext] = None
+
+
+# ---------------------------------------------------------------------------
 # round 1: singles and requested sets, clustering
 # ---------------------------------------------------------------------------
 
-def _first_kernel(row, ctx):
+def _first_kernel(row, ctx: "FirstRound"):
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
-    samples = topic_samples(roles, topic.values, ctx["triples"])
-    q = queen_counts(roles, topic.values, ctx["words"], ctx["triples"], ctx["method"], samples)
+    samples = topic_samples(roles, topic.values, ctx.triples)
+    q = queen_counts(roles, topic.values, ctx.words, ctx.triples, ctx.method, samples)
     task, names = topic.task, topic.names
     out = [(task, "topic", {"topic": topic.topic, "peers": list(names[q.peers]),
                             "judged": topic.judged}),
            *_queen_records(topic, q, "sys", 0)]
-    if len(q.peers) and ctx.get("clustering", True):
+    if len(q.peers) and ctx.clustering:
         bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
         if len(bits):
             out.append((task, "bits", {"slices": bit_slices(bits), "n": len(bits)}))
-    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
     if plain is not None:
         out.append((task, "plain", {"n_le": plain["n_le"], "n_pairs": plain["n_peers"]}))
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx.statistics)
 
 
 def _combine_first(records):
@@ -312,15 +382,15 @@ def _combine_first(records):
 PEER_SCORE_SCHEMA = "task string, metric_set string, summarizer string, queen double"
 
 
-def _family_reduce(task, items, ctx):
+def _family_reduce(task, items, ctx: "FamilyReduce"):
     """The tables of one family of sets for one task (:func:`evaluate_sets`):
     KING, ORANGE (QUEEN and plain), each peer's system score per set and,
     with judgments, KING vs Pearson."""
-    labels, sizes = ctx["labels"], ctx["sizes"]
+    labels, sizes = ctx.labels, ctx.sizes
     cases = [v for k, v in items if k == "case"]
     kings, orange, _ = qt.king_orange(task, cases, labels, sizes)
     plains = [v for k, v in items if k == "plain"]
-    orange += qt.orange_plain(task, ctx["metrics"], plains) if plains else []
+    orange += qt.orange_plain(task, ctx.metrics, plains) if plains else []
     parts = [v for k, v in items if k == "sys"]
     scores: Dict[str, Dict[str, float]] = {}
     if parts:
@@ -332,16 +402,16 @@ def _family_reduce(task, items, ctx):
     out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
            (task, "peer_scores", peer_rows),
            (task, "peers", sorted({p for k, v in items if k == "topic" for p in v["peers"]}))]
-    if ctx["judged"]:
+    if ctx.judged:
         human = qt.human_means(v["judged"] for k, v in items if k == "topic")
         out.append(rd.table_record(task, "king_pearson", qt.king_pearson_rows(
             task, {row[1]: (row[2], row[3]) for row in kings}, scores, human)))
     return out
 
 
-def _first_reduce(task, items, ctx):
-    family_labels, sizes = ctx["labels"], ctx["sizes"]
-    metrics = ctx["metrics"]
+def _first_reduce(task, items, ctx: "FamilyReduce"):
+    family_labels, sizes = ctx.labels, ctx.sizes
+    metrics = ctx.metrics
     cases = [v for k, v in items if k == "case"]
     kings, orange, values = qt.king_orange(task, cases, family_labels, sizes)
     plains = [v for k, v in items if k == "plain"]
@@ -351,7 +421,7 @@ def _first_reduce(task, items, ctx):
            (task, "peers", peers)]
     if not values:        # no topic enters KING: no clustering, no best set
         return out
-    by_set = {MetricSet(ctx["sets"][s]): v for s, v in values.items()}
+    by_set = {MetricSet(ctx.sets[s]): v for s, v in values.items()}
     slices = [v["slices"] for k, v in items if k == "bits"]
     n_metrics = len(metrics)
     if slices:
@@ -362,7 +432,7 @@ def _first_reduce(task, items, ctx):
     else:
         def count(sets):
             return [0] * len(sets)
-    clusters = agglomerate(n_metrics, ctx["k"], count, metrics)
+    clusters = agglomerate(n_metrics, ctx.k, count, metrics)
     reps = representatives(clusters, metrics, by_set)
     rows = []
     for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
@@ -399,18 +469,18 @@ def _subsets_words(reps: Tuple[str, ...], metrics: Tuple[str, ...]) -> np.ndarra
     return subsets_family(reps, metrics)["words"]
 
 
-def _subsets_kernel(row, ctx):
+def _subsets_kernel(row, ctx: "SubsetsRound"):
     task = row["task"]
-    reps = ctx["tasks"].get(task)
+    reps = ctx.tasks.get(task)
     if reps is None:
         return []
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
-    q = queen_counts(roles, topic.values, _subsets_words(reps, ctx["metrics"]), ctx["triples"],
-                     ctx["method"])
-    return with_statistics(_queen_records(topic, q, "sys2", 1), ctx)
+    q = queen_counts(roles, topic.values, _subsets_words(reps, ctx.metrics), ctx.triples,
+                     ctx.method)
+    return with_statistics(_queen_records(topic, q, "sys2", 1), ctx.statistics)
 
 
 def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
@@ -444,12 +514,12 @@ def _combine_subsets(records):
     return out + [(key, "sys2", s.to_value()) for key, s in sums.items()]
 
 
-def _subsets_reduce(task, items, ctx):
-    reps = ctx["tasks"].get(task)
+def _subsets_reduce(task, items, ctx: "SubsetsRound"):
+    reps = ctx.tasks.get(task)
     if reps is None:            # a task without KING: no subsets
         return []
-    plan = subsets_family(reps, ctx["metrics"])
-    first_labels, first_sizes = ctx["first_labels"], ctx["first_sizes"]
+    plan = subsets_family(reps, ctx.metrics)
+    first_labels, first_sizes = ctx.first_labels, ctx.first_sizes
     cases1 = [v for k, v in items if k == "case" and v["family"] == 0]
     cases2 = [v for k, v in items if k == "case" and v["family"] == 1]
     king1, _, values1 = qt.king_orange(task, cases1, first_labels, first_sizes)
@@ -458,7 +528,7 @@ def _subsets_reduce(task, items, ctx):
     keep = [i for i, label in enumerate(plan["labels"]) if label not in again]
     out = [rd.table_record(task, "king", [king2[i] for i in keep] if king2 else []),
            rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else [])]
-    if ctx["judged"]:
+    if ctx.judged:
         human = qt.human_means(v["judged"] for k, v in items if k == "topic")
         scores: Dict[str, Dict[str, float]] = {}
         for kind, labels, n_sets, rows in (("sys", first_labels, len(first_labels), None),
@@ -483,16 +553,16 @@ def _subsets_reduce(task, items, ctx):
 # round 3: the detailed sets
 # ---------------------------------------------------------------------------
 
-def _detail_kernel(row, ctx):
+def _detail_kernel(row, ctx: "DetailRound"):
     topic = topic_of(row)
     roles = topic.roles
     if not thresholds.queen_defined(int((roles == "model").sum())):
         return []
     task, names = topic.task, topic.names
-    detailed: DetailedSets = ctx["detailed"]
+    detailed: DetailedSets = ctx.detailed
     labels = detailed.labels_of(task)
-    q = queen_counts(roles, topic.values, detailed.words_of(task), ctx["triples"],
-                     ctx["method"])
+    q = queen_counts(roles, topic.values, detailed.words_of(task), ctx.triples,
+                     ctx.method)
     peers, models = q.peers, q.models
     d = len(labels)
     label_arr = np.asarray(labels, dtype=object)
@@ -515,7 +585,7 @@ def _detail_kernel(row, ctx):
                             for p in parts if len(p["summarizer"])], ignore_index=True) \
         if any(len(p["summarizer"]) for p in parts) else None
     # JACK and its curve
-    orders = ctx["orders"].get(task, ())
+    orders = ctx.orders.get(task, ())
     rank_of = [{name: i + 1 for i, name in enumerate(order)} for order in orders]
     ranks = np.array([[r[x] for x in names[peers]] for r in rank_of],
                      dtype=np.int64).reshape(len(orders), len(peers))
@@ -535,14 +605,14 @@ def _detail_kernel(row, ctx):
               "curve": np.stack(curve) if curve else None,
               "n_orders": len(orders), "judged": topic.judged,
               "king": thresholds.king_defined(len(models), len(peers))}
-    plain = topic_plain(names, roles, topic.values, ctx["metrics"], ctx["baselines"])
+    plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
     if plain is not None:
-        detail["plain"] = {ctx["metrics"][i]: (peer_s, model_s)
+        detail["plain"] = {ctx.metrics[i]: (peer_s, model_s)
                            for i, (peer_s, model_s) in plain["scores"].items()}
     out = [(task, "detail", detail)]
     if queen_rows is not None:
         out.append((task, "queen", queen_rows))
-    return with_statistics(out, ctx)
+    return with_statistics(out, ctx.statistics)
 
 
 def _means(rows_num, rows_den, groups, n_groups):
@@ -553,126 +623,202 @@ def _means(rows_num, rows_den, groups, n_groups):
     return num, den * counts.astype(object)
 
 
-def _detail_reduce(task, items, ctx):
-    """The tables of the detailed sets of one task (systems, JACK and its
-    curve, correlations, the human-summariser test) from its topics'
-    ``detail`` records, exactly, every set at once."""
+def _detail_reduce(task, items, ctx: "DetailRound"):
+    """The tables of the detailed sets of one task from its topics'
+    ``detail`` records, exactly, every set at once, one function a table
+    (:func:`_systems_rows`, :func:`_jack_rows`, :func:`_jack_curve_rows`,
+    :func:`_detail_correlations`, :func:`_human_test_rows`), and what the
+    run prints of the best set (:func:`_best_printed`)."""
+    labels = ctx.detailed.labels_of(task)
+    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
+    queen = _TaskQueen.of(details, len(labels))
+    systems = _systems_rows(task, labels, queen)
+    jack_rows = _jack_rows(task, labels, details)
+    curve_rows = _jack_curve_rows(task, labels, details)
+    corr_rows = _detail_correlations(task, labels, details) if ctx.judged else []
+    human_rows = _human_test_rows(task, labels, queen) + \
+        _plain_human_test_rows(task, details, ctx.plain_baselines)
+    out = [rd.table_record(task, "systems", systems), rd.table_record(task, "jack", jack_rows),
+           rd.table_record(task, "jack_curve", curve_rows),
+           rd.table_record(task, "correlations", corr_rows),
+           rd.table_record(task, "human_test", human_rows)]
+    best = ctx.best.get(task)
+    if best is not None:
+        out.append((task, "driver", _best_printed(best, systems, corr_rows, human_rows,
+                                                  jack_rows, ctx.plain_baselines)))
+    return out
+
+
+def _stack(parts, width: int) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _TaskQueen:
+    """The exact QUEEN of one task's summaries under its detailed sets, from
+    its topics' ``detail`` records: each peer's full QUEEN (all models;
+    mean over its topics), each peer's jackknifed QUEEN (a mean over
+    held-out models per topic, then over topics), each model's own QUEEN
+    with itself held out (over topics), as numerators and denominators;
+    what the systems and the human-summariser test read."""
+
+    n_sets: int
+    peers: List[str]
+    models: List[str]
+    p_at: Dict[str, int]
+    jk: list                  # the records of the topics with held-out models
+    full_values: np.ndarray   # peers × sets
+    jk_peers: List[int]       # the peers with a jackknifed QUEEN (positions)
+    jk_peer_num: np.ndarray
+    jk_peer_den: np.ndarray
+    own_num: np.ndarray
+    own_den: np.ndarray
+
+    @classmethod
+    def of(cls, details, n_sets: int) -> "_TaskQueen":
+        jk = [v for v in details if v["jackknifed"]]
+        peers = sorted({p for v in details for p in v["peers"]})
+        models = sorted({m for v in jk for m in v["models"]})
+        p_at = {p: i for i, p in enumerate(peers)}
+        m_at = {m: i for i, m in enumerate(models)}
+        # full QUEEN of each peer (all models), mean over its topics
+        full_num, full_den = _means(_stack([v["full_num"] for v in details], n_sets),
+                                    np.concatenate([v["full_den"] for v in details])
+                                    if details else np.zeros(0, np.int64),
+                                    [p_at[p] for v in details for p in v["peers"]],
+                                    len(peers))
+        full_values = exact.divide(full_num, full_den) if peers \
+            else np.zeros((0, n_sets), dtype=np.int64)
+        # jackknifed QUEEN: a peer's mean over held-out models per topic,
+        # then over topics; a model's own QUEEN with itself held out, over
+        # topics
+        rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
+        for v in jk:
+            n_a, n_m = len(v["peers"]), len(v["models"])
+            base = len(topic_of_group)
+            rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
+            dens.append(v["jk_den"].reshape(-1))
+            groups.append(np.repeat(np.arange(base, base + n_a), n_m))
+            topic_of_group += [n_m] * n_a
+            peer_of_group += [p_at[p] for p in v["peers"]]
+        per_topic_num, per_topic_den = exact.ratio_sums(
+            _stack(rows, n_sets), np.concatenate(dens) if dens else np.zeros(0, np.int64),
+            np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
+        per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
+        jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group,
+                                          len(peers))
+        own_rows = _stack([v["own_num"] for v in jk], n_sets)
+        own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
+        own_groups = [m_at[m] for v in jk for m in v["models"]]
+        own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
+        return cls(n_sets, peers, models, p_at, jk, full_values, sorted(set(peer_of_group)),
+                   jk_peer_num, jk_peer_den, own_num, own_den)
+
+
+def _systems_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
+    """``systems/``: under each set, every peer (its jackknifed and full
+    QUEEN) and every model (its own QUEEN), ranked exactly."""
     from fractions import Fraction
 
-    labels = ctx["detailed"].labels_of(task)
-    n_sets = len(labels)
-    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
-    jk = [v for v in details if v["jackknifed"]]
-    peers = sorted({p for v in details for p in v["peers"]})
-    models = sorted({m for v in jk for m in v["models"]})
-    p_at = {p: i for i, p in enumerate(peers)}
-    m_at = {m: i for i, m in enumerate(models)}
-    zero = np.zeros((0, n_sets), dtype=np.int64)
-
-    def stack(parts, width=n_sets):
-        return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
-
-    # full QUEEN of each peer (all models), mean over its topics
-    full_num, full_den = _means(stack([v["full_num"] for v in details]),
-                                np.concatenate([v["full_den"] for v in details])
-                                if details else np.zeros(0, np.int64),
-                                [p_at[p] for v in details for p in v["peers"]], len(peers))
-    full_values = exact.divide(full_num, full_den) if peers else zero
-    # jackknifed QUEEN: a peer's mean over held-out models per topic, then
-    # over topics; a model's own QUEEN with itself held out, over topics
-    rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
-    for v in jk:
-        n_a, n_m = len(v["peers"]), len(v["models"])
-        base = len(topic_of_group)
-        rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
-        dens.append(v["jk_den"].reshape(-1))
-        groups.append(np.repeat(np.arange(base, base + n_a), n_m))
-        topic_of_group += [n_m] * n_a
-        peer_of_group += [p_at[p] for p in v["peers"]]
-    per_topic_num, per_topic_den = exact.ratio_sums(
-        stack(rows), np.concatenate(dens) if dens else np.zeros(0, np.int64),
-        np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
-    per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
-    jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group, len(peers))
-    jk_peers = sorted(set(peer_of_group))
-    own_rows = stack([v["own_num"] for v in jk])
-    own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
-    own_groups = [m_at[m] for v in jk for m in v["models"]]
-    own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
-    # systems/
+    q = queen
     systems = []
-    for s in range(n_sets):
+    for s in range(q.n_sets):
         scores = {}
-        for i in jk_peers:
-            scores[(peers[i], "peer")] = Fraction(int(jk_peer_num[i, s]), int(jk_peer_den[i]))
-        for i, m in enumerate(models):
-            scores[(m, "model")] = Fraction(int(own_num[i, s]), int(own_den[i]))
+        for i in q.jk_peers:
+            scores[(q.peers[i], "peer")] = Fraction(int(q.jk_peer_num[i, s]),
+                                                    int(q.jk_peer_den[i]))
+        for i, m in enumerate(q.models):
+            scores[(m, "model")] = Fraction(int(q.own_num[i, s]), int(q.own_den[i]))
         ranked = agreement.rank_exact(scores)
         for (name, role), value in scores.items():
-            full = float(full_values[p_at[name], s]) if role == "peer" and name in p_at \
+            full = float(q.full_values[q.p_at[name], s]) if role == "peer" and name in q.p_at \
                 else None
             position, above = ranked[(name, role)]
             systems.append((task, name, role, labels[s], exact.to_float(value), full,
                             position, above))
-        for name in peers:
+        for name in q.peers:
             if (name, "peer") not in scores:
                 systems.append((task, name, "peer", labels[s], None,
-                                float(full_values[p_at[name], s]), None, None))
-    # jack/ and jack_curve/
-    jack_rows, curve_rows = [], []
-    if details:
-        j_num, j_den = _means(stack([v["jack"][None, :] for v in details]),
-                              [v["n_models"] for v in details], [0] * len(details), 1)
-        for s, value in enumerate(exact.divide(j_num, j_den)[0]):
-            jack_rows.append((task, labels[s], float(value)))
-        with_curve = [v for v in details if v["curve"] is not None]
-        if with_curve:
-            n_k = with_curve[0]["curve"].shape[1]
-            c_num, c_den = _means(stack([v["curve"].reshape(1, -1) for v in with_curve],
-                                        n_sets * n_k),
-                                  [v["n_orders"] * v["n_models"] for v in with_curve],
-                                  [0] * len(with_curve), 1)
-            values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
-            for s in range(n_sets):
-                for j in range(n_k):
-                    curve_rows.append((task, labels[s], j + 2, float(values[s, j])))
-    # correlations/
-    corr_rows = []
-    if ctx["judged"]:
-        points: Dict[str, list] = {}
-        for v in details:
-            j = v["judged"]
-            if j is None:
-                continue
-            at = {name: a for a, name in enumerate(v["peers"])}
-            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
-                a = at.get(name)
-                if a is not None:
-                    points.setdefault(criterion, []).append(
-                        (v["topic"], name, v["full_num"][a], int(v["full_den"][a]),
-                         float(score)))
-        for criterion in sorted(points):
-            corr_rows += _correlation_rows(task, labels, criterion, points[criterion])
-    # human_test/
-    human_rows = []
-    for h, model in enumerate(models):
+                                float(q.full_values[q.p_at[name], s]), None, None))
+    return systems
+
+
+def _jack_rows(task, labels, details) -> List[tuple]:
+    """``jack/``: each set's JACK, the exact mean over topics of the models
+    it covers."""
+    if not details:
+        return []
+    j_num, j_den = _means(_stack([v["jack"][None, :] for v in details], len(labels)),
+                          [v["n_models"] for v in details], [0] * len(details), 1)
+    return [(task, labels[s], float(value))
+            for s, value in enumerate(exact.divide(j_num, j_den)[0])]
+
+
+def _jack_curve_rows(task, labels, details) -> List[tuple]:
+    """``jack_curve/``: each set's JACK growth curve over the seeded orders
+    of the systems (the topics that have one)."""
+    with_curve = [v for v in details if v["curve"] is not None]
+    if not with_curve:
+        return []
+    n_sets, n_k = len(labels), with_curve[0]["curve"].shape[1]
+    c_num, c_den = _means(_stack([v["curve"].reshape(1, -1) for v in with_curve], n_sets * n_k),
+                          [v["n_orders"] * v["n_models"] for v in with_curve],
+                          [0] * len(with_curve), 1)
+    values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
+    return [(task, labels[s], j + 2, float(values[s, j]))
+            for s in range(n_sets) for j in range(n_k)]
+
+
+def _detail_correlations(task, labels, details) -> List[tuple]:
+    """``correlations/``: each set's agreement with each criterion, from
+    the judged peers of every topic (:func:`_correlation_rows`)."""
+    points: Dict[str, list] = {}
+    for v in details:
+        j = v["judged"]
+        if j is None:
+            continue
+        at = {name: a for a, name in enumerate(v["peers"])}
+        for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
+            a = at.get(name)
+            if a is not None:
+                points.setdefault(criterion, []).append(
+                    (v["topic"], name, v["full_num"][a], int(v["full_den"][a]), float(score)))
+    return [row for criterion in sorted(points)
+            for row in _correlation_rows(task, labels, criterion, points[criterion])]
+
+
+def _human_test_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
+    """``human_test/``, QUEEN: for each held-out model and set, whether the
+    model's own QUEEN is strictly above every peer's QUEEN with it held
+    out (exact)."""
+    q = queen
+    rows_out = []
+    for h, model in enumerate(q.models):
         rows, dens, groups = [], [], []
-        for v in jk:
+        for v in q.jk:
             if model not in v["models"]:
                 continue
             hh = v["models"].index(model)
             rows.append(v["jk_num"][:, hh, :])
             dens.append(v["jk_den"][:, hh])
-            groups += [p_at[p] for p in v["peers"]]
+            groups += [q.p_at[p] for p in v["peers"]]
         if not groups:
             continue
-        num, den = _means(stack(rows), np.concatenate(dens), groups, len(peers))
+        num, den = _means(_stack(rows, q.n_sets), np.concatenate(dens), groups, len(q.peers))
         present = sorted(set(groups))
-        own_n, own_d = own_num[h], int(own_den[h])
-        for s in range(n_sets):
+        own_n, own_d = q.own_num[h], int(q.own_den[h])
+        for s in range(q.n_sets):
             first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
-            human_rows.append((task, f"QUEEN({labels[s]})", model, bool(first)))
-    for metric in ctx["plain_baselines"]:
+            rows_out.append((task, queen_of(labels[s]), model, bool(first)))
+    return rows_out
+
+
+def _plain_human_test_rows(task, details, plain_baselines) -> List[tuple]:
+    """``human_test/``, the plain baselines: for each metric and held-out
+    model, whether the model's mean plain score is above every peer's
+    (:func:`~qarla_spark.measures.qarla_task.human_first`)."""
+    out = []
+    for metric in plain_baselines:
         by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
         for v in details:
             plain = v.get("plain")
@@ -688,29 +834,29 @@ def _detail_reduce(task, items, ctx):
         for holdout in sorted(by_holdout):
             row = qt.human_first(task, metric, holdout, by_holdout[holdout])
             if row is not None:
-                human_rows.append(row)
-    out = [rd.table_record(task, "systems", systems), rd.table_record(task, "jack", jack_rows),
-           rd.table_record(task, "jack_curve", curve_rows),
-           rd.table_record(task, "correlations", corr_rows),
-           rd.table_record(task, "human_test", human_rows)]
-    # what the run prints of the best set
-    best = ctx["best"].get(task)
-    if best is not None:
-        label = best.label
-        ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
-                          if r[3] == label and r[4] is not None), key=lambda r: r.position)
-        agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
-                      if r[1] == label and r[3] == "system"}
-        wanted = {queen_measure(best)} | set(ctx["plain_baselines"])
-        firsts: Dict[str, tuple] = {}
-        for r in human_rows:
-            if r[1] in wanted:
-                first, n = firsts.get(r[1], (0, 0))
-                firsts[r[1]] = (first + int(bool(r[3])), n + 1)
-        jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
-        out.append((task, "driver", {"ranking": ranking, "agreement": agreement_,
-                                     "human_first": firsts, "jack": jack_value}))
+                out.append(row)
     return out
+
+
+def _best_printed(best: MetricSet, systems, corr_rows, human_rows, jack_rows,
+                  plain_baselines) -> Dict[str, Any]:
+    """What the run prints of a task's best set: its ranking of the systems,
+    its system-level agreement with each criterion, how often a held-out
+    model comes first (its QUEEN and the plain baselines), its JACK."""
+    label = best.label
+    ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
+                      if r[3] == label and r[4] is not None), key=lambda r: r.position)
+    agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
+                  if r[1] == label and r[3] == "system"}
+    wanted = {queen_of(best.label)} | set(plain_baselines)
+    firsts: Dict[str, tuple] = {}
+    for r in human_rows:
+        if r[1] in wanted:
+            first, n = firsts.get(r[1], (0, 0))
+            firsts[r[1]] = (first + int(bool(r[3])), n + 1)
+    jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
+    return {"ranking": ranking, "agreement": agreement_, "human_first": firsts,
+            "jack": jack_value}
 
 
 def _correlation_rows(task, labels, criterion, points):
@@ -753,6 +899,57 @@ def _correlation_rows(task, labels, criterion, points):
 
 
 # ---------------------------------------------------------------------------
+# the rounds as run_qarla and evaluate_sets run them
+# ---------------------------------------------------------------------------
+
+#: how a run counts QUEEN (:func:`~qarla_spark.measures.queen.queen_counts`'
+#: ``method``: chosen per topic; every method gives the same counts);
+#: :func:`evaluate_sets` and the benchmarks may ask for one of ``METHODS``
+RUN_METHOD = "auto"
+
+
+def _check_round_options(triples: str, method: str) -> None:
+    """QUEEN's ``triples`` and counting ``method`` are known ones (a
+    :class:`~qarla_spark.errors.ConfigError` otherwise)."""
+    from qarla_spark.errors import ConfigError
+    if triples not in TRIPLES:
+        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+
+
+def _queen_cube(cube: TopicCube, judgments) -> TopicCube:
+    """The topics of ``cube`` QUEEN is defined on, with ``judgments``
+    attached (when given)."""
+    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
+    return cube.with_judgments(judgments) if judgments is not None else cube
+
+
+def _first_round(cube: TopicCube, ctx: FirstRound, reducer, reduce_ctx: FamilyReduce,
+                 kinds: Sequence[str], n_reduce: int):
+    """Round 1 of a family of sets: :func:`_first_kernel` on every topic
+    (records combined per partition), ``reducer`` on each task's records
+    of ``kinds``: (the kernel's records, the reduce's), both kept."""
+    spark = cube.spark
+    records = cache.persist(rd.over_topics(cube.frame, _first_kernel, rd.broadcast(spark, ctx),
+                                           _combine_first))
+    reduced = cache.persist(rd.reduce_by_key(rd.of_kinds(records, list(kinds)), reducer,
+                                             n_reduce, rd.broadcast(spark, reduce_ctx)))
+    return records, reduced
+
+
+def _detail_round(cube: TopicCube, ctx: DetailRound, n_reduce: int):
+    """Round 3, the detailed sets: :func:`_detail_kernel` on every topic,
+    :func:`_detail_reduce` on each task's ``detail`` records: (the
+    kernel's records, the reduce's), both kept."""
+    context = rd.broadcast(cube.spark, ctx)
+    records = cache.persist(rd.over_topics(cube.frame, _detail_kernel, context))
+    reduced = cache.persist(rd.reduce_by_key(rd.of_kinds(records, ["detail"]), _detail_reduce,
+                                             n_reduce, context))
+    return records, reduced
+
+
+# ---------------------------------------------------------------------------
 # any family of sets (library use, tests)
 # ---------------------------------------------------------------------------
 
@@ -790,14 +987,9 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
     JACK curve (default: ``n_orders`` of them from ``seed``);
     ``baselines``: plain metrics of the human-summariser test."""
     from qarla_spark.errors import ConfigError
-    if triples not in TRIPLES:
-        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, not {triples!r}")
-    if method not in METHODS:
-        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    _check_round_options(triples, method)
     spark = cube.spark
-    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
-    if judgments is not None:
-        cube = cube.with_judgments(judgments)
+    cube = _queen_cube(cube, judgments)
     metrics = list(cube.metrics)
     family = Family.of(sets, metrics)
     detailed = family.sets if detailed is None else tuple(dict.fromkeys(detailed))
@@ -806,13 +998,10 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         raise ConfigError(f"detailed set(s) not among the metric sets: {', '.join(unknown)}")
     base = [metrics.index(b) for b in baselines if b in metrics]
     n_reduce = _n_reduce(cube)
-    ctx = rd.broadcast(spark, {
-        "words": family.words, "triples": triples, "method": method, "metrics": metrics,
-        "baselines": base, "clustering": False, "labels": family.labels,
-        "sizes": family.sizes, "judged": cube.judged})
-    records = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx, _combine_first))
-    reduced = cache.persist(rd.reduce_by_key(
-        rd.of_kinds(records, ["topic", "case", "sys", "plain"]), _family_reduce, n_reduce, ctx))
+    _, reduced = _first_round(
+        cube, FirstRound(family.words, triples, method, metrics, base, clustering=False),
+        _family_reduce, FamilyReduce(family.labels, family.sizes, metrics, judged=cube.judged),
+        ["topic", "case", "sys", "plain"], n_reduce)
     tables = {"king": _rows_table(reduced, "king"),
               "orange": _rows_table(reduced, "orange"),
               "peer_scores": _rows_table(reduced, "peer_scores", PEER_SCORE_SCHEMA)}
@@ -822,13 +1011,9 @@ def evaluate_sets(cube: TopicCube, sets: Sequence[MetricSet],
         if orders is None:
             orders = {task: peer_orders(names, n_orders, seed)
                       for task, _, names in rd.collect(reduced, ["peers"]) if names}
-        ctx3 = rd.broadcast(spark, {
-            "detailed": DetailedSets.of({}, metrics, detailed), "triples": triples, "method": method, "orders": dict(orders), "metrics": metrics,
-            "baselines": base, "plain_baselines": [metrics[i] for i in base], "best": {},
-            "judged": cube.judged})
-        map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
-        red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
-                                              n_reduce, ctx3))
+        map3, red3 = _detail_round(cube, DetailRound(
+            DetailedSets.of({}, metrics, detailed), triples, method, dict(orders), metrics,
+            base, [metrics[i] for i in base], {}, cube.judged), n_reduce)
         tables.update({
             "queen": rd.table_of(map3, "queen", declared_table("queen").ddl),
             "systems": _rows_table(red3, "systems"),
@@ -878,13 +1063,6 @@ def _as_frames(records, kind: str, columns: Sequence[str]):
     return rd.over_rows(rd.of_kinds(records, [kind]), convert)
 
 
-def _statistics_wanted(config) -> bool:
-    """The run computes statistics: the kernels also key the records the
-    statistics stage reads (:func:`~qarla_spark.stages.statistics.with_statistics`)."""
-    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
-        config, "stages", ("statistics",))
-
-
 def skipped_of(tasks) -> Dict[str, Dict[str, tuple]]:
     """:func:`skipped_topics` from the testbed's description (its
     :class:`~qarla_spark.io.validate.TaskStats`, where validation counted
@@ -906,13 +1084,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     judgments (attached to the cube's topics when the cube has none).
     ``skipped``: the topics left out per task (:func:`skipped_of`; default:
     counted from ``summaries``, one Spark job)."""
-    from qarla_spark.errors import ConfigError
-    if config.triples not in TRIPLES:
-        raise ConfigError(f"triples must be one of {', '.join(TRIPLES)}, "
-                          f"not {config.triples!r}")
-    method = getattr(config, "queen_method", "auto")
-    if method not in METHODS:
-        raise ConfigError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    method = RUN_METHOD
+    _check_round_options(config.triples, method)
 
     timings: Dict[str, float] = {}
     clock = [time.time()]
@@ -923,9 +1096,7 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
         clock[0] = now
 
     spark = cube.spark
-    cube = cube.restrict(thresholds.MIN_MODELS_QUEEN)
-    if judgments is not None:
-        cube = cube.with_judgments(judgments)
+    cube = _queen_cube(cube, judgments)
     judged = cube.judged
     metrics = list(cube.metrics)
     requested = tuple(dict.fromkeys(MetricSet.parse(s, cube.metrics)
@@ -945,17 +1116,14 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 1. singles and requested sets, clustering
     first = Family.of(cube.singles() + requested, metrics)
-    stats = _statistics_wanted(config)
-    ctx1 = rd.broadcast(spark, {"words": first.words, "triples": config.triples,
-                                "method": method, "metrics": metrics, "baselines": baselines,
-                                "statistics": stats})
-    map1 = cache.persist(rd.over_topics(cube.frame, _first_kernel, ctx1, _combine_first))
-    red1_ctx = rd.broadcast(spark, {"labels": first.labels, "sizes": first.sizes,
-                                    "sets": [s.names for s in first.sets], "metrics": metrics,
-                                    "k": config.clusters})
-    red1 = cache.persist(rd.reduce_by_key(
-        rd.of_kinds(map1, ["topic", "case", "sys", "bits", "plain"]), _first_reduce, n_reduce,
-        red1_ctx))
+    wanted = statistics_wanted(config)
+    stats = StatisticsContext(judged) if wanted else None
+    map1, red1 = _first_round(
+        cube, FirstRound(first.words, config.triples, method, metrics, baselines,
+                         statistics=stats),
+        _first_reduce, FamilyReduce(first.labels, first.sizes, metrics,
+                                    [s.names for s in first.sets], config.clusters),
+        ["topic", "case", "sys", "bits", "plain"], n_reduce)
     found1, peers = {}, {}
     for key, kind, value in rd.collect(red1, ["driver", "peers"]):
         (found1 if kind == "driver" else peers)[key] = value
@@ -963,10 +1131,8 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
 
     # 2. each task's subsets (made on the executors from its representatives)
     plans2 = {task: tuple(sorted(set(value["reps"]))) for task, value in sorted(found1.items())}
-    ctx2 = rd.broadcast(spark, {"tasks": plans2, "metrics": tuple(metrics),
-                                "triples": config.triples, "method": method,
-                                "first_labels": first.labels, "first_sizes": first.sizes,
-                                "judged": judged, "statistics": stats})
+    ctx2 = rd.broadcast(spark, SubsetsRound(plans2, tuple(metrics), config.triples, method,
+                                            first.labels, first.sizes, judged, stats))
     map2 = cache.persist(rd.over_topics(cube.frame, _subsets_kernel, ctx2, _combine_subsets))
     inputs2 = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
         rd.of_kinds(map2, ["case", "sys2"]))
@@ -983,13 +1149,9 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     detailed = DetailedSets.of(own, metrics, requested)
     orders = {task: peer_orders(names, config.jack_orders, config.seed)
               for task, names in peers.items() if names}
-    ctx3 = rd.broadcast(spark, {
-        "detailed": detailed, "triples": config.triples, "method": method, "orders": orders, "metrics": metrics,
-        "baselines": baselines, "plain_baselines": plain_baselines, "best": best,
-        "judged": judged, "statistics": stats})
-    map3 = cache.persist(rd.over_topics(cube.frame, _detail_kernel, ctx3))
-    red3 = cache.persist(rd.reduce_by_key(rd.of_kinds(map3, ["detail"]), _detail_reduce,
-                                          n_reduce, ctx3))
+    map3, red3 = _detail_round(cube, DetailRound(
+        detailed, config.triples, method, orders, metrics, baselines, plain_baselines, best,
+        judged, StatisticsContext(judged, best, detailed) if wanted else None), n_reduce)
     names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
                                                                   else [])
     found3 = {key: value for key, _, value in rd.collect(red3, ["driver"])}

@@ -31,23 +31,28 @@ bit-identical under any partitioning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subsets
 from qarla_spark.measures.metric_sets import MetricSet
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.agreement import correlation_rows_shared
-from qarla_spark.measures.group_statistics import (UNIT, Comparison, Interval, auc_group,
+from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
+                                                   Interval, StatRow, auc_group,
                                                    correlation_group, king_group,
-                                                   ratio_estimates, ratio_estimates_of)
+                                                   ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
-from qarla_spark.names import FAMILIES
+from qarla_spark.names import FAMILIES, HBR, QUEEN
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
+from qarla_spark.stages import judges
+from qarla_spark.stages.judges import ACROSS, ranked_sets
+from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
+                                                  KingCase, judgment_records)
 
 @dataclass
 class StatisticsResult:
@@ -97,249 +102,208 @@ def _frame(rows, columns):
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
-def statistics_records(task: str, kind: str, value, ctx) -> List[tuple]:
-    """The records the statistics stage reads of one record of the QARLA or
-    HBR stage, keyed by the group that reads them — ``king`` (KING's cases),
-    ``jack``, ``corr`` (one detailed set and criterion: the judged peers'
-    QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
-    (HBR of each summary and every judgment) — so that a task's groups are
-    computed in parallel and the shuffle moves them without Python. Called
-    by the stages' kernels (``ctx``: ``judged``, ``best``, ``labels``)."""
-    if kind == "case":
-        # KING's cases: its group, and each criterion's metric_eval group
-        # (KING against the judges, on the same replicates)
-        return [(rd.key_of(task, "king"), "s_case", value)] + \
-            ([(rd.key_of(task, "meta"), "s_meta_k", value)] if value.get("criteria") else [])
-    if kind == "detail":
-        out = [(rd.key_of(task, "jack"), "s_jack",
-                {"topic": value["topic"], "jack": value["jack"],
-                 "n_models": value["n_models"]})]
-        j = value["judged"]
-        if ctx.get("judged") and j is not None and len(value["peers"]):
-            queen = value["full_num"] / value["full_den"][:, None]
-            out += _meta_records(task, "s_meta_q", value["topic"], value["peers"], queen, j)
-        best = ctx.get("best", {}).get(task)
-        if ctx.get("judged") and j is not None and best is not None:
-            # correlation_ci/: the best set's correlations, every unit (what
-            # the run prints); metric_eval/ has every detailed set's
-            s = ctx["detailed"].labels_of(task).index(best.label)
-            # one group per (task, set), every criterion (the same peers'
-            # system scores computed once: correlation_group's memo)
-            out.append((rd.key_of(task, "corr", s), "s_corr",
-                        {"topic": value["topic"], "peers": value["peers"],
-                         "num": value["full_num"][:, s], "den": value["full_den"],
-                         "judged": {"summarizer": j["summarizer"], "criterion": j["criterion"],
-                                    "score": j["score"]}}))
-        return out
-    if kind == "auc_topic":
-        return [(rd.key_of(task, "auc", criterion), "s_auc",
-                 {"topic": value["topic"], "wins2": wins2, "n_pairs": n_pairs})
-                for criterion, wins2, n_pairs in value["auc"]]
-    if kind == "hbr_x":
-        out = [(rd.key_of(task, "hcorr"), "s_hx", value)]
-        meta = value.get("meta")
-        if meta is not None:
-            hbr = {name: num / den for name, _, num, den in value["rows"]}
-            peers = [a for a, role in enumerate(meta["roles"]) if role == "peer"]
-            names = [meta["names"][a] for a in peers]
-            scores = np.column_stack([np.asarray(meta["x"], dtype=np.float64)[peers],
-                                      [hbr.get(name, np.nan) for name in names]])
-            out += _meta_records(task, "s_meta_h", value["topic"], names, scores,
-                                 meta["judged"])
-        return out
-    if kind == "judgments":
-        return [(rd.key_of(task, "hcorr"), "s_judg", value)]
-    return []
+@dataclass
+class _Found:
+    """What one group of :func:`_statistics_reduce` finds: its
+    :class:`~qarla_spark.measures.group_statistics.StatRow` rows (king_ci,
+    jack_ci, auc_ci, comparisons), its ``correlation_ci`` rows, the sizes
+    of the sets of its king_ci rows, its other records (metric_eval,
+    metric_ranks, king_vs_judges, the across-task inputs) and what the run
+    prints of it besides what :func:`_printed` reads of its rows."""
 
-
-def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
-    """The records of one topic's judged summaries, per criterion, for the
-    task's metric_eval group (``(task, "meta")``) and the criterion's
-    chance group (``(task, "chance", criterion)``): the names,
-    their measures' scores (rows of ``scores``) and human scores (the mean
-    of each summary's judgments, exact and rounded once)."""
-    at = {name: a for a, name in enumerate(names)}
-    found: Dict[str, Dict[str, list]] = {}
-    for name, criterion, score in zip(judged["summarizer"], judged["criterion"],
-                                      judged["score"]):
-        if name in at:
-            found.setdefault(criterion, {}).setdefault(name, []).append(float(score))
-    out = []
-    for criterion in sorted(found):
-        mine = sorted(found[criterion])
-        human = [_exact_mean(found[criterion][n]) for n in mine]
-        value = {"topic": topic, "criterion": criterion, "names": mine,
-                 "scores": np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
-                 "human": np.asarray(human, dtype=np.float64)}
-        # the task's measures' group and the criterion's chance baseline's
-        # (the same cells)
-        out += [(rd.key_of(task, "meta"), kind, value),
-                (rd.key_of(task, "chance", criterion), kind, value)]
-    return out
-
-
-def _exact_mean(values) -> float:
-    """The mean of doubles, exact and rounded once."""
-    from fractions import Fraction
-    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
-
-
-#: the kinds of :func:`statistics_records`
-STATISTICS_KINDS = ("s_case", "s_jack", "s_corr", "s_auc", "s_hx", "s_judg", "s_meta_q",
-                    "s_meta_h", "s_meta_k")
-
-
-def with_statistics(records: List[tuple], ctx) -> List[tuple]:
-    """``records`` and, when the run computes statistics
-    (``ctx["statistics"]``), the records the statistics stage reads of
-    them (:func:`statistics_records`)."""
-    if not ctx.get("statistics"):
-        return records
-    extra = [c for key, kind, value in records
-             for c in statistics_records(key, kind, value, ctx)]
-    return records + extra
+    rows: List[StatRow] = field(default_factory=list)
+    corr: List["CorrelationCi"] = field(default_factory=list)
+    sizes: Dict[str, int] = field(default_factory=dict)
+    extra: List[tuple] = field(default_factory=list)
+    printed: Dict[str, Any] = field(default_factory=dict)
 
 
 def _statistics_reduce(key, items, ctx):
-    """The intervals and tests of one group of a task (:func:`_route`): its
-    ROW_SCHEMA rows, its ``correlation_ci`` rows and what the run prints."""
+    """The intervals and tests of one group of a task (its function in
+    :data:`GROUPS`, by the key's second part): its tables' records and what
+    the run prints."""
     task, group, *rest = rd.key_parts(key)
-    seed, n = ctx["seed"], ctx["n"]
-    out: List[tuple] = []         # ROW_SCHEMA rows
-    corr: List[tuple] = []        # correlation_ci rows (labelled)
-    sizes: Dict[str, int] = {}    # of the sets in king_ci
-    extra: List[tuple] = []       # records of metric_eval, metric_ranks, the KING-judges τ
-    printed_meta: Dict[str, Any] = {}
-    q, h = ctx.get("qarla"), ctx.get("hbr")
-    if group == "king" and q is not None and task in q["plans"]:
-        first, plan = q["first"], q["plans"][task]
-        own = subsets(plan["reps"])
-        catalogue = task_catalogue(first, q["first_sizes"], own)
-        gid = {label: i for i, (label, _) in enumerate(catalogue)}
-        task_sets = [first, [s.label for s in own]]
-        cases = [v for _, v in items]
-        if cases:
-            # the counts of every (topic, set), a topic's record of each
-            # family at once (a set of both families: the same counts)
-            topics = sorted({v["topic"] for v in cases})
-            t_at = {t: i for i, t in enumerate(topics)}
-            cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp)
-                    for f in (0, 1)]
-            wins = np.zeros((len(topics), len(catalogue)), dtype=np.int64)
-            seen = np.zeros(wins.shape, dtype=bool)
-            dens = np.zeros(len(topics), dtype=np.int64)
-            for v in cases:                 # the first record of a (topic, set) counts
-                t, c = t_at[v["topic"]], cols[v["family"]]
-                new = ~seen[t, c]
-                wins[t, c[new]] = np.asarray(v["win"], dtype=np.int64)[new]
-                seen[t, c[new]] = True
-                dens[t] = int(v["den"])
-            present = np.flatnonzero(seen.any(axis=0))
-            labels = [label for label, _ in catalogue]
-            estimates = ratio_estimates_of(task, topics, present.tolist(),
-                                           [labels[g] for g in present], wins[:, present],
-                                           dens, seed, n)
-            gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
-                    "reps": [gid[r] for r in plan["reps"] if r in gid],
-                    "subsets": [gid[label] for label in task_sets[1]]}
-            out += king_group((task,), None, labels, {task: gids}, seed, n,
-                              estimates=estimates)
-            sizes = dict(catalogue)
-            ranked = _king_ranked(estimates, first, plan["best"])
-            extra += _king_ranks(task, ranked)
-            shapes = sorted({(v["topic"], int(v["den"]), int(v["n_pairs"]) // int(v["den"]))
-                             for _, v in items if v["family"] == 0})
-            band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS,
-                                  q.get("triples", "standard"),
-                                  q.get("method", "auto"))
-            out.append(("king", task, None, None, js.CHANCE, None, None, None, band.value,
-                        js.CHANCE, band.low, band.high, None, None))
-            sizes[js.CHANCE] = 1
-            printed_meta = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
-            if ctx.get("n_tasks", 0) >= 2:
-                # across tasks: the sets every task evaluates (the first
-                # family: every single metric and the requested sets)
-                in_first = set(first)
-                shared = [label for label in ranked[0] if label in in_first]
-                cols = [estimates.names.index(label) for label in shared]
-                extra.append((rd.key_of(ACROSS, "king"), "x_king", {
-                    "task": task, "topics": estimates.topics, "names": shared,
-                    "wins": estimates.wins[:, cols], "dens": estimates.dens}))
-    elif group == "jack" and q is not None:
-        detailed = q["detailed"].get(task, ())
-        rows = [(v["topic"], s, int(v["jack"][s]), int(v["n_models"]))
-                for _, v in items for s in range(len(detailed))]
-        if rows:
-            out += king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]),
-                              detailed, {}, seed, n, kind="jack")
-    elif group == "corr" and q is not None:
-        s = int(rest[0])
-        by_criterion: Dict[str, list] = {}
-        for _, v in items:
-            at = {name: a for a, name in enumerate(v["peers"])}
-            j = v["judged"]
-            for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
-                a = at.get(name)
-                if a is None:
-                    continue
-                rows = by_criterion.setdefault(criterion, [])
-                rows.append((v["topic"], name, "x", int(v["num"][a]), int(v["den"][a]), None))
-                rows.append((v["topic"], name, "y", None, None, float(score)))
-        label = q["detailed"][task][s]
-        memo: Dict[tuple, Any] = {}
-        for criterion, rows in sorted(by_criterion.items()):
-            frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-            corr += [(r[0], "QUEEN", label, r[2], r[3], r[4], r[5], r[6], r[7], r[8], n, r[9])
-                     for r in correlation_group((task, s, criterion), frame, seed, n,
-                                                memo=memo)]
-    elif group == "auc" and h is not None:
-        criterion = rest[0]
-        rows = [(v["topic"], m, int(w), int(v["n_pairs"]))
-                for _, v in items for m, w in zip(h["names"], v["wins2"])]
-        if rows:
-            out += auc_group((task, criterion), _frame(rows, ["topic", "measure", "wins2",
-                                                               "n_pairs"]),
-                             h["plans"], seed, n)
-    elif group == "hcorr" and h is not None:
-        x_rows = [(v["topic"], name, "x", num, den, None)
-                  for k, v in items if k == "s_hx" for name, _, num, den in v["rows"]]
-        y_rows: Dict[str, list] = {}
-        for k, v in items:
-            if k == "s_judg":
-                for topic, name, criterion, score in zip(v["topic"], v["summarizer"],
-                                                         v["criterion"], v["score"]):
-                    y_rows.setdefault(criterion, []).append(
-                        (topic, name, "y", None, None, float(score)))
-        memo: Dict[tuple, Any] = {}
-        for criterion in sorted(y_rows):
-            frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
-                                                         "den", "score"])
-            corr += [(r[0], "HBR", h["label"], r[2], r[3], r[4], r[5], r[6], r[7], r[8], n,
-                      r[9])
-                     for r in correlation_group((task, 0, criterion), frame, seed, n,
-                                                summary_level=False, memo=memo)]
-    elif group == "meta":
-        extra, printed_meta = _meta_group(key, task, items, ctx)
-    elif group == "chance":
-        extra, printed_meta = _chance_group(key, task, rest[0], items, ctx)
-    corr_records = [rd.table_record(key, "correlation_ci", corr)] if corr else []
-    printed = {**_printed(task, out, corr, ctx), **printed_meta}
+    found = GROUPS[group](key, task, rest, items, ctx) if group in GROUPS else None
+    found = found or _Found()
+    corr_records = [rd.table_record(key, "correlation_ci", found.corr)] if found.corr else []
+    printed = {**_printed(task, found.rows, found.corr, ctx), **found.printed}
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, out, n, sizes), *corr_records, *extra, *driver]
+    return [*_table_records(key, found.rows, ctx["n"], found.sizes), *corr_records,
+            *found.extra, *driver]
+
+
+def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``king``: KING's intervals of every set the task evaluated, its
+    comparisons, its clusters (metric_ranks/), KING's chance band and (two
+    tasks or more) the across-task records, from the task's KING cases."""
+    q = ctx.get("qarla")
+    if q is None or task not in q["plans"]:
+        return None
+    seed, n = ctx["seed"], ctx["n"]
+    first, plan = q["first"], q["plans"][task]
+    own = subsets(plan["reps"])
+    catalogue = task_catalogue(first, q["first_sizes"], own)
+    gid = {label: i for i, (label, _) in enumerate(catalogue)}
+    task_sets = [first, [s.label for s in own]]
+    cases: List[KingCase] = [v for _, v in items]
+    if not cases:
+        return None
+    # the counts of every (topic, set), a topic's record of each family at
+    # once (a set of both families: the same counts)
+    topics = sorted({v.topic for v in cases})
+    t_at = {t: i for i, t in enumerate(topics)}
+    cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp) for f in (0, 1)]
+    wins = np.zeros((len(topics), len(catalogue)), dtype=np.int64)
+    seen = np.zeros(wins.shape, dtype=bool)
+    dens = np.zeros(len(topics), dtype=np.int64)
+    for v in cases:                 # the first record of a (topic, set) counts
+        t, c = t_at[v.topic], cols[v.family]
+        new = ~seen[t, c]
+        wins[t, c[new]] = np.asarray(v.win, dtype=np.int64)[new]
+        seen[t, c[new]] = True
+        dens[t] = int(v.den)
+    present = np.flatnonzero(seen.any(axis=0))
+    labels = [label for label, _ in catalogue]
+    estimates = ratio_estimates_of(task, topics, present.tolist(),
+                                   [labels[g] for g in present], wins[:, present], dens, seed, n)
+    gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
+            "reps": [gid[r] for r in plan["reps"] if r in gid],
+            "subsets": [gid[label] for label in task_sets[1]]}
+    found = _Found(king_group((task,), None, labels, {task: gids}, seed, n,
+                              estimates=estimates), sizes=dict(catalogue))
+    ranked = _king_ranked(estimates, first, plan["best"])
+    found.extra += _king_ranks(task, ranked)
+    shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
+                     for v in cases if v.family == 0})
+    # (QUEEN counted as the run counts it: every method gives the same counts)
+    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.get("triples", "standard"))
+    found.rows.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
+                              band.value, js.CHANCE, band.low, band.high, None, None))
+    found.sizes[js.CHANCE] = 1
+    found.printed = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
+    if ctx.get("n_tasks", 0) >= 2:
+        # across tasks: the sets every task evaluates (the first family:
+        # every single metric and the requested sets)
+        in_first = set(first)
+        shared = [label for label in ranked[0] if label in in_first]
+        cols = [estimates.names.index(label) for label in shared]
+        found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
+            task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
+            estimates.dens)))
+    return found
+
+
+def _jack_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``jack``: JACK's intervals of the task's detailed sets."""
+    q = ctx.get("qarla")
+    if q is None:
+        return None
+    detailed = q["detailed"].get(task, ())
+    rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
+            for _, v in items for s in range(len(detailed))]
+    if not rows:
+        return None
+    return _Found(king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]), detailed,
+                             {}, ctx["seed"], ctx["n"], kind="jack"))
+
+
+def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``corr``: the intervals of the correlations of one detailed set's
+    QUEEN (the task's best) with each criterion."""
+    q = ctx.get("qarla")
+    if q is None:
+        return None
+    s = int(rest[0])
+    by_criterion: Dict[str, list] = {}
+    for _, v in items:
+        at = {name: a for a, name in enumerate(v.peers)}
+        j = v.judged
+        for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
+            a = at.get(name)
+            if a is None:
+                continue
+            rows = by_criterion.setdefault(criterion, [])
+            rows.append((v.topic, name, "x", int(v.num[a]), int(v.den[a]), None))
+            rows.append((v.topic, name, "y", None, None, float(score)))
+    label = q["detailed"][task][s]
+    memo: Dict[tuple, Any] = {}
+    corr = []
+    for criterion, rows in sorted(by_criterion.items()):
+        frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
+        corr += [_correlation_ci(r, QUEEN, label, ctx["n"])
+                 for r in correlation_group((task, s, criterion), frame, ctx["seed"], ctx["n"],
+                                            memo=memo)]
+    return _Found(corr=corr)
+
+
+def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``auc``: the intervals of every measure's pooled AUC of one
+    criterion, and HBR's comparisons with the best and the median."""
+    h = ctx.get("hbr")
+    if h is None:
+        return None
+    rows = [(v.topic, m, int(w), int(v.n_pairs))
+            for _, v in items for m, w in zip(h["names"], v.wins2)]
+    if not rows:
+        return None
+    return _Found(auc_group((task, rest[0]), _frame(rows, ["topic", "measure", "wins2",
+                                                           "n_pairs"]),
+                            h["plans"], ctx["seed"], ctx["n"]))
+
+
+def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
+    """``hcorr``: the intervals of the correlations of HBR's system scores
+    with each criterion."""
+    h = ctx.get("hbr")
+    if h is None:
+        return None
+    x_rows = [(v.topic, name, "x", num, den, None)
+              for k, v in items if k == S_HX for name, _, num, den in v.rows]
+    y_rows: Dict[str, list] = {}
+    for k, v in items:
+        if k == S_JUDG:
+            for topic, name, criterion, score in zip(v.topic, v.summarizer, v.criterion,
+                                                     v.score):
+                y_rows.setdefault(criterion, []).append(
+                    (topic, name, "y", None, None, float(score)))
+    memo: Dict[tuple, Any] = {}
+    corr = []
+    for criterion in sorted(y_rows):
+        frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
+                                                     "den", "score"])
+        corr += [_correlation_ci(r, HBR, h["label"], ctx["n"])
+                 for r in correlation_group((task, 0, criterion), frame, ctx["seed"],
+                                            ctx["n"], summary_level=False, memo=memo)]
+    return _Found(corr=corr)
+
+
+def _judges_meta(key, task, rest, items, ctx) -> _Found:
+    """``meta``: metric_eval/, metric_ranks/ and king_vs_judges/ of the task
+    (:func:`qarla_spark.stages.judges.meta_group`)."""
+    extra, printed = judges.meta_group(key, task, items, ctx)
+    return _Found(extra=extra, printed=printed)
+
+
+def _judges_chance(key, task, rest, items, ctx) -> _Found:
+    """``chance``: metric_eval/'s chance rows of one criterion
+    (:func:`qarla_spark.stages.judges.chance_group`)."""
+    extra, printed = judges.chance_group(key, task, rest[0], items, ctx)
+    return _Found(extra=extra, printed=printed)
+
+
+#: each group of the statistics stage (the second part of its key) and the
+#: function that computes it: ``f(key, task, rest of the key, items, ctx)``
+GROUPS = {"king": _king_stats, "jack": _jack_stats, "corr": _queen_correlations,
+          "auc": _auc_stats, "hcorr": _hbr_correlations, "meta": _judges_meta,
+          "chance": _judges_chance}
 
 
 # ---------------------------------------------------------------------------
-# judge-based meta-evaluation (issue 28): metric_eval/, metric_ranks/, KING
-# against the judges
+# KING's clusters (metric_ranks/); the judge-based groups are
+# :mod:`qarla_spark.stages.judges`'
 # ---------------------------------------------------------------------------
-
-def ranked_sets(first: List[str], best: str) -> List[str]:
-    """The sets KING ranks and sets beside the judges: the first family's
-    (every single metric, the requested sets) and the task's best set."""
-    return list(dict.fromkeys([*first, best]))
-
 
 def _king_ranked(e, first: List[str], best: str):
     """(labels, point, replicates) of the sets KING ranks: the first
@@ -365,143 +329,6 @@ def _king_ranks(task, ranked) -> List[tuple]:
     return [rd.table_record(rd.key_of(task, "king"), "metric_ranks", rows)]
 
 
-def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
-    """The measures of one task's metric_eval/ in column order, in three
-    parts: the HBR stage's single measures, the QUEEN of each of the task's
-    detailed sets (from the QARLA stage's records) and ``HBR``."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [f"QUEEN({label})" for label in q["detailed"].get(task, ())] if q else []
-    return singles, queens, ([h["names"][-1]] if h else [])
-
-
-def across_measures(ctx) -> List[str]:
-    """The measures ``across/`` compares by pairwise accuracy: those every
-    task has — HBR's single measures, the QUEEN of each requested set and
-    ``HBR`` (a task's best set and representatives are its own)."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [f"QUEEN({label})" for label in q["requested"]] if q else []
-    return singles + queens + ([h["names"][-1]] if h else [])
-
-
-def _meta_data(task, items, ctx) -> js.JudgedScores:
-    """The score cube of one (task, criterion) from its topics' s_meta_h
-    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
-    singles, queens, hbr = meta_measures(ctx, task)
-    measures = singles + queens + hbr
-    by_topic: Dict[str, Dict[str, Any]] = {}
-    for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_topic.setdefault(v["topic"], {})[kind] = v
-    topics = sorted(by_topic)
-    systems = sorted({name for parts in by_topic.values() for v in parts.values()
-                      for name in v["names"]})
-    s_at = {name: i for i, name in enumerate(systems)}
-    scores = np.full((len(topics), len(systems), len(measures)), np.nan)
-    human = np.full((len(topics), len(systems)), np.nan)
-    where = {"s_meta_h": [*range(len(singles)), *range(len(singles) + len(queens),
-                                                       len(measures))],
-             "s_meta_q": list(range(len(singles), len(singles) + len(queens)))}
-    for t, topic in enumerate(topics):
-        for kind, v in by_topic[topic].items():
-            cols = [s_at[name] for name in v["names"]]
-            mine = scores[t]                                  # a view
-            mine[np.ix_(cols, where[kind])] = v["scores"]
-            human[t, cols] = v["human"]
-    return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
-
-
-def _meta_group(key, task, items, ctx):
-    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one task,
-    every criterion (:func:`~qarla_spark.measures.judge_statistics.
-    meta_evaluations`: the measures' side worked out once for the criteria
-    that judge the same summaries), the records of the across-task reduce
-    (runs of two tasks or more), what the run prints."""
-    seed, n = ctx["seed"], ctx["n"]
-    by_criterion: Dict[str, list] = {}
-    for kind, v in items:
-        if kind in ("s_meta_h", "s_meta_q"):
-            by_criterion.setdefault(v["criterion"], []).append((kind, v))
-    datas = {c: _meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
-    datas = {c: d for c, d in datas.items() if d.cells.any()}
-    if not datas:
-        return [], {}
-    evaluations = js.meta_evaluations(task, datas, seed, n)
-    king = _king_of_ranked(task, items, ctx)
-    singles, queens, _ = meta_measures(ctx, task)
-    # KING ranks sets: QUEEN(S) is S, a single metric its own set
-    kinglike = {**{m: m for m in singles}, **{q: q[len("QUEEN("):-1] for q in queens}}
-    wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
-    records: List[tuple] = []
-    printed: Dict[str, dict] = {"pairwise_accuracy": {}}
-    judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
-    for criterion, e in evaluations.items():
-        rows = []
-        for (level, stat), found in e.estimates.items():
-            unit = "sign flips" if stat == "soft_pairwise_accuracy" else js.UNIT
-            for m, est in enumerate(found):
-                eps = e.epsilon[m] if stat == "acc_eq" else None
-                rows.append((task, criterion, e.measures[m], level, stat, est.value, est.low,
-                             est.high, est.interval or None, eps, e.n_topics, e.n_systems, n,
-                             unit))
-        pa = e.estimates[("system", "pairwise_accuracy")]
-        ranks = [(task, criterion, "pairwise_accuracy", name, est.value, int(r))
-                 for name, est, r in zip(e.measures, pa, e.ranks) if r]
-        cols = [m for m, name in enumerate(e.measures) if name in kinglike]
-        stats = {stat: (np.array([found[m].value for m in cols]),
-                        np.column_stack([found[m].replicates for m in cols]))
-                 for (level, stat), found in e.estimates.items()
-                 if cols and found[0].replicates is not None}
-        if cols and king is not None:
-            judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
-        records.append(rd.table_record(key, "metric_eval", rows))
-        if ctx.get("n_tasks", 0) >= 2:
-            # across tasks: the measures every task has (HBR's measures, the
-            # QUEEN of the requested sets, HBR), not a task's own sets
-            shared = set(across_measures(ctx))
-            keep = [m for m, name in enumerate(e.measures) if name in shared]
-            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa", {
-                "task": task, "names": [e.measures[m] for m in keep],
-                "agree2": e.pa_counts[0][:, keep], "pairs2": e.pa_counts[1]}))
-        if ranks:
-            records.append(rd.table_record(key, "metric_ranks", ranks))
-        for name, est in zip(e.measures, pa):
-            label = kinglike.get(name)
-            if name == "HBR" or (label in wanted and label is not None):
-                printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
-                    est.value, est.low, est.high)
-    if judged:
-        tau_rows, tau_printed = _king_vs_judges(task, king, judged, n)
-        if tau_rows:
-            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
-        if tau_printed:
-            printed["king_vs_judges"] = tau_printed
-    return records, printed
-
-
-def _chance_group(key, task, criterion, items, ctx):
-    """The chance baseline's metric_eval/ rows of one (task, criterion) (the
-    cells of its measures' group) and its printed band."""
-    data = _meta_data(task, items, ctx).used()
-    if not data.cells.any():
-        return [], {}
-    flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
-    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
-    rows = [(task, criterion, js.CHANCE, level, stat, band.value, band.low, band.high,
-             band.interval, None, len(data.topics), len(data.systems), js.CHANCE_DRAWS,
-             js.CHANCE_UNIT)
-            for (level, stat), band in found.items()]
-    band = found.get(("system", "pairwise_accuracy"))
-    printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
-        band.value, band.low, band.high)}} if band is not None else {}
-    return [rd.table_record(key, "metric_eval", rows)], printed
-
-
-#: the first part of the keys of the across-task groups
-ACROSS = "across"
-
-
 def _across_reduce(key, items, ctx):
     """across/ rows of one basis over every task (KING; or the pairwise
     accuracy of one criterion, the tasks that judge it), when two or more
@@ -509,18 +336,16 @@ def _across_reduce(key, items, ctx):
     parts = rd.key_parts(key)
     basis, criterion = parts[1], (parts[2] if len(parts) > 2 else None)
     if basis == "king":
-        counts = [xt.KingCounts(v["task"], tuple(v["topics"]), tuple(v["names"]), v["wins"],
-                                v["dens"]) for k, v in items if k == "x_king"]
+        counts = [v for k, v in items if k == "x_king"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_king(counts, ctx["seed"], ctx["n"]))
     else:
-        counts = [xt.PairCounts(v["task"], tuple(v["names"]), v["agree2"], v["pairs2"])
-                  for k, v in items if k == "x_pa"]
+        counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_counts(counts),
-                                bounds=js.RANGES["pairwise_accuracy"])
+                                bounds=ms.statistic("pairwise_accuracy").recentred_within)
     rows = xt.across_rows(basis, criterion, found)
     printed = _across_printed(found)
     return [rd.table_record(key, "across", rows),
@@ -546,75 +371,6 @@ def _across_printed(found) -> dict:
                 ok, key=lambda k: (-tied[k], -p.point[k], p.names[k])))}
 
 
-def _king_of_ranked(task, items, ctx):
-    """(labels, point, replicates) of KING of the sets KING ranks (every
-    single metric, the requested sets, the task's best set), from the KING
-    cases the metric_eval group also receives (``s_meta_k``): the numbers of
-    the task's KING group (the same cases, topics and weights)."""
-    q = ctx.get("qarla")
-    plan = (q or {}).get("plans", {}).get(task)
-    cases = [v for k, v in items if k == "s_meta_k"]
-    if plan is None or not cases:
-        return None
-    first = q["first"]
-    own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
-    wanted = ranked_sets(first, plan["best"])
-    gid = {label: g for g, label in enumerate(wanted)}
-    rows, seen = [], set()
-    for v in cases:
-        labels = first if v["family"] == 0 else own
-        for s, label in enumerate(labels):
-            g = gid.get(label)
-            if g is not None and (v["topic"], g) not in seen:
-                seen.add((v["topic"], g))
-                rows.append((v["topic"], g, int(v["win"][s]), int(v["den"])))
-    if not rows:
-        return None
-    e = ratio_estimates(task, _frame(rows, ["topic", "gid", "num", "den"]), wanted,
-                        ctx["seed"], ctx["n"])
-    keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
-    return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
-
-
-def _king_vs_judges(task, king, entries, n):
-    """king_vs_judges/ rows of one task, each criterion of ``entries``
-    ((criterion, names, stats) — a set's name per statistic column, and per
-    statistic its point values and replicates): Kendall's τ between the
-    sets' KING and each judge-based statistic of their QUEEN (a single
-    metric is its own set), over the sets both have, with a recentred
-    interval (judge_statistics.RANGES) from the same Poisson replicates
-    (keyed by topic: replicate b resamples the topics both share alike);
-    what the run prints (pairwise accuracy). Every criterion's statistics
-    with the same sets against the same KING row at once (τ is symmetric)."""
-    labels, point_k, reps_k = king
-    at = {name: i for i, name in enumerate(labels)}
-    rows: List[tuple] = []
-    printed: Dict[Tuple[str, str], Interval] = {}
-    batches: Dict[tuple, list] = {}
-    for criterion, names, stats in entries:
-        batches.setdefault(tuple(names), []).append((criterion, stats))
-    for names, found in batches.items():
-        both = [m for m, name in enumerate(names) if name in at]
-        common = [names[m] for m in both]
-        kcols = [at[name] for name in common]
-        cols = [(criterion, stat, stats[stat]) for criterion, stats in found
-                for stat in sorted(stats)]
-        taus = correlation_rows_shared(
-            common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
-            kinds=("kendall",))[0, :, 0]
-        reps_all = correlation_rows_shared(
-            common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
-            kinds=("kendall",))[:, :, 0]
-        for k, (criterion, stat, _) in enumerate(cols):
-            tau, reps_t = taus[k], reps_all[:, k]
-            low, high = rs.bootstrap_interval(float(tau), reps_t, js.RANGES["kendall"])
-            rows.append((task, criterion, stat, len(common), float(tau), low, high,
-                         rs.interval_method(js.RANGES["kendall"]), n, UNIT))
-            if stat == "pairwise_accuracy":
-                printed[(task, criterion)] = Interval(float(tau), low, high)
-    return rows, printed
-
-
 def task_catalogue(first: List[str], first_sizes: List[int],
                    own: List[MetricSet]) -> List[Tuple[str, int]]:
     """The sets whose KING one task's group resamples, (label, size) in
@@ -628,32 +384,58 @@ def task_catalogue(first: List[str], first_sizes: List[int],
     return list(out.items())
 
 
-def _table_records(key, rows, n, sizes):
-    """The statistics' ROW_SCHEMA rows as records of the tables king_ci,
-    jack_ci, auc_ci and comparisons (``n`` replicates; ``sizes`` of the
-    sets of the king_ci rows)."""
+class CorrelationCi(NamedTuple):
+    """A row of ``correlation_ci/`` (its columns, in order)."""
+
+    task: str
+    score: str                  # QUEEN or HBR
+    metric_set: str
+    criterion: str
+    level: str
+    correlation: str
+    value: float
+    method: str
+    ci_low: float
+    ci_high: float
+    n_resamples: int
+    unit: str
+
+
+def _correlation_ci(r: CorrelationRow, score: str, label: str, n: int) -> CorrelationCi:
+    """The ``correlation_ci/`` row of a correlation of ``score`` (QUEEN or
+    HBR) of the set ``label``, of ``n`` replicates."""
+    return CorrelationCi(r.task, score, label, r.criterion, r.level, r.kind, r.value, r.method,
+                         r.ci_low, r.ci_high, n, r.unit)
+
+
+def _table_records(key, rows: List[StatRow], n, sizes):
+    """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
+    rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
+    (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
     tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
     for r in rows:
-        (k, task, family, criterion, a, b, value_a, value_b, value, method, low, high, p,
-         p_adj) = r
-        if k == "king":
-            if method == js.CHANCE:
-                tables["king_ci"].append((task, a, 1, value, method, low, high,
-                                          js.CHANCE_DRAWS, js.CHANCE_UNIT))
-            elif a in sizes:
-                tables["king_ci"].append((task, a, sizes[a], value, method, low, high, n, UNIT))
-        elif k == "jack":
-            tables["jack_ci"].append((task, a, value, method, low, high, n, UNIT))
-        elif k == "auc":
-            tables["auc_ci"].append((task, criterion, a, value, method, low, high, n, UNIT))
+        if r.kind == "king":
+            if r.method == js.CHANCE:
+                tables["king_ci"].append((r.task, r.a, 1, r.value, r.method, r.ci_low,
+                                          r.ci_high, js.CHANCE_DRAWS, js.CHANCE_UNIT))
+            elif r.a in sizes:
+                tables["king_ci"].append((r.task, r.a, sizes[r.a], r.value, r.method, r.ci_low,
+                                          r.ci_high, n, UNIT))
+        elif r.kind == "jack":
+            tables["jack_ci"].append((r.task, r.a, r.value, r.method, r.ci_low, r.ci_high, n,
+                                      UNIT))
+        elif r.kind == "auc":
+            tables["auc_ci"].append((r.task, r.criterion, r.a, r.value, r.method, r.ci_low,
+                                     r.ci_high, n, UNIT))
         else:
-            tables["comparisons"].append((task, family, criterion, a, b, value_a, value_b,
-                                          value, low, high, p, p_adj,
-                                          bool(p_adj < rs.ALPHA), method, n, UNIT))
+            tables["comparisons"].append((r.task, r.family, r.criterion, r.a, r.b, r.value_a,
+                                          r.value_b, r.value, r.ci_low, r.ci_high, r.p_value,
+                                          r.p_adjusted, bool(r.p_adjusted < rs.ALPHA),
+                                          r.method, n, UNIT))
     return [rd.table_record(key, name, found) for name, found in tables.items() if found]
 
 
-def _printed(task, rows, corr, ctx) -> dict:
+def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     """The intervals and tests the run prints, of one task (small; only
     what the group found: empty when it prints nothing)."""
     wanted = set(ctx.get("wanted", ()))
@@ -661,25 +443,25 @@ def _printed(task, rows, corr, ctx) -> dict:
     king, jack, auc, comparisons = {}, {}, {}, {}
     n_subsets = kept = 0
     for r in rows:
-        kind, family, criterion, a = r[0], r[2], r[3], r[4]
-        if kind in ("king", "jack") and a in wanted and r[9] == "percentile":
-            (king if kind == "king" else jack)[(task, a)] = Interval(r[8], r[10], r[11])
-        elif kind == "auc" and r[9] == "percentile":
-            auc[(task, criterion, a)] = Interval(r[8], r[10], r[11])
-        elif kind == "comparison":
-            if family == FAMILIES["subset"]:
+        if r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
+            (king if r.kind == "king" else jack)[(task, r.a)] = Interval(r.value, r.ci_low,
+                                                                         r.ci_high)
+        elif r.kind == "auc" and r.method == "percentile":
+            auc[(task, r.criterion, r.a)] = Interval(r.value, r.ci_low, r.ci_high)
+        elif r.kind == "comparison":
+            if r.family == FAMILIES["subset"]:
                 n_subsets += 1
-                kept += int(r[13] >= rs.ALPHA)
+                kept += int(r.p_adjusted >= rs.ALPHA)
             else:
-                comparisons.setdefault((task, family, criterion or ""), []).append(Comparison(
-                    r[4], r[5], r[6], r[7], r[8], r[10], r[11], r[12], r[13]))
+                comparisons.setdefault((task, r.family, r.criterion or ""), []).append(
+                    Comparison(r.a, r.b, r.value_a, r.value_b, r.value, r.ci_low, r.ci_high,
+                               r.p_value, r.p_adjusted))
     correlation = {}
-    for r in corr:
-        score, label, criterion, level, kind, method, unit = (r[1], r[2], r[3], r[4], r[5],
-                                                              r[7], r[11])
-        if level == "system" and kind == "pearson" and method == "percentile" \
-                and unit == "both" and (score == "HBR" or label == best):
-            correlation[(task, score, criterion, "pearson")] = Interval(r[6], r[8], r[9])
+    for c in corr:
+        if c.level == "system" and c.correlation == "pearson" and c.method == "percentile" \
+                and c.unit == "both" and (c.score == HBR or c.metric_set == best):
+            correlation[(task, c.score, c.criterion, "pearson")] = Interval(c.value, c.ci_low,
+                                                                            c.ci_high)
     for key in comparisons:
         comparisons[key].sort(key=lambda c: (c.a, c.b))
     out = {name: found for name, found in (("king", king), ("jack", jack), ("auc", auc),
@@ -714,8 +496,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     correlations are not computed). One reduce per (task, statistic) over
     the stages' per-topic records: one Spark job (and one more over its
     across-task records for a run of two tasks or more)."""
-    from qarla_spark.stages.hbr import HBR, judgment_records
-
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
     sources = []
@@ -725,7 +505,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         # a few names per task: each task's group makes its subsets
         # (task_catalogue)
         ctx["qarla"] = {"triples": getattr(config, "triples", "standard"),
-                        "method": getattr(config, "queen_method", "auto"),
                         "first": [s.label for s in qarla.first],
                         "first_sizes": [s.size for s in qarla.first],
                         "requested": [s.label for s in qarla.requested],
@@ -739,15 +518,14 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
                                | {p.best_single.label for p in qarla.plans.values()})
         ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
         ctx["best_single"] = {task: p.best_single.label for task, p in qarla.plans.items()}
-        sources.append(rd.of_kinds(qarla.records, ["s_case", "s_jack", "s_corr", "s_meta_q",
-                                                  "s_meta_k"]))
+        sources.append(rd.of_kinds(qarla.records, list(FROM_QARLA)))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
         ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
                       "plans": {(task, c): {"hbr": HBR, "best": a.best[0],
                                             "median": a.median[0]}
                                 for task, cs in hbr.auc.items() for c, a in cs.items()}}
-        sources.append(rd.of_kinds(hbr.records, ["s_auc", "s_hx", "s_meta_h"]))
+        sources.append(rd.of_kinds(hbr.records, list(FROM_HBR)))
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
     if not sources:

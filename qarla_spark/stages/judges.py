@@ -1,0 +1,260 @@
+"""The judge-based part of the statistics stage (issue 28; issue 37: a
+module of its own): ``metric_eval/`` (every measure against each
+criterion, and the chance baseline), the clusters of the primary statistic
+(``metric_ranks/``) and KING against the judges (``king_vs_judges/``), one
+group per task and one per (task, criterion)'s chance baseline. The
+statistics are those declared in :mod:`qarla_spark.meta_statistics`,
+computed by :mod:`qarla_spark.measures.judge_statistics`; the rows of
+``metric_eval/`` read their declarations (level, interval, unit, tie
+threshold, replicates) and name none of them. The groups' inputs are the QARLA and HBR stages' ``s_meta_*``
+records (:mod:`qarla_spark.stages.statistics_inputs`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from qarla_spark import meta_statistics as ms
+from qarla_spark.measures import across_tasks as xt
+from qarla_spark.measures import judge_statistics as js
+from qarla_spark.measures import resampling as rs
+from qarla_spark.measures.agreement import correlation_rows_shared
+from qarla_spark.measures.clustering import subsets
+from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates
+from qarla_spark.names import HBR, queen_of, queen_set
+from qarla_spark.spark import rounds as rd
+from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q
+
+#: the first part of the keys of the across-task groups
+ACROSS = "across"
+
+
+def ranked_sets(first: List[str], best: str) -> List[str]:
+    """The sets KING ranks and sets beside the judges: the first family's
+    (every single metric, the requested sets) and the task's best set."""
+    return list(dict.fromkeys([*first, best]))
+
+
+def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
+    """The measures of one task's metric_eval/ in column order, in three
+    parts: the HBR stage's single measures, the QUEEN of each of the task's
+    detailed sets (from the QARLA stage's records) and ``HBR``."""
+    h, q = ctx.get("hbr"), ctx.get("qarla")
+    singles = list(h["names"][:-1]) if h else []
+    queens = [queen_of(label) for label in q["detailed"].get(task, ())] if q else []
+    return singles, queens, ([h["names"][-1]] if h else [])
+
+
+def across_measures(ctx) -> List[str]:
+    """The measures ``across/`` compares by pairwise accuracy: those every
+    task has — HBR's single measures, the QUEEN of each requested set and
+    ``HBR`` (a task's best set and representatives are its own)."""
+    h, q = ctx.get("hbr"), ctx.get("qarla")
+    singles = list(h["names"][:-1]) if h else []
+    queens = [queen_of(label) for label in q["requested"]] if q else []
+    return singles + queens + ([h["names"][-1]] if h else [])
+
+
+def meta_data(task, items, ctx) -> js.JudgedScores:
+    """The score cube of one (task, criterion) from its topics' s_meta_h
+    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
+    singles, queens, hbr = meta_measures(ctx, task)
+    measures = singles + queens + hbr
+    by_topic: Dict[str, Dict[str, Any]] = {}
+    for kind, v in items:
+        if kind in (S_META_H, S_META_Q):
+            by_topic.setdefault(v.topic, {})[kind] = v
+    topics = sorted(by_topic)
+    systems = sorted({name for parts in by_topic.values() for v in parts.values()
+                      for name in v.names})
+    s_at = {name: i for i, name in enumerate(systems)}
+    scores = np.full((len(topics), len(systems), len(measures)), np.nan)
+    human = np.full((len(topics), len(systems)), np.nan)
+    where = {S_META_H: [*range(len(singles)), *range(len(singles) + len(queens),
+                                                     len(measures))],
+             S_META_Q: list(range(len(singles), len(singles) + len(queens)))}
+    for t, topic in enumerate(topics):
+        for kind, v in by_topic[topic].items():
+            cols = [s_at[name] for name in v.names]
+            mine = scores[t]                                  # a view
+            mine[np.ix_(cols, where[kind])] = v.scores
+            human[t, cols] = v.human
+    return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
+
+
+def metric_eval_rows(task: str, criterion: str, e: js.MetaEvaluation, n: int) -> List[tuple]:
+    """``metric_eval/`` rows of one (task, criterion)'s
+    :class:`~qarla_spark.measures.judge_statistics.MetaEvaluation` (``n``
+    replicates): every declared statistic it holds, in the declared order,
+    each measure's value, interval (none without replicates), tie threshold
+    (a calibrated statistic's) and unit, as declared."""
+    rows = []
+    for st in ms.STATISTICS:
+        found = e.estimates.get(st.key)
+        for m, est in enumerate(found or ()):
+            rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
+                         est.low, est.high, est.interval or None,
+                         e.epsilon[m] if st.calibrated else None, e.n_topics, e.n_systems, n,
+                         st.unit))
+    return rows
+
+
+def chance_rows(task: str, criterion: str, found, n_topics: int,
+                n_systems: int) -> List[tuple]:
+    """``metric_eval/``'s chance rows of one (task, criterion): the band of
+    each declared statistic in ``found`` (:func:`~qarla_spark.measures.
+    judge_statistics.chance_baseline`), in the declared order."""
+    return [(task, criterion, js.CHANCE, st.level, st.name, band.value, band.low, band.high,
+             band.interval, None, n_topics, n_systems, js.CHANCE_DRAWS, js.CHANCE_UNIT)
+            for st in ms.STATISTICS for band in [found.get(st.key)] if band is not None]
+
+
+def meta_group(key, task, items, ctx):
+    """The metric_eval/, metric_ranks/ and king_vs_judges/ rows of one task,
+    every criterion (:func:`~qarla_spark.measures.judge_statistics.
+    meta_evaluations`: the measures' side worked out once for the criteria
+    that judge the same summaries), the records of the across-task reduce
+    (runs of two tasks or more), what the run prints."""
+    seed, n = ctx["seed"], ctx["n"]
+    by_criterion: Dict[str, list] = {}
+    for kind, v in items:
+        if kind in (S_META_H, S_META_Q):
+            by_criterion.setdefault(v.criterion, []).append((kind, v))
+    datas = {c: meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
+    datas = {c: d for c, d in datas.items() if d.cells.any()}
+    if not datas:
+        return [], {}
+    evaluations = js.meta_evaluations(task, datas, seed, n)
+    king = _king_of_ranked(task, items, ctx)
+    singles, queens, _ = meta_measures(ctx, task)
+    # KING ranks sets: QUEEN(S) is S, a single metric its own set
+    kinglike = {**{m: m for m in singles}, **{q: queen_set(q) for q in queens}}
+    wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
+    records: List[tuple] = []
+    printed: Dict[str, dict] = {"pairwise_accuracy": {}}
+    judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
+    for criterion, e in evaluations.items():
+        rows = metric_eval_rows(task, criterion, e, n)
+        pa = e.estimates[ms.statistic(ms.PRIMARY).key]
+        ranks = [(task, criterion, ms.PRIMARY, name, est.value, int(r))
+                 for name, est, r in zip(e.measures, pa, e.ranks) if r]
+        cols = [m for m, name in enumerate(e.measures) if name in kinglike]
+        # the statistics with replicates, set against KING's
+        stats = {st.name: (np.array([found[m].value for m in cols]),
+                           np.column_stack([found[m].replicates for m in cols]))
+                 for st in ms.STATISTICS if cols and st.replicates
+                 for found in [e.estimates[st.key]]}
+        if cols and king is not None:
+            judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
+        records.append(rd.table_record(key, "metric_eval", rows))
+        if ctx.get("n_tasks", 0) >= 2:
+            # across tasks: the measures every task has (HBR's measures, the
+            # QUEEN of the requested sets, HBR), not a task's own sets
+            shared = set(across_measures(ctx))
+            keep = [m for m, name in enumerate(e.measures) if name in shared]
+            records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
+                            xt.PairCounts(task, tuple(e.measures[m] for m in keep),
+                                          e.pa_counts[0][:, keep], e.pa_counts[1])))
+        if ranks:
+            records.append(rd.table_record(key, "metric_ranks", ranks))
+        for name, est in zip(e.measures, pa):
+            label = kinglike.get(name)
+            if name == HBR or (label in wanted and label is not None):
+                printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
+                    est.value, est.low, est.high)
+    if judged:
+        tau_rows, tau_printed = _king_vs_judges(task, king, judged, n)
+        if tau_rows:
+            records.append(rd.table_record(key, "king_vs_judges", tau_rows))
+        if tau_printed:
+            printed["king_vs_judges"] = tau_printed
+    return records, printed
+
+
+def chance_group(key, task, criterion, items, ctx):
+    """The chance baseline's metric_eval/ rows of one (task, criterion) (the
+    cells of its measures' group) and its printed band."""
+    data = meta_data(task, items, ctx).used()
+    if not data.cells.any():
+        return [], {}
+    flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
+    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
+    rows = chance_rows(task, criterion, found, len(data.topics), len(data.systems))
+    band = found.get(ms.statistic(ms.PRIMARY).key)
+    printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
+        band.value, band.low, band.high)}} if band is not None else {}
+    return [rd.table_record(key, "metric_eval", rows)], printed
+
+
+def _king_of_ranked(task, items, ctx):
+    """(labels, point, replicates) of KING of the sets KING ranks (every
+    single metric, the requested sets, the task's best set), from the KING
+    cases the metric_eval group also receives (``s_meta_k``): the numbers of
+    the task's KING group (the same cases, topics and weights)."""
+    q = ctx.get("qarla")
+    plan = (q or {}).get("plans", {}).get(task)
+    cases = [v for k, v in items if k == S_META_K]
+    if plan is None or not cases:
+        return None
+    first = q["first"]
+    own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
+    wanted = ranked_sets(first, plan["best"])
+    gid = {label: g for g, label in enumerate(wanted)}
+    rows, seen = [], set()
+    for v in cases:
+        labels = first if v.family == 0 else own
+        for s, label in enumerate(labels):
+            g = gid.get(label)
+            if g is not None and (v.topic, g) not in seen:
+                seen.add((v.topic, g))
+                rows.append((v.topic, g, int(v.win[s]), int(v.den)))
+    if not rows:
+        return None
+    import pandas as pd
+    e = ratio_estimates(task, pd.DataFrame.from_records(rows, columns=["topic", "gid", "num",
+                                                                       "den"]),
+                        wanted, ctx["seed"], ctx["n"])
+    keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
+    return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
+
+
+def _king_vs_judges(task, king, entries, n):
+    """king_vs_judges/ rows of one task, each criterion of ``entries``
+    ((criterion, names, stats) — a set's name per statistic column, and per
+    statistic its point values and replicates): Kendall's τ between the
+    sets' KING and each judge-based statistic of their QUEEN (a single
+    metric is its own set), over the sets both have, with a recentred
+    interval (within Kendall's declared range) from the same Poisson replicates
+    (keyed by topic: replicate b resamples the topics both share alike);
+    what the run prints (the primary statistic). Every criterion's statistics
+    with the same sets against the same KING row at once (τ is symmetric)."""
+    labels, point_k, reps_k = king
+    bounds = ms.statistic("kendall").recentred_within
+    at = {name: i for i, name in enumerate(labels)}
+    rows: List[tuple] = []
+    printed: Dict[Tuple[str, str], Interval] = {}
+    batches: Dict[tuple, list] = {}
+    for criterion, names, stats in entries:
+        batches.setdefault(tuple(names), []).append((criterion, stats))
+    for names, found in batches.items():
+        both = [m for m, name in enumerate(names) if name in at]
+        common = [names[m] for m in both]
+        kcols = [at[name] for name in common]
+        cols = [(criterion, stat, stats[stat]) for criterion, stats in found
+                for stat in sorted(stats)]
+        taus = correlation_rows_shared(
+            common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
+            kinds=("kendall",))[0, :, 0]
+        reps_all = correlation_rows_shared(
+            common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
+            kinds=("kendall",))[:, :, 0]
+        for k, (criterion, stat, _) in enumerate(cols):
+            tau, reps_t = taus[k], reps_all[:, k]
+            low, high = rs.bootstrap_interval(float(tau), reps_t, bounds)
+            rows.append((task, criterion, stat, len(common), float(tau), low, high,
+                         rs.interval_method(bounds), n, UNIT))
+            if stat == ms.PRIMARY:
+                printed[(task, criterion)] = Interval(float(tau), low, high)
+    return rows, printed

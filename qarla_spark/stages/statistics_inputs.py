@@ -1,0 +1,255 @@
+"""What the statistics stage reads of the earlier stages (issue 37): the
+records the QARLA and HBR stages' kernels emit for it beside their own
+(:func:`with_statistics`, when :func:`statistics_wanted`), keyed by the
+statistics group that reads them, and the run's judgments as records
+(:func:`judgment_records`: the HBR stage's reduce reads them by task, the
+statistics stage's HBR correlations by group). Below the QARLA, HBR and
+statistics stages, which all import it and none of which imports another
+for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from qarla_spark.spark import rounds as rd
+
+# ---------------------------------------------------------------------------
+# the records' kinds and types: one frozen type per kind (pickled between
+# the stages as the tuples they are)
+# ---------------------------------------------------------------------------
+
+#: KING's cases of one topic and family of sets: the ``king`` group's, and
+#: (a judged topic) the ``meta`` group's, for KING against the judges
+S_CASE, S_META_K = "s_case", "s_meta_k"
+#: JACK's counts of one topic (the ``jack`` group)
+S_JACK = "s_jack"
+#: the best set's QUEEN of one judged topic (the ``corr`` group)
+S_CORR = "s_corr"
+#: every measure's AUC counts of one topic and criterion (an ``auc`` group)
+S_AUC = "s_auc"
+#: HBR of each summary of one topic, and a task's judgments (``hcorr``)
+S_HX, S_JUDG = "s_hx", "s_judg"
+#: the measures' and human scores of one topic's judged summaries, one
+#: criterion: QUEEN of the detailed sets (QARLA), the singles and HBR (HBR)
+#: (the ``meta`` group and the criterion's ``chance`` group)
+S_META_Q, S_META_H = "s_meta_q", "s_meta_h"
+#: the kinds the statistics stage reads of the QARLA stage's records
+FROM_QARLA = (S_CASE, S_JACK, S_CORR, S_META_Q, S_META_K)
+#: the kinds it reads of the HBR stage's records
+FROM_HBR = (S_AUC, S_HX, S_META_H)
+
+
+class KingCase(NamedTuple):
+    """``s_case``, ``s_meta_k``: KING's wins of one topic, one per set of
+    ``family`` (0: the first round's sets, 1: the task's subsets), of
+    ``den`` models, the topic's (models × peers) pairs."""
+
+    topic: str
+    family: int
+    win: np.ndarray
+    den: int
+    n_pairs: int
+
+
+class JackTopic(NamedTuple):
+    """``s_jack``: one topic's JACK counts per detailed set, of
+    ``n_models`` models."""
+
+    topic: str
+    jack: np.ndarray
+    n_models: int
+
+
+class Judgments(NamedTuple):
+    """Judgments as aligned arrays: a batch of a task's (``s_judg``, and the
+    HBR stage's ``judgments``: with their topics) or one topic's."""
+
+    summarizer: Sequence[str]
+    criterion: Sequence[str]
+    score: np.ndarray
+    topic: Optional[Sequence[str]] = None
+
+
+class CorrTopic(NamedTuple):
+    """``s_corr``: the best set's QUEEN of one judged topic's peers, as
+    ratios (``num`` / ``den``), and the topic's judgments."""
+
+    topic: str
+    peers: List[str]
+    num: np.ndarray
+    den: np.ndarray
+    judged: Judgments
+
+
+class AucTopic(NamedTuple):
+    """``s_auc``: every measure's doubled wins of one topic and criterion,
+    over ``n_pairs`` pairs."""
+
+    topic: str
+    wins2: np.ndarray
+    n_pairs: int
+
+
+class HbrRatios(NamedTuple):
+    """``s_hx``: HBR of each summary of one topic, (name, role, num, den)."""
+
+    topic: str
+    rows: list
+
+
+class MetaScores(NamedTuple):
+    """``s_meta_q``, ``s_meta_h``: one topic's judged summaries (``names``,
+    sorted) for one criterion: their measures' scores (a row each) and
+    their human scores (the mean of their judgments)."""
+
+    topic: str
+    criterion: str
+    names: List[str]
+    scores: np.ndarray
+    human: np.ndarray
+
+
+def statistics_wanted(config) -> bool:
+    """The run computes statistics (the stages' kernels then also key the
+    records the statistics stage reads: :func:`with_statistics`)."""
+    return bool(getattr(config, "bootstrap", 0)) and "statistics" in getattr(
+        config, "stages", ("statistics",))
+
+
+@dataclass(frozen=True)
+class StatisticsContext:
+    """What a stage's kernel needs to make the statistics' records of its
+    own (a field of its round's context; None: the run computes no
+    statistics): whether the run has judgments and, in the QARLA stage's
+    third round, each task's best set (a
+    :class:`~qarla_spark.measures.metric_sets.MetricSet`) and the detailed
+    sets (:class:`~qarla_spark.stages.qarla.DetailedSets`)."""
+
+    judged: bool = False
+    best: Dict[str, Any] = field(default_factory=dict)
+    detailed: Any = None
+
+
+# ---------------------------------------------------------------------------
+# what each stage's records give the statistics
+# ---------------------------------------------------------------------------
+
+def statistics_records(task: str, kind: str, value, ctx: StatisticsContext) -> List[tuple]:
+    """The records the statistics stage reads of one record of the QARLA or
+    HBR stage, keyed by the group that reads them — ``king`` (KING's cases),
+    ``jack``, ``corr`` (one detailed set and criterion: the judged peers'
+    QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
+    (HBR of each summary), ``meta`` and ``chance`` (the judge-based groups)
+    — so that a task's groups are computed in parallel and the shuffle
+    moves them without Python. Called by the stages' kernels."""
+    if kind == "case":
+        # KING's cases: its group, and each criterion's metric_eval group
+        # (KING against the judges, on the same replicates)
+        case = KingCase(value["topic"], value["family"], value["win"], value["den"],
+                        value["n_pairs"])
+        return [(rd.key_of(task, "king"), S_CASE, case)] + \
+            ([(rd.key_of(task, "meta"), S_META_K, case)] if value.get("criteria") else [])
+    if kind == "detail":
+        out = [(rd.key_of(task, "jack"), S_JACK,
+                JackTopic(value["topic"], value["jack"], value["n_models"]))]
+        j = value["judged"]
+        if ctx.judged and j is not None and len(value["peers"]):
+            queen = value["full_num"] / value["full_den"][:, None]
+            out += _meta_records(task, S_META_Q, value["topic"], value["peers"], queen, j)
+        best = ctx.best.get(task)
+        if ctx.judged and j is not None and best is not None:
+            # correlation_ci/: the best set's correlations, every unit (what
+            # the run prints); metric_eval/ has every detailed set's
+            s = ctx.detailed.labels_of(task).index(best.label)
+            # one group per (task, set), every criterion (the same peers'
+            # system scores computed once: correlation_group's memo)
+            out.append((rd.key_of(task, "corr", s), S_CORR,
+                        CorrTopic(value["topic"], value["peers"], value["full_num"][:, s],
+                                  value["full_den"],
+                                  Judgments(j["summarizer"], j["criterion"], j["score"]))))
+        return out
+    if kind == "auc_topic":
+        return [(rd.key_of(task, "auc", criterion), S_AUC,
+                 AucTopic(value["topic"], wins2, n_pairs))
+                for criterion, wins2, n_pairs in value["auc"]]
+    if kind == "hbr_x":
+        out = [(rd.key_of(task, "hcorr"), S_HX, HbrRatios(value["topic"], value["rows"]))]
+        meta = value.get("meta")
+        if meta is not None:
+            hbr = {name: num / den for name, _, num, den in value["rows"]}
+            peers = [a for a, role in enumerate(meta["roles"]) if role == "peer"]
+            names = [meta["names"][a] for a in peers]
+            scores = np.column_stack([np.asarray(meta["x"], dtype=np.float64)[peers],
+                                      [hbr.get(name, np.nan) for name in names]])
+            out += _meta_records(task, S_META_H, value["topic"], names, scores,
+                                 meta["judged"])
+        return out
+    return []
+
+
+def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
+    """The :class:`MetaScores` of one topic's judged summaries, per
+    criterion, for the task's metric_eval group (``(task, "meta")``) and
+    the criterion's chance group (``(task, "chance", criterion)``): the
+    names, their measures' scores (rows of ``scores``) and human scores
+    (the mean of each summary's judgments, exact and rounded once)."""
+    at = {name: a for a, name in enumerate(names)}
+    found: Dict[str, Dict[str, list]] = {}
+    for name, criterion, score in zip(judged["summarizer"], judged["criterion"],
+                                      judged["score"]):
+        if name in at:
+            found.setdefault(criterion, {}).setdefault(name, []).append(float(score))
+    out = []
+    for criterion in sorted(found):
+        mine = sorted(found[criterion])
+        human = [_exact_mean(found[criterion][n]) for n in mine]
+        value = MetaScores(topic, criterion, mine,
+                           np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
+                           np.asarray(human, dtype=np.float64))
+        # the task's measures' group and the criterion's chance baseline's
+        # (the same cells)
+        out += [(rd.key_of(task, "meta"), kind, value),
+                (rd.key_of(task, "chance", criterion), kind, value)]
+    return out
+
+
+def _exact_mean(values) -> float:
+    """The mean of doubles, exact and rounded once."""
+    from fractions import Fraction
+    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
+
+
+def with_statistics(records: List[tuple], ctx: Optional[StatisticsContext]) -> List[tuple]:
+    """``records`` and, when the run computes statistics (``ctx`` is not
+    None), the records the statistics stage reads of them
+    (:func:`statistics_records`)."""
+    if ctx is None:
+        return records
+    extra = [c for key, kind, value in records
+             for c in statistics_records(key, kind, value, ctx)]
+    return records + extra
+
+
+def _judgment_records(pdf, group):
+    """The judgments of a batch as one :class:`Judgments` record per task,
+    keyed by the task (or the task's statistics ``group``)."""
+    out = []
+    for task, part in pdf.groupby("task", sort=True):
+        out.append((task if group is None else rd.key_of(task, group),
+                    "judgments" if group is None else S_JUDG, Judgments(
+            part["summarizer"].to_numpy(dtype=object), part["criterion"].to_numpy(dtype=object),
+            part["score"].to_numpy(dtype=np.float64), part["topic"].to_numpy(dtype=object))))
+    return out
+
+
+def judgment_records(judgments, group=None):
+    """The run's judgments as records per task (lazy; a narrow map), keyed
+    by the task or, with ``group``, by the task's statistics group."""
+    def records(pdf, _):
+        return _judgment_records(pdf, group)
+    return rd.over_rows(judgments.select("task", "topic", "summarizer", "criterion", "score"),
+                        records)

@@ -1,0 +1,170 @@
+"""Issue 37: a statistic of ``metric_eval/`` is declared once
+(:mod:`qarla_spark.meta_statistics`) and computed by one kernel
+(:data:`qarla_spark.measures.judge_statistics.KERNELS`). A toy statistic
+added through those two public declarations, and nothing else, flows from
+the stages' records (:mod:`qarla_spark.stages.statistics_inputs`) through
+the judge-based groups (:mod:`qarla_spark.stages.judges`) to
+``metric_eval/``'s rows and its chance rows, with the level, interval,
+unit and tie threshold it declares; a toy without replicates has no
+interval by its declaration alone; the other statistics' rows do not move.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from qarla_spark import meta_statistics as ms
+from qarla_spark.measures import judge_statistics as js
+from qarla_spark.names import CHANCE, HBR
+from qarla_spark.spark import rounds as rd
+from qarla_spark.stages import judges
+from qarla_spark.stages.statistics_inputs import _meta_records
+from test_judge_statistics import judged
+
+TASK, N = "task", 40
+#: with replicates: how many systems have a score (the point value: all of
+#: them; a replicate leaves out those without a drawn topic)
+SCORED = ms.Statistic("toy_scored", "system", "toy scored", "a toy: systems with a score",
+                      (0.0, 100.0), ms.PERCENTILE, unit="topics", short="toy")
+#: without replicates: the best system score of each measure
+BEST = ms.Statistic("toy_best", "system", "toy best", "a toy: the best system score",
+                    (-1.0, 1.0), None, unit="systems")
+
+
+def _scored(scores: js.SystemScores) -> np.ndarray:
+    return (scores.x.shape[1] - np.isnan(scores.x).sum(axis=1)).astype(np.float64)
+
+
+def _best(scores: js.SystemScores) -> np.ndarray:
+    return np.nanmax(scores.x[:1], axis=1)
+
+
+@pytest.fixture
+def toys(monkeypatch):
+    """The two toys declared and given their kernels (undone after)."""
+    monkeypatch.setattr(ms, "STATISTICS", ms.STATISTICS + (SCORED, BEST))
+    monkeypatch.setitem(js.KERNELS, SCORED.name, _scored)
+    monkeypatch.setitem(js.KERNELS, BEST.name, _best)
+
+
+def _items(data: js.JudgedScores):
+    """The records the HBR stage emits for the judge-based groups of one
+    cube (its measures: two singles and HBR), by key."""
+    out = {}
+    for t, topic in enumerate(data.topics):
+        have = [s for s in range(len(data.systems)) if np.isfinite(data.human[t, s])]
+        judged_ = {"summarizer": [data.systems[s] for s in have],
+                   "criterion": ["crit"] * len(have),
+                   "score": [float(data.human[t, s]) for s in have]}
+        for key, kind, value in _meta_records(TASK, "s_meta_h", topic, list(data.systems),
+                                              data.scores[t], judged_):
+            out.setdefault(key, []).append((kind, value))
+    return out
+
+
+CTX = {"seed": 3, "n": N, "hbr": {"names": ["m0", "m1", HBR]}}
+
+
+def _metric_eval(records):
+    """metric_eval/'s rows of a group's records, as a DataFrame."""
+    found = [value for _, name, value in records if name == "metric_eval"]
+    assert len(found) == 1
+    return rd.arrow_of(found[0]).to_pandas()
+
+
+def _groups():
+    items = _items(judged(0))
+    meta = judges.meta_group(rd.key_of(TASK, "meta"), TASK, items[rd.key_of(TASK, "meta")],
+                             CTX)
+    chance = judges.chance_group(rd.key_of(TASK, "chance", "crit"), TASK, "crit",
+                                 items[rd.key_of(TASK, "chance", "crit")], CTX)
+    return _metric_eval(meta[0]), _metric_eval(chance[0])
+
+
+def test_every_declared_statistic_has_one_kernel_and_a_valid_declaration():
+    names = [st.name for st in ms.STATISTICS]
+    assert len(set(names)) == len(names)
+    assert set(js.KERNELS) == set(names)
+    for st in ms.STATISTICS:
+        assert st.level in ms.LEVELS and st.interval in (ms.RECENTRED, ms.PERCENTILE, None)
+        assert st.bounds[0] < st.bounds[1]
+    assert ms.PRIMARY in names and set(ms.REPORTED) <= set(names)
+
+
+def test_a_toy_statistic_flows_to_metric_eval(toys):
+    rows, chance = _groups()
+    measures = ["m0", "m1", HBR]
+    mine = rows[rows["statistic"] == SCORED.name]
+    assert list(mine["measure"]) == measures
+    assert (mine["level"] == "system").all() and (mine["unit"] == "topics").all()
+    assert (mine["interval"] == "percentile").all() and mine["epsilon"].isna().all()
+    assert (mine["value"] == mine["n_systems"]).all()
+    assert ((mine["ci_low"] <= mine["value"]) & (mine["value"] <= mine["ci_high"])).all()
+    # without replicates: no interval, by its declaration alone
+    best = rows[rows["statistic"] == BEST.name]
+    assert list(best["measure"]) == measures and (best["unit"] == "systems").all()
+    assert best["interval"].isna().all() and best["ci_low"].isna().all()
+    assert np.isfinite(best["value"]).all()
+    # after the declared statistics, in the declared order
+    assert list(dict.fromkeys(rows["statistic"])) == [st.name for st in ms.STATISTICS]
+    # the chance baseline: every declared statistic's band
+    assert list(chance["statistic"]) == [st.name for st in ms.STATISTICS]
+    band = chance[chance["statistic"] == SCORED.name].iloc[0]
+    assert band["measure"] == CHANCE and band["interval"] == ms.BAND
+    assert band["value"] == band["ci_low"] == band["ci_high"] == band["n_systems"]
+    # the notes and the run's description of the statistics name it
+    assert f"`{SCORED.name}`" in ms.statistic_note()
+    assert js.configuration()[SCORED.name] == SCORED.explains
+
+
+def test_a_toy_statistic_leaves_the_others_rows_alone(toys, monkeypatch):
+    with_toys = _groups()
+    monkeypatch.undo()
+    without = _groups()
+    toy = {SCORED.name, BEST.name}
+    for got, before in zip(with_toys, without):
+        kept = got[~got["statistic"].isin(toy)].reset_index(drop=True)
+        assert kept.equals(before)
+        assert not before["statistic"].isin(toy).any()
+
+
+def test_a_statistic_without_replicates_is_no_special_case():
+    """Soft pairwise accuracy is declared without replicates: its rows have
+    no interval, its unit is its own, and KING is not set against it."""
+    rows, _ = _groups()
+    for st in ms.STATISTICS:
+        mine = rows[rows["statistic"] == st.name]
+        assert len(mine) == 3 and (mine["unit"] == st.unit).all()
+        assert mine["interval"].isna().all() == (not st.replicates)
+        assert mine["epsilon"].notna().all() == st.calibrated
+    soft = ms.statistic("soft_pairwise_accuracy")
+    assert not soft.replicates and soft.unit == "sign flips"
+    assert all(math.isfinite(v) for v in rows[rows["statistic"] == soft.name]["value"])
+
+
+def test_a_toy_metric_flows_to_the_battery():
+    """A user's metric added through the public declaration
+    (``registry.register_metric``) is selected by name and computed for
+    every ordered pair of a topic beside the built-in ones."""
+    from qarla_spark.metrics import registry
+    from qarla_spark.metrics.battery import topic_similarities
+
+    name = "toy_length_gap.a"
+    registry.register_metric(name, lambda s, r: float(len(s) - len(r)),
+                             description="a toy: the difference of the lengths")
+    try:
+        metrics = registry.resolve_metrics(f"R-1.a,{name}")
+        assert metrics == ("R-1.a", name)
+        assert registry.describe(name).description == "a toy: the difference of the lengths"
+        texts = ["alpha beta gamma", "alpha beta", "delta"]
+        found = topic_similarities(texts, metrics, roles=["model", "peer", "peer"],
+                                   user=registry.user_functions())
+        lengths = [3, 2, 1]
+        toy = found.values[:, found.metrics.index(name)]
+        assert list(toy) == [float(lengths[s] - lengths[r]) for s, r in zip(found.s, found.r)]
+    finally:
+        registry.unregister_metric(name)
+    assert name not in registry.user_functions()
