@@ -26,6 +26,18 @@ topic contributes, and the exact arithmetic that combines topics.
 - :mod:`~qarla_spark.measures.meta_eval`: judge-based meta-evaluation
   (SPEC §11): pairwise accuracy, acc_eq and tie calibration, soft pairwise
   accuracy, significance clusters, chance scores.
+- :mod:`~qarla_spark.measures.judge_statistics`: every measure against the
+  judges (metric_eval/'s statistics, their kernels and intervals);
+- :mod:`~qarla_spark.measures.across_tasks`: the measures every task has,
+  pooled over tasks (across/);
+- :mod:`~qarla_spark.measures.pair_counts`: the statistics' exact counts
+  compiled (numba), each with a numpy twin giving the same integers;
+- :mod:`~qarla_spark.measures.streams`: the seeded Philox streams of many
+  keys at once (numpy's generator's words);
+- :mod:`~qarla_spark.measures.planning`: power and sample size over topics
+  (issue 40: seeded topic trials, the paired t-test, stable rankings);
+- :mod:`~qarla_spark.measures.ppi`: prediction-powered inference of a
+  system's mean human score from a few judgments and a measure.
 
 How many models and peers each measure needs is shared by every layer:
 :mod:`qarla_spark.thresholds`. The stages (:mod:`qarla_spark.stages`) run

@@ -4,8 +4,9 @@ intervals over topics, the chance baseline and the significance clusters
 of pairwise accuracy: each statistic declared in
 :mod:`qarla_spark.meta_statistics`, computed by its kernel here
 (:data:`KERNELS`). A pure function of the group's score cube (numpy):
-the statistics stage (:mod:`qarla_spark.stages.judges`) runs one per
-(task, criterion) on an executor. The statistics themselves are
+the statistics stage (:mod:`qarla_spark.stages.judges`) runs one group a
+task, every criterion at once (:func:`meta_evaluations`), and the chance
+baseline one a (task, criterion), on the executors. The statistics themselves are
 :mod:`~qarla_spark.measures.meta_eval`'s; the resampling (Poisson weights
 and sign patterns keyed by (seed, task, topic), exact means)
 :mod:`~qarla_spark.measures.resampling`'s.
