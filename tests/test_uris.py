@@ -32,6 +32,16 @@ ALL_FORMS = {**FORMS, "file-short": lambda p: f"file:{p}"}
 _MOUNTS = itertools.count()
 
 
+def run_forms(*extra):
+    """The forms of a test that runs a stage (a small run, seconds each):
+    every form a case; the fast suite keeps the file:// URI (and Hadoop's
+    file systems), the absolute and relative paths are marked slow (CI runs
+    them: `make test` with CI=true); the validate tests keep every
+    form of every input in the fast suite."""
+    return [pytest.param(f, marks=pytest.mark.slow if f in ("absolute", "relative") else ())
+            for f in [*FORMS, *extra]]
+
+
 def viewfs(spark, folder) -> str:
     """A ``viewfs://`` URI for ``folder`` (a mount table of the session's
     Hadoop configuration; a new name each time, as Hadoop caches a file
@@ -121,7 +131,7 @@ def user_table(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("form", run_forms())
 def test_user_metric_tables(spark, tmp_path, capsys, form):
     summaries, _, _ = make_inputs(tmp_path, n_topics=1)
     info = similarities(capsys, tmp_path, str(summaries), "--metrics", "R-1.a",
@@ -140,7 +150,7 @@ def plugged():
     unregister_metric("plugged.a")
 
 
-@pytest.mark.parametrize("form", [*FORMS, "hadoop"])
+@pytest.mark.parametrize("form", run_forms("hadoop"))
 def test_metric_plugins(spark, tmp_path, capsys, plugged, form):
     """A plugin on another Hadoop file system is read through Hadoop, and
     its function reaches the executors as a local plugin's does."""
@@ -182,7 +192,7 @@ def run_file(tmp_path, summaries, extra=""):
     return path
 
 
-@pytest.mark.parametrize("form", [*FORMS, "hadoop"])
+@pytest.mark.parametrize("form", run_forms("hadoop"))
 def test_run_files(spark, tmp_path, capsys, form):
     summaries, _, _ = make_inputs(tmp_path, n_topics=1)
     path = run_file(tmp_path, summaries)
@@ -234,7 +244,7 @@ def test_out(spark, tmp_path, capsys, form):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "run"]
 
 
-@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("form", run_forms())
 def test_reused_similarities(spark, tmp_path, capsys, form):
     summaries, _, _ = make_inputs(tmp_path, n_topics=1)
     similarities(capsys, tmp_path, str(summaries), "--metrics", "R-1.a",
