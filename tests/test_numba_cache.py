@@ -60,6 +60,7 @@ topic_similarities(["the cat sat on the mat", "a cat sat on a mat", "the dog sat
 """
 
 
+@pytest.mark.slow   # two fresh Python processes compiling
 def test_a_zip_loads_what_the_package_compiled(tmp_path):
     """Fails with numba's own locators: the zip's folder is named after its
     path, so the second process compiles again and loads nothing."""

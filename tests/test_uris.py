@@ -218,6 +218,7 @@ def test_a_run_file_on_hadoop_cannot_configure_spark(spark, tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow   # the spark-submit entry point (the other Hadoop run-file tests stay fast)
 def test_the_job_reads_a_run_file_on_hadoop(spark, tmp_path, capsys):
     """jobs/qarla_run.py (spark-submit's entry point; here in this process,
     with its session) takes a run file on another file system."""
