@@ -132,8 +132,16 @@ def _loop_plan(x, sizes, trials, seed, task, measure, replace):
             stable += all(p[0] == q[0] for p, q in zip(a, b))
             stable_sig += all(p[1] == q[1] for p, q in zip(a, b))
         rows.append((same2, sig, rej, stable, stable_sig,
-                     [math.fsum(w) / trials for w in widths]))
+                     [_mean(w, trials) for w in widths]))
     return full, rows
+
+
+def _mean(values, n) -> float:
+    """The exact mean of doubles over n, rounded once (Fractions); NaN with
+    a NaN among them."""
+    if any(math.isnan(v) for v in values):
+        return math.nan
+    return float(sum(map(Fraction, values), Fraction(0)) / n)
 
 
 @pytest.mark.parametrize("replace", [pl.BEYOND, pl.ALWAYS])

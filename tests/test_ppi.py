@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import given, settings
@@ -124,13 +125,19 @@ def _judged_testbed(seed=0, n_topics=15, n_systems=3):
     return human, auto
 
 
+def _mean(values, n=None) -> float:
+    """The exact mean of doubles over n (default: their count), rounded once
+    (Fractions)."""
+    return float(sum(map(Fraction, values), Fraction(0)) / (len(values) if n is None else n))
+
+
 def _loop_simulation(human, auto, ks, trials, seed, task, criterion):
     """The simulation the obvious way: per trial its stream, per system its
     first k cells in that order, the three intervals from the textbook
     formulas; (covered, widths, lambdas) per (k, method, system)."""
     n_t, n_s = human.shape
     cells = np.isfinite(human) & np.isfinite(auto)
-    full = [math.fsum(human[cells[:, s], s]) / cells[:, s].sum() for s in range(n_s)]
+    full = [_mean(human[cells[:, s], s]) for s in range(n_s)]
     out = {}
     for k in ks:
         for s in range(n_s):
@@ -157,7 +164,7 @@ def _loop_simulation(human, auto, ks, trials, seed, task, criterion):
                         est, se = yl.mean(), math.sqrt(np.var(yl, ddof=1) / len(lab))
                     cov[m] += est - Z * se <= full[s] <= est + Z * se
                     wid[m].append(2 * Z * se)
-            out[k, s] = (cov, [math.fsum(w) / trials for w in wid], math.fsum(lams) / trials)
+            out[k, s] = (cov, [_mean(w, trials) for w in wid], _mean(lams, trials))
     return full, out
 
 

@@ -74,6 +74,22 @@ def test_weighted_real_means_are_exact(values, seed):
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e300, 1e300, allow_subnormal=True), min_size=3,
+                         max_size=3), min_size=1, max_size=6))
+def test_real_means_are_exact_rounded_once_and_nan_for_a_non_finite_row(rows):
+    """resampling.real_means (planning's and PPI's means over trials): each
+    row's mean as Fractions, rounded once; NaN for a row with a NaN."""
+    rows[0][0] = float("nan") if len(rows) > 1 else rows[0][0]
+    got = rs.real_means(np.array(rows))
+    for row, value in zip(rows, got):
+        if any(math.isnan(v) for v in row):
+            assert math.isnan(value)
+        else:
+            assert value == float(sum(map(Fraction, row), Fraction(0)) / len(row))
+    assert math.isnan(rs.real_means(np.zeros((2, 0)))[0])
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(-2 ** 80, 2 ** 80), st.integers(0, 2 ** 70)),
                 min_size=1, max_size=20))
 def test_divide_rounds_big_integers_correctly_and_gives_nan_for_zero(pairs):

@@ -43,8 +43,8 @@ with m − 1 degrees of freedom): no division, a constant difference with m ≥
   conclusions (a significantly better, b significantly better, no
   significant difference) are identical for every pair;
 - ``ci_width[i, j]``: the mean over trials of the width of the 95%
-  t-interval of the pair's mean difference (exact sum of the widths,
-  rounded once).
+  t-interval of the pair's mean difference (the exact mean of the widths,
+  rounded once: :func:`~qarla_spark.measures.resampling.real_means`).
 
 :func:`smallest_n`: the smallest n from which a curve stays at or above a
 target (80%), interpolated linearly between the two grid sizes around its
@@ -380,13 +380,6 @@ def _canonical(scores, topics):
     return scores[order], tuple(topics[k] for k in order)
 
 
-def _exact_sum(values, axis: int = 0) -> np.ndarray:
-    """math.fsum along ``axis`` (the exact sum rounded once: no order)."""
-    values = np.moveaxis(np.asarray(values, dtype=np.float64), axis, -1)
-    flat = values.reshape(-1, values.shape[-1])
-    return np.array([math.fsum(row) for row in flat]).reshape(values.shape[:-1])
-
-
 def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str,
                  measure: str, systems: Optional[Sequence[str]] = None,
                  topics: Optional[Sequence[str]] = None, replace: str = BEYOND,
@@ -447,7 +440,7 @@ def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str
                 rejected[row] = np.sum(reject, axis=0)
                 if trials:
                     widths = t_interval_width(sums.s1, sums.s2, sums.m, alpha)
-                    width[row] = _exact_sum(widths, axis=0) / trials
+                    width[row] = rs.real_means(widths.T)
             conclusions.append((signs, np.where(reject, direction, 0)))
         (s1, c1), (s2, c2) = conclusions[1], conclusions[2]
         stable[row] = int(np.sum(np.all(s1 == s2, axis=1)))

@@ -210,15 +210,6 @@ class Simulation:
             return 1.0 - self.ks[:, None, None] / self.k_equivalent
 
 
-def _exact_mean(values, axis: int = 0) -> np.ndarray:
-    """The exact mean along ``axis`` (math.fsum, rounded once: no order)."""
-    values = np.moveaxis(np.asarray(values, dtype=np.float64), axis, -1)
-    flat = values.reshape(-1, values.shape[-1])
-    n = flat.shape[1]
-    out = np.array([math.fsum(row) / n if n else math.nan for row in flat])
-    return out.reshape(values.shape[:-1])
-
-
 def simulate(human, auto, ks: Sequence[int], trials: int, seed: int, task: str,
              criterion: str, systems: Optional[Sequence[str]] = None,
              topics: Optional[Sequence[str]] = None, alpha: float = ALPHA) -> Simulation:
@@ -240,8 +231,7 @@ def simulate(human, auto, ks: Sequence[int], trials: int, seed: int, task: str,
     systems = tuple(str(s) for s in range(n_s)) if systems is None else tuple(systems)
     cells = np.isfinite(human) & np.isfinite(auto)
     n_cells = cells.sum(axis=0)
-    full = np.array([math.fsum(human[cells[:, s], s]) / n_cells[s] if n_cells[s] else math.nan
-                     for s in range(n_s)])
+    full = np.array([float(rs.real_means(human[cells[:, s], s])) for s in range(n_s)])
     ks = np.asarray([int(k) for k in ks], dtype=np.int64)
     y = np.ascontiguousarray(np.where(cells, human, 0.0).T)          # S × T
     f = np.ascontiguousarray(np.where(cells, auto, 0.0).T)
@@ -266,8 +256,8 @@ def simulate(human, auto, ks: Sequence[int], trials: int, seed: int, task: str,
                 widths[row, m, :, first:first + count] = res.width.T
             lams[row, :, first:first + count] = results[2].lam.T
     valid = (ks[:, None] >= 2) & (n_cells[None, :] - ks[:, None] >= 2)
-    width = np.where(valid[:, None, :], _exact_mean(widths, axis=-1), math.nan)
-    width2 = np.where(valid[:, None, :], _exact_mean(widths * widths, axis=-1), math.nan)
-    lam = np.where(valid, _exact_mean(lams, axis=-1), math.nan)
+    width = np.where(valid[:, None, :], rs.real_means(widths), math.nan)
+    width2 = np.where(valid[:, None, :], rs.real_means(widths * widths), math.nan)
+    lam = np.where(valid, rs.real_means(lams), math.nan)
     return Simulation(systems, ks, int(trials), n_cells, full, covered, width, width2, lam,
                       valid)

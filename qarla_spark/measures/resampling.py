@@ -185,6 +185,19 @@ def weighted_real_means(values, weights) -> np.ndarray:
     return _divide_scaled(sums, base, weights.sum(axis=1).astype(object)[:, None])
 
 
+def real_means(values) -> np.ndarray:
+    """The mean of each row of doubles (the last axis), exact and rounded
+    once (:func:`weighted_real_means` with every weight 1); NaN for a row
+    holding a NaN or an infinity, or no value."""
+    values = np.asarray(values, dtype=np.float64)
+    flat = values.reshape(math.prod(values.shape[:-1]), values.shape[-1])
+    out = np.full(flat.shape[0], np.nan)
+    ok = np.isfinite(flat).all(axis=1)
+    if flat.shape[1] and ok.any():
+        out[ok] = weighted_real_means(flat[ok].T, np.ones((1, flat.shape[1]), dtype=np.int64))[0]
+    return out.reshape(values.shape[:-1])
+
+
 def _divide_scaled(sums, base: int, counts) -> np.ndarray:
     """(sums · 2^base) / counts, exact and rounded once."""
     if base >= 0:
