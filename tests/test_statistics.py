@@ -414,7 +414,7 @@ def test_a_tasks_own_catalogue_keeps_the_order_of_the_runs_catalogue(task_reps, 
     catalogue (the first family in order, then every task's subsets
     sorted) has the same order, names and sizes — so the task's columns,
     rows and comparisons are those of a run-wide catalogue."""
-    from qarla_spark.measures.clustering import subsets
+    from qarla_spark.measures.clustering import subset_labels, subsets
     from qarla_spark.measures.metric_sets import MetricSet
     from qarla_spark.stages.statistics import task_catalogue
     first_sets = [MetricSet.parse(label) for label in first]
@@ -424,7 +424,8 @@ def test_a_tasks_own_catalogue_keeps_the_order_of_the_runs_catalogue(task_reps, 
         mine = set(first_sets) | set(subsets(reps))
         expected = [(s.label, s.size) for s in everyone if s in mine]
         assert task_catalogue([s.label for s in first_sets], [s.size for s in first_sets],
-                              subsets(list(reversed(reps)))) == expected
+                              subset_labels(list(reversed(reps)))) == expected
+        assert subset_labels(reps) == [(s.label, s.size) for s in subsets(reps)]
 
 
 def test_a_task_plan_makes_its_subsets_when_asked():

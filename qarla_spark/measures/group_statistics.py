@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
@@ -265,111 +265,140 @@ def auc_group(key, frame, plans, seed: int, n: int):
     return out
 
 
-def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True,
-                      memo: Optional[dict] = None):
-    """Intervals of the correlations of one (task, set or HBR, criterion):
-    system level (resampling topics, systems, both) and, with
-    ``summary_level``, summary level (topics). ``frame``: part ("x": topic,
-    summarizer, num, den — a system's score in a topic as a ratio; "y": topic,
-    summarizer, score — a human score). ``memo``: a dict shared by the
-    calls of one group (the criteria of a set): the systems' x means of the
-    same x rows and systems are computed once."""
-    task, set_id, criterion = key
-    x_rows = frame[frame["part"] == "x"]
-    y_rows = frame[frame["part"] == "y"]
-    topics = sorted(set(frame["topic"]))
-    t_at = {t: i for i, t in enumerate(topics)}
-    systems = sorted(set(x_rows["summarizer"]) & set(y_rows["summarizer"]))
-    weights = rs.poisson_weights(seed, task, topics, n)
-    ones = np.ones((1, len(topics)), dtype=np.int64)
-    jack = rs.jackknife_weights(len(topics))
+class Paired(NamedTuple):
+    """The rows of one criterion's correlations of one (task, set or HBR):
+    x — a system's score in a topic as a ratio (``x_topic``,
+    ``x_name``, ``x_num``, ``x_den``), y — a human score (``y_topic``,
+    ``y_name``, ``y_score``). A (topic, system) may have several rows of
+    a side (one per judgment): its mean then weighs each row."""
 
-    def batched(rows):
-        """Every system's rows at once when each (topic, system) has one
-        row (:func:`~qarla_spark.measures.resampling.grouped_ratio_means`):
-        the same exact means as one system at a time."""
-        rows = rows[rows["summarizer"].isin(systems)]
-        s_at = {name: j for j, name in enumerate(systems)}
-        t_idx = [t_at[t] for t in rows["topic"]]
-        s_idx = [s_at[name] for name in rows["summarizer"]]
-        if len(set(zip(t_idx, s_idx))) != len(t_idx):
-            return None
-        return rows, (t_idx, s_idx)
+    x_topic: tuple
+    x_name: tuple
+    x_num: np.ndarray
+    x_den: np.ndarray
+    y_topic: tuple
+    y_name: tuple
+    y_score: np.ndarray
 
-    def system_means(rows, value_of, grouped=None):
-        """(B × systems) exact weighted means over each system's topics, for
-        the weights ones, the replicates, the jackknife."""
-        found = batched(rows) if grouped is not None else None
-        if found is not None:
-            mine, where = found
-            return [grouped(mine, where, w) for w in (ones, weights, jack)]
-        outs = [np.empty((1, len(systems))), np.empty((n, len(systems))),
-                np.empty((len(topics), len(systems)))]
-        by_system = dict(tuple(rows.groupby("summarizer")))
-        for j, name in enumerate(systems):
-            mine = by_system[name]
-            cols = [t_at[t] for t in mine["topic"]]
-            for out, w in zip(outs, (ones, weights, jack)):
-                out[:, j] = value_of(mine, w[:, cols])[:, 0]
-        return outs
 
-    def x_means():
-        return system_means(x_rows, lambda r, w: rs.weighted_ratio_means(
-            r["num"].to_numpy(np.int64)[:, None], r["den"].to_numpy(np.int64), w),
-            lambda r, where, w: rs.grouped_ratio_means(
-                r["num"].to_numpy(np.int64), r["den"].to_numpy(np.int64), where, len(systems),
-                w))
+def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
+    """(point 1 × S, replicates B × S, jackknife T × S) exact weighted means
+    over each system's rows (the rows of ``systems`` only): every system at
+    once (``grouped``) when each (topic, system) has one row, else system
+    by system (``single``, its rows' topic positions)."""
+    s_at = {n: j for j, n in enumerate(systems)}
+    keep = [r for r, n in enumerate(name) if n in s_at]
+    t_idx = [t_at[topic[r]] for r in keep]
+    s_idx = [s_at[name[r]] for r in keep]
+    if len(set(zip(t_idx, s_idx))) == len(t_idx):
+        return [grouped(keep, (t_idx, s_idx), w) for w in weights_all]
+    outs = [np.empty((w.shape[0], len(systems))) for w in weights_all]
+    mine: Dict[int, list] = {}
+    for r, j in zip(keep, s_idx):
+        mine.setdefault(j, []).append(r)
+    for j in range(len(systems)):
+        rows = mine[j]
+        cols = [t_at[topic[r]] for r in rows]
+        for out, w in zip(outs, weights_all):
+            out[:, j] = single(rows, w[:, cols])[:, 0]
+    return outs
 
-    if memo is None:
-        xs = x_means()
-    else:
-        # the same x rows and systems (the criteria judging the same peers)
-        mine = x_rows[x_rows["summarizer"].isin(systems)]
-        found_key = (task, tuple(systems), tuple(topics), tuple(zip(
-            mine["topic"], mine["summarizer"], mine["num"].astype(np.int64).tolist(),
-            mine["den"].astype(np.int64).tolist())))
-        xs = memo.get(found_key)
-        if xs is None:
-            xs = memo[found_key] = x_means()
-    ys = system_means(y_rows, lambda r, w: rs.weighted_real_means(
-        r["score"].to_numpy(np.float64)[:, None], w),
-        lambda r, where, w: rs.grouped_real_means(
-            r["score"].to_numpy(np.float64), where, len(systems), w))
+
+def correlation_groups(task: str, set_id, parts, seed: int, n: int,
+                       summary_level: bool = True) -> List[CorrelationRow]:
+    """Intervals of the correlations of one (task, set or HBR) with each
+    criterion of ``parts`` ((criterion, :class:`Paired`), in order): system
+    level (resampling topics, systems, both) and, with ``summary_level``,
+    summary level (topics). The criteria with the same topics, systems and
+    x rows share the x side's means (computed once) and have their
+    correlations and intervals computed together (row by row and column by
+    column: the numbers of one criterion at a time)."""
     kinds = agreement.KINDS
+    found: Dict[str, List[CorrelationRow]] = {}
+    batches: Dict[tuple, list] = {}
+    for criterion, p in parts:
+        topics = tuple(sorted(set(p.x_topic) | set(p.y_topic)))
+        systems = tuple(sorted(set(p.x_name) & set(p.y_name)))
+        chosen = set(systems)
+        x_key = tuple((t, s, int(a), int(b)) for t, s, a, b in zip(p.x_topic, p.x_name, p.x_num,
+                                                                   p.x_den) if s in chosen)
+        batches.setdefault((topics, systems, x_key), []).append((criterion, p))
+    for (topics, systems, _), mine in batches.items():
+        t_at = {t: i for i, t in enumerate(topics)}
+        weights = rs.poisson_weights(seed, task, topics, n)
+        weights_all = (np.ones((1, len(topics)), dtype=np.int64), weights,
+                       rs.jackknife_weights(len(topics)))
+        p0 = mine[0][1]
+        x_num = np.asarray(p0.x_num, dtype=np.int64)
+        x_den = np.asarray(p0.x_den, dtype=np.int64)
+        xs = _side_means(
+            p0.x_topic, p0.x_name, t_at, systems, weights_all,
+            lambda rows, where, w: rs.grouped_ratio_means(x_num[rows], x_den[rows], where,
+                                                          len(systems), w),
+            lambda rows, w: rs.weighted_ratio_means(x_num[rows][:, None], x_den[rows], w))
+        ys_all = []
+        for _, p in mine:
+            score = np.asarray(p.y_score, dtype=np.float64)
+            ys_all.append(_side_means(
+                p.y_topic, p.y_name, t_at, systems, weights_all,
+                lambda rows, where, w, v=score: rs.grouped_real_means(v[rows], where,
+                                                                      len(systems), w),
+                lambda rows, w, v=score: rs.weighted_real_means(v[rows][:, None], w)))
+        n_c, n_k, n_b = len(mine), len(kinds), n
 
-    def corr(x, y, keys=systems):
-        return agreement.correlation_rows(keys, x, y)
+        def corr(x, ys, keys=systems):
+            """correlation_rows of x against each criterion's rows, stacked:
+            (C × rows × kinds)."""
+            x = np.asarray(x, dtype=np.float64)
+            stacked = agreement.correlation_rows(keys, np.tile(x, (n_c, 1)),
+                                                 np.concatenate([np.asarray(y, dtype=np.float64)
+                                                                 for y in ys]))
+            return stacked.reshape(n_c, x.shape[0], n_k)
 
-    point = corr(xs[0], ys[0])[0]
-    # systems resampled with replacement (seeded per replicate); the points
-    # of a replicate are taken in the order drawn
-    picks = rs.system_picks(seed, task, len(systems), n)
-    keys = [f"{k:06d}" for k in range(len(systems))]
-    rows = np.arange(n)[:, None]
-    by_unit = {
-        "topics": corr(xs[1], ys[1]),
-        "systems": corr(xs[0][0][picks], ys[0][0][picks], keys),
-        "both": corr(xs[1][rows, picks], ys[1][rows, picks], keys),
-    }
-    jack_c = corr(xs[2], ys[2])
-    out = []
-    for unit, reps in by_unit.items():
-        for k, kind in enumerate(kinds):
-            cis = rs.intervals(point[k], reps[:, k], jack_c[:, k]) if unit == "topics" \
-                else {"percentile": rs.percentile_interval(reps[:, k])}
-            for method, (low, high) in cis.items():
-                out.append(CorrelationRow(task, set_id, criterion, "system", kind,
-                                          float(point[k]), method, low, high, unit))
-    if not summary_level:
-        return out
-    per_topic, cols = [], []
+        point = corr(xs[0], [y[0] for y in ys_all])[:, 0]                  # C × K
+        # systems resampled with replacement (seeded per replicate); the
+        # points of a replicate are taken in the order drawn
+        picks = rs.system_picks(seed, task, len(systems), n)
+        keys = [f"{k:06d}" for k in range(len(systems))]
+        rows_b = np.arange(n)[:, None]
+        by_topics = corr(xs[1], [y[1] for y in ys_all])                    # C × B × K
+        by_systems = corr(xs[0][0][picks], [y[0][0][picks] for y in ys_all], keys)
+        by_both = corr(xs[1][rows_b, picks], [y[1][rows_b, picks] for y in ys_all], keys)
+        jack_c = corr(xs[2], [y[2] for y in ys_all])                       # C × T × K
+
+        def columns(a):                             # C × B × K -> B × (C·K)
+            return np.ascontiguousarray(a.transpose(1, 0, 2).reshape(a.shape[1], n_c * n_k))
+
+        flat_point = point.reshape(n_c * n_k)
+        topics_ci = rs.interval_columns(flat_point, columns(by_topics), columns(jack_c))
+        systems_ci = rs.percentile_columns(columns(by_systems))
+        both_ci = rs.percentile_columns(columns(by_both))
+        for c, (criterion, p) in enumerate(mine):
+            rows = found.setdefault(criterion, [])
+            for unit, cis in (("topics", topics_ci), ("systems", {"percentile": systems_ci}),
+                              ("both", {"percentile": both_ci})):
+                for k, kind in enumerate(kinds):
+                    at = c * n_k + k
+                    for method, (low, high) in cis.items():
+                        rows.append(CorrelationRow(task, set_id, criterion, "system", kind,
+                                                   float(point[c, k]), method, float(low[at]),
+                                                   float(high[at]), unit))
+            if summary_level:
+                rows += _summary_level(task, set_id, criterion, p, topics, t_at, weights)
+    return [r for criterion, _ in parts for r in found.pop(criterion, [])]
+
+
+def _summary_level(task, set_id, criterion, p: Paired, topics, t_at, weights):
+    """The summary-level rows of one criterion: each topic's correlations
+    over its systems with both sides, their exact means over topics and
+    the intervals (resampling topics)."""
+    kinds = agreement.KINDS
     x_by_topic: Dict[str, dict] = {}
     y_by_topic: Dict[str, dict] = {}
-    for topic, name, num, den in zip(x_rows["topic"], x_rows["summarizer"], x_rows["num"],
-                                     x_rows["den"]):
+    for topic, name, num, den in zip(p.x_topic, p.x_name, p.x_num, p.x_den):
         x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
-    for topic, name, score in zip(y_rows["topic"], y_rows["summarizer"], y_rows["score"]):
-        y_by_topic.setdefault(topic, {})[name] = score
+    for topic, name, score in zip(p.y_topic, p.y_name, p.y_score):
+        y_by_topic.setdefault(topic, {})[name] = float(score)
     # the topics with the same summarizers correlated in one call (row by
     # row, the numbers of one call per topic)
     batches: Dict[tuple, list] = {}
@@ -384,17 +413,19 @@ def correlation_group(key, frame, seed: int, n: int, summary_level: bool = True,
         rows_y = [[y_by_topic[t][s] for s in names] for t in mine]
         r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
         found.update(zip(mine, r))
+    per_topic, cols = [], []
     for topic in topics:
         r = found.get(topic)
         if r is not None and np.isfinite(r[0]):
             per_topic.append(tuple(float(v) for v in r))
             cols.append(t_at[topic])
     if not per_topic:
-        return out
+        return []
     values = np.asarray(per_topic, dtype=np.float64)
     point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
     reps_s = rs.weighted_real_means(values, weights[:, cols])
     jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
+    out = []
     for k, kind in enumerate(kinds):
         for method, (low, high) in rs.intervals(point_s[k], reps_s[:, k], jack_s[:, k]).items():
             out.append(CorrelationRow(task, set_id, criterion, "summary", kind,

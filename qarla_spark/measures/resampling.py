@@ -676,12 +676,25 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     reps = np.asarray(replicates, dtype=np.float64)
     jack = np.asarray(jackknife, dtype=np.float64)
     n_b, m_all = reps.shape
-    out = {"percentile": percentile_columns(reps, alpha),
+    if not n_b or not m_all or np.isinf(reps).any():
+        percentile = percentile_columns(reps, alpha)
+    else:
+        percentile = None
+    out = {"percentile": percentile,
            "bca": (np.full(m_all, math.nan), np.full(m_all, math.nan))}
     low, high = out["bca"]
     if not n_b or not m_all:
         return out
     ordered, n = _finite_sorted(reps)
+    if percentile is None:
+        # percentile_columns' order statistics, read from the full sort
+        # (the values a partition puts at those rows)
+        p_low, p_high = np.full(m_all, math.nan), np.full(m_all, math.nan)
+        some = n > 0
+        if some.any():
+            p_low[some] = _lerp_sorted(ordered[:, some], n[some], alpha / 2)
+            p_high[some] = _lerp_sorted(ordered[:, some], n[some], 1 - alpha / 2)
+        out["percentile"] = (p_low, p_high)
     # columns whose jackknife holds a NaN, or whose replicates an infinity,
     # go through bca_interval itself
     clean = ~np.isinf(reps).any(axis=0) & (np.isfinite(jack).all(axis=0) if jack.shape[0]
@@ -701,14 +714,14 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
         else:
             d2 = d3 = np.zeros(cols.size)
         qs = np.full((2, cols.size), math.nan)
+        zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
         for k in range(cols.size):
             if share[k] <= 0 or share[k] >= 1:
                 continue
             z0 = norm.inv_cdf(float(share[k]))
             spread = np.float64(d2[k])
             a = np.float64(d3[k]) / (6 * spread ** 1.5) if spread > 0 else 0.0
-            for i, q in enumerate((alpha / 2, 1 - alpha / 2)):
-                z = norm.inv_cdf(q)
+            for i, z in enumerate(zs):
                 qs[i, k] = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
         good = np.isfinite(qs).all(axis=0)
         if good.any():

@@ -21,8 +21,8 @@ from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.agreement import correlation_rows_shared
-from qarla_spark.measures.clustering import subsets
-from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates
+from qarla_spark.measures.clustering import subset_labels
+from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates_of
 from qarla_spark.names import HBR, queen_of, queen_set
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q
@@ -199,23 +199,33 @@ def _king_of_ranked(task, items, ctx):
     if plan is None or not cases:
         return None
     first = q["first"]
-    own = [s.label for s in subsets(plan["reps"])] if plan["best"] not in first else []
+    own = [label for label, _ in subset_labels(plan["reps"])] if plan["best"] not in first else []
     wanted = ranked_sets(first, plan["best"])
     gid = {label: g for g, label in enumerate(wanted)}
-    rows, seen = [], set()
+    # the counts of every (topic, set): the first record of a (topic, set)
+    # counts (a set of both families: the same counts), as the KING group
+    topics = sorted({v.topic for v in cases})
+    t_at = {t: i for i, t in enumerate(topics)}
+    wins = np.zeros((len(topics), len(wanted)), dtype=np.int64)
+    dens = np.zeros((len(topics), len(wanted)), dtype=np.int64)
+    seen = np.zeros(wins.shape, dtype=bool)
     for v in cases:
         labels = first if v.family == 0 else own
-        for s, label in enumerate(labels):
-            g = gid.get(label)
-            if g is not None and (v.topic, g) not in seen:
-                seen.add((v.topic, g))
-                rows.append((v.topic, g, int(v.win[s]), int(v.den)))
-    if not rows:
+        at = [(s, gid[label]) for s, label in enumerate(labels) if label in gid]
+        if not at:
+            continue
+        src, dst = (np.asarray(c, dtype=np.intp) for c in zip(*at))
+        t = t_at[v.topic]
+        new = ~seen[t, dst]
+        wins[t, dst[new]] = np.asarray(v.win, dtype=np.int64)[src[new]]
+        dens[t, dst[new]] = int(v.den)
+        seen[t, dst[new]] = True
+    present = np.flatnonzero(seen.any(axis=0))
+    if not present.size:
         return None
-    import pandas as pd
-    e = ratio_estimates(task, pd.DataFrame.from_records(rows, columns=["topic", "gid", "num",
-                                                                       "den"]),
-                        wanted, ctx["seed"], ctx["n"])
+    e = ratio_estimates_of(task, topics, present.tolist(), [wanted[g] for g in present],
+                           wins[:, present], dens[:, present].max(axis=1), ctx["seed"],
+                           ctx["n"])
     keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
     return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
 

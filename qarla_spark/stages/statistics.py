@@ -37,13 +37,12 @@ import numpy as np
 
 from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import resampling as rs
-from qarla_spark.measures.clustering import subsets
-from qarla_spark.measures.metric_sets import MetricSet
+from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
-                                                   Interval, StatRow, auc_group,
-                                                   correlation_group, king_group,
+                                                   Interval, Paired, StatRow, auc_group,
+                                                   correlation_groups, king_group,
                                                    ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES, HBR, QUEEN
@@ -143,10 +142,10 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         return None
     seed, n = ctx["seed"], ctx["n"]
     first, plan = q["first"], q["plans"][task]
-    own = subsets(plan["reps"])
+    own = subset_labels(plan["reps"])
     catalogue = task_catalogue(first, q["first_sizes"], own)
     gid = {label: i for i, (label, _) in enumerate(catalogue)}
-    task_sets = [first, [s.label for s in own]]
+    task_sets = [first, [label for label, _ in own]]
     cases: List[KingCase] = [v for _, v in items]
     if not cases:
         return None
@@ -216,7 +215,8 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
     if q is None:
         return None
     s = int(rest[0])
-    by_criterion: Dict[str, list] = {}
+    # per criterion: a row of each side per judgment of a peer with QUEEN
+    sides: Dict[str, Tuple[list, list, list, list, list]] = {}
     for _, v in items:
         at = {name: a for a, name in enumerate(v.peers)}
         j = v.judged
@@ -224,18 +224,19 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
             a = at.get(name)
             if a is None:
                 continue
-            rows = by_criterion.setdefault(criterion, [])
-            rows.append((v.topic, name, "x", int(v.num[a]), int(v.den[a]), None))
-            rows.append((v.topic, name, "y", None, None, float(score)))
+            topic_, name_, num, den, y = sides.setdefault(criterion, ([], [], [], [], []))
+            topic_.append(v.topic)
+            name_.append(name)
+            num.append(int(v.num[a]))
+            den.append(int(v.den[a]))
+            y.append(float(score))
     label = q["detailed"][task][s]
-    memo: Dict[tuple, Any] = {}
-    corr = []
-    for criterion, rows in sorted(by_criterion.items()):
-        frame = _frame(rows, ["topic", "summarizer", "part", "num", "den", "score"])
-        corr += [_correlation_ci(r, QUEEN, label, ctx["n"])
-                 for r in correlation_group((task, s, criterion), frame, ctx["seed"], ctx["n"],
-                                            memo=memo)]
-    return _Found(corr=corr)
+    parts = [(criterion, Paired(tuple(t), tuple(names), np.asarray(num, dtype=np.int64),
+                                np.asarray(den, dtype=np.int64), tuple(t), tuple(names),
+                                np.asarray(y, dtype=np.float64)))
+             for criterion, (t, names, num, den, y) in sorted(sides.items())]
+    return _Found(corr=[_correlation_ci(r, QUEEN, label, ctx["n"])
+                        for r in correlation_groups(task, s, parts, ctx["seed"], ctx["n"])])
 
 
 def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
@@ -259,24 +260,24 @@ def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
     h = ctx.get("hbr")
     if h is None:
         return None
-    x_rows = [(v.topic, name, "x", num, den, None)
-              for k, v in items if k == S_HX for name, _, num, den in v.rows]
+    x = [(v.topic, name, num, den) for k, v in items if k == S_HX for name, _, num, den in v.rows]
+    x_topic = tuple(r[0] for r in x)
+    x_name = tuple(r[1] for r in x)
+    x_num = np.asarray([int(r[2]) for r in x], dtype=np.int64)
+    x_den = np.asarray([int(r[3]) for r in x], dtype=np.int64)
     y_rows: Dict[str, list] = {}
     for k, v in items:
         if k == S_JUDG:
             for topic, name, criterion, score in zip(v.topic, v.summarizer, v.criterion,
                                                      v.score):
-                y_rows.setdefault(criterion, []).append(
-                    (topic, name, "y", None, None, float(score)))
-    memo: Dict[tuple, Any] = {}
-    corr = []
-    for criterion in sorted(y_rows):
-        frame = _frame(x_rows + y_rows[criterion], ["topic", "summarizer", "part", "num",
-                                                     "den", "score"])
-        corr += [_correlation_ci(r, HBR, h["label"], ctx["n"])
-                 for r in correlation_group((task, 0, criterion), frame, ctx["seed"],
-                                            ctx["n"], summary_level=False, memo=memo)]
-    return _Found(corr=corr)
+                y_rows.setdefault(criterion, []).append((topic, name, float(score)))
+    parts = [(criterion, Paired(x_topic, x_name, x_num, x_den, tuple(r[0] for r in rows),
+                                tuple(r[1] for r in rows),
+                                np.asarray([r[2] for r in rows], dtype=np.float64)))
+             for criterion, rows in sorted(y_rows.items())]
+    return _Found(corr=[_correlation_ci(r, HBR, h["label"], ctx["n"])
+                        for r in correlation_groups(task, 0, parts, ctx["seed"], ctx["n"],
+                                                    summary_level=False)])
 
 
 def _judges_meta(key, task, rest, items, ctx) -> _Found:
@@ -372,15 +373,17 @@ def _across_printed(found) -> dict:
 
 
 def task_catalogue(first: List[str], first_sizes: List[int],
-                   own: List[MetricSet]) -> List[Tuple[str, int]]:
+                   own: List[Tuple[str, int]]) -> List[Tuple[str, int]]:
     """The sets whose KING one task's group resamples, (label, size) in
     their column order: the first family's (``first``, in order), then the
-    task's subsets of its representatives (``own``) not among them, sorted.
+    task's subsets of its representatives (``own``: (label, size), as
+    :func:`~qarla_spark.measures.clustering.subset_labels` makes them) not
+    among them, in :attr:`~qarla_spark.measures.metric_sets.MetricSet.tie_key`'s order (size, then label).
     Made in the task's group from its representatives (100 tasks of ten
     representatives: 100,000 subsets, 13.8 MB in one broadcast before)."""
     out = dict(zip(first, first_sizes))
-    for s in sorted(own, key=lambda s: s.tie_key):          # MetricSet's own order
-        out.setdefault(s.label, s.size)
+    for label, size in sorted(own, key=lambda s: (s[1], s[0])):     # MetricSet.tie_key
+        out.setdefault(label, size)
     return list(out.items())
 
 
