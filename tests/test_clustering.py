@@ -164,8 +164,8 @@ def test_pass_rates_of_the_topics_bit_slices_equal_the_oracle():
             frozenset([0, 1])]
     for order in (records, records[::-1]):      # partitions: one, or one per topic
         combined = _combine_first(list(order))
-        block = np.concatenate([v["slices"] for _, k, v in combined if k == "bits"], axis=1)
-        assert sum(v["n"] for _, k, v in combined if k == "bits") == len(masks)
+        block = np.concatenate([v.slices for _, k, v in combined if k == "bits"], axis=1)
+        assert sum(v.n for _, k, v in combined if k == "bits") == len(masks)
         assert list(slice_counts(block, sets)) == oracle(masks)(sets)
         assert agglomerate(3, 2, lambda ss: list(slice_counts(block, ss)), metrics) == \
             agglomerate(3, 2, oracle(masks), metrics)

@@ -168,3 +168,23 @@ def test_a_toy_metric_flows_to_the_battery():
     finally:
         registry.unregister_metric(name)
     assert name not in registry.user_functions()
+
+
+def test_the_stages_named_rows_start_with_their_tables_columns():
+    """The QARLA and HBR stages' named rows (:mod:`qarla_spark.stages.records`)
+    start with their declared table's columns, in order (``table_record``
+    keeps those); their records' types are frozen and pickle as
+    themselves."""
+    import pickle
+
+    from qarla_spark.stages import records
+    from qarla_spark.tables import table
+    for name, row in records.TABLE_ROWS.items():
+        columns = [c.name for c in table(name).columns]
+        assert list(row._fields[:len(columns)]) == columns, name
+    case = records.KingCases("t1", 0, np.array([1, 2]), np.array([3, 4]), 3, 6, ["c"])
+    again = pickle.loads(pickle.dumps(case))
+    assert type(again) is records.KingCases and again.topic == "t1"
+    assert (again.win == case.win).all()
+    with pytest.raises(AttributeError):
+        case.topic = "t2"

@@ -98,17 +98,18 @@ def crafted_details(models, own, peer_queen, plain=None):
     out = []
     for i in range(3):
         n_m = len(models)
-        detail = {
-            "topic": f"t{i}", "peers": ["a"], "models": list(models),
-            "full_num": np.array([[peer_queen[i]]]), "full_den": np.array([DEN]),
-            "jackknifed": True,
-            "jk_num": np.full((1, n_m, 1), peer_queen[i]), "jk_den": np.full((1, n_m), DEN),
-            "own_num": np.array([[own[m][i]] for m in models]),
-            "own_den": np.full(n_m, DEN), "jack": np.array([0]), "n_models": n_m,
-            "curve": None, "n_orders": 0, "judged": None, "king": True}
-        if plain is not None:
-            detail["plain"] = {"R-1.a": (np.array([[plain[m][i][0] for m in models]]),
-                                         np.array([plain[m][i][1] for m in models]))}
+        from qarla_spark.stages.records import TopicDetail
+        detail = TopicDetail(
+            topic=f"t{i}", peers=["a"], models=list(models),
+            full_num=np.array([[peer_queen[i]]]), full_den=np.array([DEN]),
+            jackknifed=True,
+            jk_num=np.full((1, n_m, 1), peer_queen[i]), jk_den=np.full((1, n_m), DEN),
+            own_num=np.array([[own[m][i]] for m in models]),
+            own_den=np.full(n_m, DEN), jack=np.array([0]), n_models=n_m,
+            curve=None, n_orders=0, judged=None, king=True,
+            plain=None if plain is None else {
+                "R-1.a": (np.array([[plain[m][i][0] for m in models]]),
+                          np.array([plain[m][i][1] for m in models]))})
         out.append(("detail", detail))
     return out
 
@@ -150,7 +151,7 @@ def test_systems_rank_exactly():
     found = detail_tables(crafted_details(["h"], {"h": H_QUEEN}, A_QUEEN))
     got = {r[1]: r for r in found["systems"]}
     assert got["h"][4] == got["a"][4] == 22 / 54
-    ranked = {r.name: r for r in found["driver"]["ranking"]}
+    ranked = {r.name: r for r in found["driver"].ranking}
     assert ranked["h"].above_peers is False and ranked["a"].above_peers is None
     assert (ranked["a"].position, ranked["h"].position) == (1, 2)      # tie: name order
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -26,19 +26,19 @@ from qarla_spark.names import QUEEN
 # ---------------------------------------------------------------------------
 
 
-def king_orange(task: str, cases: Sequence[dict], labels: Sequence[str],
+def king_orange(task: str, cases: Sequence[Any], labels: Sequence[str],
                 sizes: Sequence[int]) -> Tuple[List[tuple], List[tuple], Dict[int, float]]:
     """(king rows, orange rows, KING by set index) of one task from its
-    topics' cases (dicts of ``win`` and ``n_le`` per set, ``den`` = |M|,
-    ``n_pairs`` = |M|·|A|): KING = exact mean over topics of wins / |M| with
-    its Wilson interval; ORANGE(QUEEN) = Σ n_le / Σ n_pairs. No row without
-    a case."""
+    topics' cases (records with fields ``win`` and ``n_le`` per set, ``den``
+    = |M|, ``n_pairs`` = |M|·|A|: the QARLA stage's ``KingCases``): KING =
+    exact mean over topics of wins / |M| with its Wilson interval;
+    ORANGE(QUEEN) = Σ n_le / Σ n_pairs. No row without a case."""
     if not cases:
         return [], [], {}
-    dens = np.asarray([c["den"] for c in cases], dtype=np.int64)
-    wins = np.stack([np.asarray(c["win"], dtype=np.int64) for c in cases])       # T × S
-    n_le = np.stack([np.asarray(c["n_le"], dtype=np.int64) for c in cases]).sum(axis=0)
-    n_pairs = int(sum(int(c["n_pairs"]) for c in cases))
+    dens = np.asarray([c.den for c in cases], dtype=np.int64)
+    wins = np.stack([np.asarray(c.win, dtype=np.int64) for c in cases])       # T × S
+    n_le = np.stack([np.asarray(c.n_le, dtype=np.int64) for c in cases]).sum(axis=0)
+    n_pairs = int(sum(int(c.n_pairs) for c in cases))
     by_den = [(int(d), wins[dens == d].sum(axis=0), int((dens == d).sum()))
               for d in sorted(set(dens.tolist()))]
     kings, orange, values = [], [], {}
@@ -51,13 +51,14 @@ def king_orange(task: str, cases: Sequence[dict], labels: Sequence[str],
     return kings, orange, values
 
 
-def orange_plain(task: str, metrics: Sequence[str], plains: Sequence[dict]) -> List[tuple]:
+def orange_plain(task: str, metrics: Sequence[str], plains: Sequence[Any]) -> List[tuple]:
     """``orange/`` rows of the plain scores (score ``plain``): every metric,
-    Σ n_le / Σ n_pairs over the topics where KING is defined."""
+    Σ n_le / Σ n_pairs over the topics where KING is defined (records with
+    fields ``n_le``, ``n_pairs``: the QARLA stage's ``PlainCounts``)."""
     if not plains:
         return []
-    n_le = np.stack([np.asarray(p["n_le"], dtype=np.int64) for p in plains]).sum(axis=0)
-    n_pairs = int(sum(int(p["n_pairs"]) for p in plains))
+    n_le = np.stack([np.asarray(p.n_le, dtype=np.int64) for p in plains]).sum(axis=0)
+    n_pairs = int(sum(int(p.n_pairs) for p in plains))
     return [(task, m, 1, "plain", int(n_le[i]) / n_pairs, n_pairs)
             for i, m in enumerate(metrics)]
 
@@ -97,6 +98,8 @@ class PeerSums:
         return self
 
     def to_value(self) -> dict:
+        """The sums as the fields of a record (``peer``, ``den``, ``count``,
+        ``num``: the QARLA stage's ``PeerCounts``)."""
         keys = sorted(self.sums)
         return {"peer": [k[0] for k in keys], "den": [k[1] for k in keys],
                 "count": [self.counts[k] for k in keys],
@@ -104,10 +107,12 @@ class PeerSums:
                         else np.zeros((0, self.n_sets), dtype=np.int64))}
 
     @classmethod
-    def of_values(cls, n_sets: int, values: Iterable[dict]) -> "PeerSums":
+    def of_values(cls, n_sets: int, values: Iterable[Any]) -> "PeerSums":
+        """The sums of records with fields ``peer``, ``num``, ``den``,
+        ``count`` (the QARLA stage's ``PeerCounts``)."""
         out = cls(n_sets)
         for v in values:
-            out.add(v["peer"], v["num"], v["den"], v["count"])
+            out.add(v.peer, v.num, v.den, v.count)
         return out
 
     def means(self) -> Dict[str, np.ndarray]:

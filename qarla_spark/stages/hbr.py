@@ -36,6 +36,10 @@ from qarla_spark.names import HBR
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
+from qarla_spark.stages.records import (AucRow, AucTopic, CorrelationsRow, CurveTopic,
+                                        EveryPair, HbrFound, HbrMeta, HbrRow, HbrSystemRow,
+                                        HbrTopic, NeedCounts, PairSample, SampledPairs,
+                                        TopicAucRow)
 from qarla_spark.stages.statistics_inputs import (StatisticsContext, judgment_records,
                                                   statistics_wanted, with_statistics)
 
@@ -147,7 +151,7 @@ class HbrRound(HbrSample):
     heterogeneity curve's bins, what the statistics read (None: no
     statistics)."""
 
-    samples: Dict[str, Any] = field(default_factory=dict)
+    samples: Dict[str, PairSample] = field(default_factory=dict)
     measures: Tuple[str, ...] = ()
     label: str = ""
     judged: bool = False
@@ -175,41 +179,38 @@ def _sample_kernel(row, ctx: "HbrSample"):
     if ctx.exact:
         gl = np.concatenate([g, l], axis=1)
         distinct, counts = np.unique(gl, axis=0, return_counts=True)
-        return [(task, "pairs", {"total": len(i), "gl": distinct, "c": counts.astype(np.int64)})]
+        return [(task, "pairs", EveryPair(len(i), distinct, counts.astype(np.int64)))]
     keys = pair_keys(ctx.seed, task, topic.topic, names[i], names[j])
     order = smallest_pairs(keys, np.full(len(keys), topic.topic, dtype=object), names[i],
                            names[j], ctx.n_pairs)
-    return [(task, "pairs", {"total": len(i), "topic": topic.topic, "key": keys[order],
-                             "s": names[i][order], "s2": names[j][order],
-                             "g": g[order], "l": l[order]})]
+    return [(task, "pairs", SampledPairs(len(i), topic.topic, keys[order], names[i][order],
+                                         names[j][order], g[order], l[order]))]
 
 
 def _sample_reduce(task, items, ctx: "HbrSample"):
     parts = [v for k, v in items if k == "pairs"]
-    total = int(sum(v["total"] for v in parts))
+    total = int(sum(v.total for v in parts))
     if not parts:
         return []
-    words = parts[0]["g"].shape[1] if not ctx.exact else parts[0]["gl"].shape[1] // 2
+    words = parts[0].g.shape[1] if not ctx.exact else parts[0].gl.shape[1] // 2
     if ctx.exact:
-        gl = np.concatenate([v["gl"] for v in parts])
-        c = np.concatenate([v["c"] for v in parts])
+        gl = np.concatenate([v.gl for v in parts])
+        c = np.concatenate([v.c for v in parts])
         distinct, inverse = np.unique(gl, axis=0, return_inverse=True)
         counts = np.bincount(inverse.ravel(), weights=c, minlength=len(distinct)).astype(np.int64)
     else:
-        keys = np.concatenate([v["key"] for v in parts])
-        topics = np.concatenate([np.full(len(v["key"]), v["topic"], dtype=object)
-                                 for v in parts])
-        s = np.concatenate([v["s"] for v in parts])
-        s2 = np.concatenate([v["s2"] for v in parts])
+        keys = np.concatenate([v.key for v in parts])
+        topics = np.concatenate([np.full(len(v.key), v.topic, dtype=object) for v in parts])
+        s = np.concatenate([v.s for v in parts])
+        s2 = np.concatenate([v.s2 for v in parts])
         order = smallest_pairs(keys, topics, s, s2, ctx.n_pairs)
-        gl = np.concatenate([np.concatenate([v["g"] for v in parts]),
-                             np.concatenate([v["l"] for v in parts])], axis=1)[order]
+        gl = np.concatenate([np.concatenate([v.g for v in parts]),
+                             np.concatenate([v.l for v in parts])], axis=1)[order]
         distinct, counts = np.unique(gl, axis=0, return_counts=True)
         counts = counts.astype(np.int64)
     n = int(counts.sum())
-    sample = {"g": distinct[:, :words], "l": distinct[:, words:], "c": counts, "n": n,
-              "total": total, "exact": bool(ctx.exact or n >= total)}
-    return [(task, "sample", sample)]
+    return [(task, "sample", PairSample(distinct[:, :words], distinct[:, words:], counts, n,
+                                        total, bool(ctx.exact or n >= total)))]
 
 
 def _measure_label(need_words, names: Sequence[str]) -> List[str]:
@@ -239,74 +240,94 @@ def _hbr_kernel(row, ctx: "HbrRound"):
         return []
     names, roles = topic.names[who], topic.roles[who]
     i, j, g, l = pairs
-    k = len(ctx.measures)
-    n = sample["n"]
-    need = complement(l, k)
+    n = sample.n
+    need = complement(l, len(ctx.measures))
     distinct, inverse = np.unique(need, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    n_split_u = split_counts(distinct, sample["g"], sample["l"], sample["c"])
+    n_split_u = split_counts(distinct, sample.g, sample.l, sample.c)
     h_u = n_split_u / n
-    se_u = np.zeros_like(h_u) if sample["exact"] else np.sqrt(h_u * (1 - h_u) / n)
+    se_u = np.zeros_like(h_u) if sample.exact else np.sqrt(h_u * (1 - h_u) / n)
     n_split = n_split_u[inverse]
-    label = ctx.label
-    # HBR of each summary: the exact mean of H over its pairs
-    counts = np.bincount(i, minlength=len(who))
-    sums = np.bincount(i, weights=n_split.astype(np.float64), minlength=len(who))
+    hbr_rows, x_rows = _summary_hbr(task, topic.topic, names, roles, ctx.label, i, n,
+                                    n_split, se_u[inverse])
+    import pandas as pd
+    hbr_frame = pd.DataFrame.from_records(hbr_rows, columns=list(HbrRow._fields))
+    out = [(task, "hbr", hbr_frame),
+           (task, "hbr_x", HbrTopic(topic.topic, x_rows,
+                                    # the judged summaries' measures, for metric_eval/
+                                    HbrMeta(list(names), list(roles), x, topic.judged)
+                                    if ctx.statistics is not None and topic.judged is not None
+                                    else None)),
+           (task, "needs", NeedCounts(distinct, n_split_u))]
+    if topic.judged is not None:
+        out += _judged_records(task, topic, names, x, hbr_rows, i, j, n_split)
+    return with_statistics(out, ctx.statistics)
+
+
+def _summary_hbr(task, topic, names, roles, label, i, n, n_split, se):
+    """(``hbr/`` rows, (name, role, num, den) ratios) of a topic's scored
+    summaries ``names``: HBR of each, the exact mean of H over its pairs
+    (``i``: each pair's first summary; ``n_split`` and ``se``: each pair's
+    split count of the ``n`` sampled pairs and H's standard error)."""
+    counts = np.bincount(i, minlength=len(names))
+    sums = np.bincount(i, weights=n_split.astype(np.float64), minlength=len(names))
     hbr_rows, x_rows = [], []
-    for a in range(len(who)):
+    for a in range(len(names)):
         if not counts[a]:
             continue
         mine = i == a
         num, den = int(round(sums[a])), n * int(counts[a])
         hbr = exact.to_float(exact.ratio(num, den))
-        se = exact.to_float(exact.mean(exact.real(v) for v in se_u[inverse[mine]]))
-        hbr_rows.append((task, topic.topic, names[a], label, hbr, se))
+        std_error = exact.to_float(exact.mean(exact.real(v) for v in se[mine]))
+        hbr_rows.append(HbrRow(task, topic, names[a], label, hbr, std_error))
         x_rows.append((names[a], roles[a], num, den))
-    import pandas as pd
-    hbr_frame = pd.DataFrame.from_records(hbr_rows, columns=["task", "topic", "summarizer",
-                                                             "measure_set", "hbr", "std_error"])
-    out = [(task, "hbr", hbr_frame),
-           (task, "hbr_x", {"topic": topic.topic, "rows": x_rows,
-                            # the judged summaries' measures, for metric_eval/
-                            "meta": {"names": list(names), "roles": list(roles), "x": x,
-                                     "judged": topic.judged}
-                            if ctx.statistics is not None and topic.judged is not None
-                            else None}),
-           (task, "needs", {"need": distinct, "n_split": n_split_u})]
+    return hbr_rows, x_rows
+
+
+def _judged_records(task, topic, names, x, hbr_rows, i, j, n_split) -> List[tuple]:
+    """A judged topic's ``auc_topic`` record (every measure's and HBR's AUC
+    counts per criterion) and ``curve`` record (the heterogeneity curve's
+    pairs per criterion; none without a pair)."""
     judged = topic.judged
-    if judged is not None:
-        by_name = {r[2]: r[4] for r in hbr_rows}
-        hbr_value = np.asarray([by_name.get(s, np.nan) for s in names], dtype=np.float64)
-        values = np.column_stack([x, hbr_value])                   # who × (k + 1)
-        at = {s: a for a, s in enumerate(names)}
-        pair_at = {(int(p), int(q)): t for t, (p, q) in enumerate(zip(i, j))}
-        auc, curve = [], []
-        for criterion in sorted(set(judged["criterion"])):
-            sel = judged["criterion"] == criterion
-            q_of: Dict[str, list] = {}
-            for s, q in zip(judged["summarizer"][sel], judged["score"][sel]):
-                if s in at:
-                    q_of.setdefault(s, []).append(float(q))
-            scored = sorted(q_of)
-            wins2, n_auc = auc_counts(values[[at[s] for s in scored]], [q_of[s] for s in scored])
-            if n_auc:
-                auc.append((criterion, wins2, n_auc))
-            # heterogeneity curve: every ordered pair of judged scored summaries
-            rows = []
-            for s in scored:
-                for s2 in scored:
-                    t = pair_at.get((at[s], at[s2])) if s != s2 else None
-                    if t is None:
-                        continue
-                    for q1 in q_of[s]:
-                        for q2 in q_of[s2]:
-                            rows.append((int(n_split[t]), s, s2, q1 >= q2))
-            if rows:
-                curve.append((criterion, rows))
-        out.append((task, "auc_topic", {"topic": topic.topic, "auc": auc}))
-        if curve:
-            out.append((task, "curve", {"topic": topic.topic, "pairs": curve}))
-    return with_statistics(out, ctx.statistics)
+    by_name = {r.summarizer: r.hbr for r in hbr_rows}
+    hbr_value = np.asarray([by_name.get(s, np.nan) for s in names], dtype=np.float64)
+    values = np.column_stack([x, hbr_value])                   # who × (k + 1)
+    at = {s: a for a, s in enumerate(names)}
+    pair_at = {(int(p), int(q)): t for t, (p, q) in enumerate(zip(i, j))}
+    auc, curve = [], []
+    for criterion in sorted(set(judged["criterion"])):
+        sel = judged["criterion"] == criterion
+        q_of: Dict[str, list] = {}
+        for s, q in zip(judged["summarizer"][sel], judged["score"][sel]):
+            if s in at:
+                q_of.setdefault(s, []).append(float(q))
+        scored = sorted(q_of)
+        wins2, n_auc = auc_counts(values[[at[s] for s in scored]], [q_of[s] for s in scored])
+        if n_auc:
+            auc.append((criterion, wins2, n_auc))
+        rows = _curve_pairs(scored, q_of, at, pair_at, n_split)
+        if rows:
+            curve.append((criterion, rows))
+    out = [(task, "auc_topic", AucTopic(topic.topic, auc))]
+    if curve:
+        out.append((task, "curve", CurveTopic(topic.topic, curve)))
+    return out
+
+
+def _curve_pairs(scored, q_of, at, pair_at, n_split) -> List[tuple]:
+    """The heterogeneity curve's pairs of one topic and criterion: every
+    ordered pair of judged scored summaries and of their judgments,
+    (n_split, s, s2, whether s's judgment is at least s2's)."""
+    rows = []
+    for s in scored:
+        for s2 in scored:
+            t = pair_at.get((at[s], at[s2])) if s != s2 else None
+            if t is None:
+                continue
+            for q1 in q_of[s]:
+                for q2 in q_of[s2]:
+                    rows.append((int(n_split[t]), s, s2, q1 >= q2))
+    return rows
 
 
 # ---------------------------------------------------------------------------
@@ -314,63 +335,91 @@ def _hbr_kernel(row, ctx: "HbrRound"):
 # ---------------------------------------------------------------------------
 
 def _hbr_reduce(task, items, ctx: "HbrRound"):
+    """The tables of one task from its topics' records, one function a
+    table, and what the run prints (:func:`_auc_summaries`)."""
     sample = ctx.samples[task]
-    n, label, measures = sample["n"], ctx.label, list(ctx.measures)
-    out = []
-    # heterogeneity/: every distinct set the task's pairs need
-    needs = {}
-    for k, v in items:
-        if k == "needs":
-            for need, n_split in zip(v["need"], v["n_split"]):
-                needs.setdefault(tuple(int(w) for w in need), int(n_split))
-    if needs:
-        keys = sorted(needs)
-        need_arr = np.asarray(keys, dtype=np.int64).reshape(len(keys), -1)
-        n_split = np.asarray([needs[k_] for k_ in keys], dtype=np.int64)
-        h = n_split / n
-        se = np.zeros_like(h) if sample["exact"] else np.sqrt(h * (1 - h) / n)
-        import pandas as pd
-        out.append((task, "heterogeneity", pd.DataFrame({
-            "task": task, "need": [list(map(int, w)) for w in need_arr],
-            "measure_set": _measure_label(need_arr, measures), "h": h, "std_error": se,
-            "n_pairs": np.full(len(keys), n, dtype=np.int64),
-            "exact": np.full(len(keys), sample["exact"], dtype=bool), "n_split": n_split})))
-    # hbr_systems/: exact mean over topics of each summary's HBR
-    means: Dict[Tuple[str, str], exact.Mean] = {}
-    for k, v in items:
-        if k == "hbr_x":
-            for name, role, num, den in v["rows"]:
-                means.setdefault((name, role), exact.Mean()).add_fraction(exact.ratio(num, den))
-    systems = [(task, name, role, label, exact.to_float(m.value()))
-               for (name, role), m in sorted(means.items())]
+    out = _heterogeneity(task, items, sample, list(ctx.measures))
+    systems = _hbr_systems(task, items, ctx.label)
     out.append(rd.table_record(task, "hbr_systems", systems))
     if not ctx.judged:
         return out
-    # auc/: per topic, pooled, and pooled over (in)consistent topics
-    per_topic = []      # (criterion, topic, measure, wins2, n_pairs)
+    auc_rows, robust_rows = _auc_rows(task, _topic_aucs(items, list(ctx.measures)))
+    out += [rd.table_record(task, "auc", auc_rows),
+            rd.table_record(task, "robustness", robust_rows),
+            rd.table_record(task, "hetero_curve", _hetero_curve(task, items, sample.n,
+                                                                ctx.bins)),
+            rd.table_record(task, "hbr_correlations",
+                            _hbr_correlations(task, items, systems, ctx.label)),
+            (task, "driver", HbrFound(_auc_summaries(auc_rows)))]
+    return out
+
+
+def _heterogeneity(task, items, sample: PairSample, measures: List[str]) -> List[tuple]:
+    """``heterogeneity/``: every distinct set the task's pairs need (its
+    ``needs`` records), H and its standard error (none: no record)."""
+    n = sample.n
+    needs = {}
+    for k, v in items:
+        if k == "needs":
+            for need, n_split in zip(v.need, v.n_split):
+                needs.setdefault(tuple(int(w) for w in need), int(n_split))
+    if not needs:
+        return []
+    keys = sorted(needs)
+    need_arr = np.asarray(keys, dtype=np.int64).reshape(len(keys), -1)
+    n_split = np.asarray([needs[k_] for k_ in keys], dtype=np.int64)
+    h = n_split / n
+    se = np.zeros_like(h) if sample.exact else np.sqrt(h * (1 - h) / n)
+    import pandas as pd
+    return [(task, "heterogeneity", pd.DataFrame({
+        "task": task, "need": [list(map(int, w)) for w in need_arr],
+        "measure_set": _measure_label(need_arr, measures), "h": h, "std_error": se,
+        "n_pairs": np.full(len(keys), n, dtype=np.int64),
+        "exact": np.full(len(keys), sample.exact, dtype=bool), "n_split": n_split}))]
+
+
+def _hbr_systems(task, items, label: str) -> List[HbrSystemRow]:
+    """``hbr_systems/``: the exact mean over topics of each summary's HBR
+    (its ``hbr_x`` records)."""
+    means: Dict[Tuple[str, str], exact.Mean] = {}
+    for k, v in items:
+        if k == "hbr_x":
+            for name, role, num, den in v.rows:
+                means.setdefault((name, role), exact.Mean()).add_fraction(exact.ratio(num, den))
+    return [HbrSystemRow(task, name, role, label, exact.to_float(m.value()))
+            for (name, role), m in sorted(means.items())]
+
+
+def _topic_aucs(items, measures: List[str]) -> List[TopicAucRow]:
+    """Every measure's and HBR's AUC counts per topic and criterion (the
+    task's ``auc_topic`` records)."""
+    per_topic = []
     names = measures + [HBR]
     for k, v in items:
         if k == "auc_topic":
-            for criterion, wins2, n_pairs in v["auc"]:
+            for criterion, wins2, n_pairs in v.auc:
                 for m, w in zip(names, wins2):
-                    per_topic.append((criterion, v["topic"], m, int(w), int(n_pairs)))
-    auc_rows, robust_rows = _auc_rows(task, per_topic)
-    out += [rd.table_record(task, "auc", auc_rows),
-            rd.table_record(task, "robustness", robust_rows)]
-    # hetero_curve/
+                    per_topic.append(TopicAucRow(criterion, v.topic, m, int(w), int(n_pairs)))
+    return per_topic
+
+
+def _hetero_curve(task, items, n: int, n_bins: int) -> List[tuple]:
+    """``hetero_curve/``: per criterion, the task's judged pairs (its
+    ``curve`` records) by H in ``n_bins`` ntile bins, each bin's mean H
+    (of ``n`` sampled pairs) and how often quality increases."""
     by_criterion: Dict[str, list] = {}
     for k, v in items:
         if k == "curve":
-            for criterion, rows in v["pairs"]:
+            for criterion, rows in v.pairs:
                 by_criterion.setdefault(criterion, []).extend(
-                    (ns, v["topic"], s, s2, up) for ns, s, s2, up in rows)
+                    (ns, v.topic, s, s2, up) for ns, s, s2, up in rows)
     curve_rows = []
     for criterion in sorted(by_criterion):
-        rows = sorted(by_criterion[criterion], key=lambda r: (r[0], r[1], r[2], r[3]))
-        bins = ntile(len(rows), ctx.bins)
+        rows = sorted(by_criterion[criterion], key=lambda r: r[:4])   # not by up
+        bins = ntile(len(rows), n_bins)
         # ntile's bins are runs of consecutive rows: each run summed once
-        n_split = np.asarray([r[0] for r in rows], dtype=np.int64)
-        ups_all = np.asarray([bool(r[4]) for r in rows], dtype=np.int64)
+        n_split = np.asarray([ns for ns, *_ in rows], dtype=np.int64)
+        ups_all = np.asarray([bool(up) for *_, up in rows], dtype=np.int64)
         values, starts, sizes = np.unique(bins, return_index=True, return_counts=True)
         for b, start, size in zip(values, starts, sizes):
             mine = slice(int(start), int(start) + int(size))
@@ -378,8 +427,13 @@ def _hbr_reduce(task, items, ctx: "HbrRound"):
                 int(n_split[mine].sum()), n, int(size)).value())
             ups = int(ups_all[mine].sum())
             curve_rows.append((task, criterion, int(b), mean_h, ups / int(size)))
-    out.append(rd.table_record(task, "hetero_curve", curve_rows))
-    # hbr_correlations/: HBR system scores against each criterion's mean score
+    return curve_rows
+
+
+def _hbr_correlations(task, items, systems: Sequence[HbrSystemRow],
+                      label: str) -> List[CorrelationsRow]:
+    """``hbr_correlations/``: HBR's system scores against each criterion's
+    mean human score (the task's ``judgments`` record)."""
     human: Dict[Tuple[str, str], exact.Mean] = {}
     for k, v in items:
         if k == "judgments":
@@ -387,17 +441,22 @@ def _hbr_reduce(task, items, ctx: "HbrRound"):
                 human.setdefault((criterion, name), exact.Mean()).add_real(float(score))
     corr = []
     for criterion in sorted({c for c, _ in human}):
-        who = [(name, value) for _, name, _, _, value in systems if (criterion, name) in human]
+        who = [(r.summarizer, r.hbr) for r in systems if (criterion, r.summarizer) in human]
         if not who:
             continue
         ys = [exact.to_float(human[(criterion, name)].value()) for name, _ in who]
-        corr.append((task, label, criterion, "system", *agreement.correlations(
+        corr.append(CorrelationsRow(task, label, criterion, "system", *agreement.correlations(
             [name for name, _ in who], [value for _, value in who], ys)))
-    out.append(rd.table_record(task, "hbr_correlations", corr))
-    # what the run prints
+    return corr
+
+
+def _auc_summaries(auc_rows: Sequence[AucRow]) -> Dict[str, AucSummary]:
+    """What the run prints of a task's AUC: per criterion, HBR's pooled AUC
+    and the best, median and worst single measures'."""
     summaries = {}
-    for criterion in sorted({r[1] for r in auc_rows}):
-        values = {r[2]: r[4] for r in auc_rows if r[1] == criterion and r[3] == "all"}
+    for criterion in sorted({r.criterion for r in auc_rows}):
+        values = {r.measure: r.auc for r in auc_rows
+                  if r.criterion == criterion and r.scope == "all"}
         singles = {m: value for m, value in values.items() if m != HBR}
         if not singles or HBR not in values:
             continue
@@ -407,19 +466,18 @@ def _hbr_reduce(task, items, ctx: "HbrRound"):
         median = ranked[len(ranked) // 2]
         summaries[criterion] = AucSummary(values[HBR], (best, singles[best]),
                                           (worst, singles[worst]), (median, singles[median]))
-    out.append((task, "driver", {"auc": summaries}))
-    return out
+    return summaries
 
 
-def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
+def _auc_rows(task: str, per_topic: Sequence[TopicAucRow], share: float = 0.1):
     """(``auc/`` rows, ``robustness/`` rows) of one task from its per-topic
-    AUC counts (criterion, topic, measure, wins2, n_pairs): AUC = wins2 /
-    (2·pairs), pooled as ratios of integer sums."""
+    AUC counts: AUC = wins2 / (2·pairs), pooled as ratios of integer
+    sums."""
     rows = []
     pooled: Dict[tuple, list] = {}
     margin: Dict[tuple, int] = {}
     for criterion, topic, m, w, p in per_topic:
-        rows.append((task, criterion, m, topic, w / (2 * p), p))
+        rows.append(AucRow(task, criterion, m, topic, w / (2 * p), p))
         acc = pooled.setdefault((criterion, m, "all"), [0, 0])
         acc[0] += w
         acc[1] += p
@@ -434,7 +492,7 @@ def _auc_rows(task: str, per_topic: Sequence[tuple], share: float = 0.1):
         acc = pooled.setdefault((criterion, m, kind), [0, 0])
         acc[0] += w
         acc[1] += p
-    rows += [(task, criterion, m, scope, w / (2 * p), p)
+    rows += [AucRow(task, criterion, m, scope, w / (2 * p), p)
              for (criterion, m, scope), (w, p) in sorted(pooled.items())]
     # robustness: per (criterion, topic) the measures ranked by AUC (average
     # ranks), scaled to [0, 1]; per measure the exact mean over its worst
@@ -490,7 +548,7 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     map1 = rd.over_topics(cube.frame, _sample_kernel, ctx1)
     red1 = rd.reduce_by_key(map1, _sample_reduce, n_reduce, ctx1)
     samples_found = {key: value for key, _, value in rd.collect(red1, ["sample"])}
-    samples = {task: Sample(v["n"], v["total"], v["exact"]) for task, v in samples_found.items()}
+    samples = {task: Sample(v.n, v.total, v.exact) for task, v in samples_found.items()}
 
     ctx2 = rd.broadcast(spark, HbrRound(
         **vars(base), samples=samples_found, measures=measures, label=named.label,
@@ -518,5 +576,5 @@ def run_hbr(cube: TopicCube, judgments, config) -> HbrResult:
     result = HbrResult(tables, measures, samples, settings=settings, records=map2,
                        n_tasks=cube.n_tasks)
     if judgments is not None:
-        result.auc = {task: v["auc"] for task, v in sorted(found.items()) if v["auc"]}
+        result.auc = {task: v.auc for task, v in sorted(found.items()) if v.auc}
     return result

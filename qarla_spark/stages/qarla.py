@@ -27,7 +27,7 @@ import functools
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -46,6 +46,10 @@ from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.cube import TopicCube, topic_of
+from qarla_spark.stages.records import (BestPrinted, ClusterRow, CorrelationsRow, FirstFound,
+                                        HumanTestRow, JackCurveRow, JackRow, KingCases,
+                                        PeerBits, PeerCounts, PeerScoreRow, PlainCounts,
+                                        SubsetsFound, SystemRow, TopicDetail, TopicPeers)
 from qarla_spark.stages.statistics_inputs import (StatisticsContext, statistics_wanted,
                                                   with_statistics)
 from qarla_spark.tables import table as declared_table
@@ -337,16 +341,15 @@ def _first_kernel(row, ctx: "FirstRound"):
     samples = topic_samples(roles, topic.values, ctx.triples)
     q = queen_counts(roles, topic.values, ctx.words, ctx.triples, ctx.method, samples)
     task, names = topic.task, topic.names
-    out = [(task, "topic", {"topic": topic.topic, "peers": list(names[q.peers]),
-                            "judged": topic.judged}),
+    out = [(task, "topic", TopicPeers(topic.topic, list(names[q.peers]), topic.judged)),
            *_queen_records(topic, q, "sys", 0)]
     if len(q.peers) and ctx.clustering:
         bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
         if len(bits):
-            out.append((task, "bits", {"slices": bit_slices(bits), "n": len(bits)}))
+            out.append((task, "bits", PeerBits(bit_slices(bits), len(bits))))
     plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
     if plain is not None:
-        out.append((task, "plain", {"n_le": plain["n_le"], "n_pairs": plain["n_peers"]}))
+        out.append((task, "plain", PlainCounts(plain["n_le"], plain["n_peers"])))
     return with_statistics(out, ctx.statistics)
 
 
@@ -356,25 +359,24 @@ def _combine_first(records):
     out, sums, bits, plains = [], {}, {}, {}
     for key, kind, value in records:
         if kind == "sys":
-            n_sets = np.asarray(value["num"]).shape[1] if len(value["peer"]) else None
-            if n_sets is None:
+            if not len(value.peer):
                 continue
-            sums.setdefault(key, qt.PeerSums(n_sets)).add(
-                value["peer"], value["num"], value["den"], value["count"])
+            sums.setdefault(key, qt.PeerSums(np.asarray(value.num).shape[1])).add(
+                value.peer, value.num, value.den, value.count)
         elif kind == "bits":
             bits.setdefault(key, []).append(value)
         elif kind == "plain":
             if key in plains:
-                plains[key] = {"n_le": plains[key]["n_le"] + value["n_le"],
-                               "n_pairs": plains[key]["n_pairs"] + value["n_pairs"]}
+                plains[key] = PlainCounts(plains[key].n_le + value.n_le,
+                                          plains[key].n_pairs + value.n_pairs)
             else:
-                plains[key] = dict(value)
+                plains[key] = value
         else:
             out.append((key, kind, value))
-    out += [(key, "sys", s.to_value()) for key, s in sums.items()]
+    out += [(key, "sys", PeerCounts(**s.to_value())) for key, s in sums.items()]
     for key, parts in bits.items():
-        out.append((key, "bits", {"slices": np.concatenate([p["slices"] for p in parts], axis=1),
-                                  "n": sum(p["n"] for p in parts)}))
+        out.append((key, "bits", PeerBits(np.concatenate([p.slices for p in parts], axis=1),
+                                          sum(p.n for p in parts))))
     out += [(key, "plain", value) for key, value in plains.items()]
     return out
 
@@ -397,16 +399,27 @@ def _family_reduce(task, items, ctx: "FamilyReduce"):
         means = qt.PeerSums.of_values(len(labels), parts).means()
         for s, label in enumerate(labels):
             scores[label] = {peer: float(m[s]) for peer, m in means.items()}
-    peer_rows = [(task, label, peer, value) for label in labels
+    peer_rows = [PeerScoreRow(task, label, peer, value) for label in labels
                  for peer, value in sorted(scores.get(label, {}).items())]
     out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
-           (task, "peer_scores", peer_rows),
-           (task, "peers", sorted({p for k, v in items if k == "topic" for p in v["peers"]}))]
+           (task, "peer_scores", peer_rows), (task, "peers", _peers(items))]
     if ctx.judged:
-        human = qt.human_means(v["judged"] for k, v in items if k == "topic")
+        human = qt.human_means(v.judged for k, v in items if k == "topic")
         out.append(rd.table_record(task, "king_pearson", qt.king_pearson_rows(
-            task, {row[1]: (row[2], row[3]) for row in kings}, scores, human)))
+            task, _king_sizes(kings), scores, human)))
     return out
+
+
+def _peers(items) -> List[str]:
+    """The peers of a task's ``topic`` records, sorted."""
+    return sorted({p for k, v in items if k == "topic" for p in v.peers})
+
+
+def _king_sizes(kings) -> Dict[str, Tuple[int, float]]:
+    """Set label -> (n_metrics, KING) of ``king/`` rows
+    (:func:`~qarla_spark.measures.qarla_task.king_orange`'s: task,
+    metric_set, n_metrics, king, ...)."""
+    return {label: (size, king) for _, label, size, king, *_ in kings}
 
 
 def _first_reduce(task, items, ctx: "FamilyReduce"):
@@ -416,13 +429,12 @@ def _first_reduce(task, items, ctx: "FamilyReduce"):
     kings, orange, values = qt.king_orange(task, cases, family_labels, sizes)
     plains = [v for k, v in items if k == "plain"]
     orange += qt.orange_plain(task, metrics, plains) if plains else []
-    peers = sorted({p for k, v in items if k == "topic" for p in v["peers"]})
     out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
-           (task, "peers", peers)]
+           (task, "peers", _peers(items))]
     if not values:        # no topic enters KING: no clustering, no best set
         return out
     by_set = {MetricSet(ctx.sets[s]): v for s, v in values.items()}
-    slices = [v["slices"] for k, v in items if k == "bits"]
+    slices = [v.slices for k, v in items if k == "bits"]
     n_metrics = len(metrics)
     if slices:
         block = np.concatenate(slices, axis=1)
@@ -438,10 +450,10 @@ def _first_reduce(task, items, ctx: "FamilyReduce"):
     for c_id, (cluster, rep) in enumerate(zip(clusters, reps)):
         for i in sorted(cluster):
             name = metrics[i]
-            rows.append((task, name, c_id, name == rep, by_set.get(MetricSet([name]))))
+            rows.append(ClusterRow(task, name, c_id, name == rep, by_set.get(MetricSet([name]))))
     out += [rd.table_record(task, "clusters", rows),
-            (task, "driver", {"kings": {s.label: v for s, v in by_set.items()}, "reps": reps,
-                              "clusters": [sorted(metrics[i] for i in c) for c in clusters]})]
+            (task, "driver", FirstFound({s.label: v for s, v in by_set.items()}, reps,
+                                        [sorted(metrics[i] for i in c) for c in clusters]))]
     return out
 
 
@@ -488,30 +500,28 @@ def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
     all models (``sys_kind``) and, when KING is defined there, its KING
     cases (of the sets of ``family``: 0 the first round's, 1 the subsets)."""
     task = topic.task
-    out = [(task, sys_kind, {"peer": list(topic.names[q.peers]), "num": q.full_num,
-                             "den": [int(d) for d in q.full_den], "count": [1] * len(q.peers)})]
+    out = [(task, sys_kind, PeerCounts(list(topic.names[q.peers]), q.full_num,
+                                       [int(d) for d in q.full_den], [1] * len(q.peers)))]
     cases = king_cases(q)
     if cases is not None:
         win, n_le = cases
         judged = topic.judged
-        out.append((task, "case", {"topic": topic.topic, "family": family, "win": win,
-                                   "n_le": n_le, "den": len(q.models),
-                                   "n_pairs": len(q.models) * len(q.peers),
-                                   # the statistics' KING against the judges
-                                   "criteria": sorted(set(judged["criterion"]))
-                                   if judged is not None else []}))
+        out.append((task, "case", KingCases(
+            topic.topic, family, win, n_le, len(q.models), len(q.models) * len(q.peers),
+            # the statistics' KING against the judges
+            sorted(set(judged["criterion"])) if judged is not None else [])))
     return out
 
 
 def _combine_subsets(records):
     out, sums = [], {}
     for key, kind, value in records:
-        if kind == "sys2" and len(value["peer"]):
-            sums.setdefault(key, qt.PeerSums(np.asarray(value["num"]).shape[1])).add(
-                value["peer"], value["num"], value["den"], value["count"])
+        if kind == "sys2" and len(value.peer):
+            sums.setdefault(key, qt.PeerSums(np.asarray(value.num).shape[1])).add(
+                value.peer, value.num, value.den, value.count)
         elif kind != "sys2":
             out.append((key, kind, value))
-    return out + [(key, "sys2", s.to_value()) for key, s in sums.items()]
+    return out + [(key, "sys2", PeerCounts(**s.to_value())) for key, s in sums.items()]
 
 
 def _subsets_reduce(task, items, ctx: "SubsetsRound"):
@@ -520,8 +530,8 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
         return []
     plan = subsets_family(reps, ctx.metrics)
     first_labels, first_sizes = ctx.first_labels, ctx.first_sizes
-    cases1 = [v for k, v in items if k == "case" and v["family"] == 0]
-    cases2 = [v for k, v in items if k == "case" and v["family"] == 1]
+    cases1 = [v for k, v in items if k == "case" and v.family == 0]
+    cases2 = [v for k, v in items if k == "case" and v.family == 1]
     king1, _, values1 = qt.king_orange(task, cases1, first_labels, first_sizes)
     king2, orange2, values2 = qt.king_orange(task, cases2, plan["labels"], plan["sizes"])
     again = set(first_labels)
@@ -529,7 +539,7 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
     out = [rd.table_record(task, "king", [king2[i] for i in keep] if king2 else []),
            rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else [])]
     if ctx.judged:
-        human = qt.human_means(v["judged"] for k, v in items if k == "topic")
+        human = qt.human_means(v.judged for k, v in items if k == "topic")
         scores: Dict[str, Dict[str, float]] = {}
         for kind, labels, n_sets, rows in (("sys", first_labels, len(first_labels), None),
                                            ("sys2", plan["labels"], len(plan["labels"]), keep)):
@@ -539,13 +549,12 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
             means = qt.PeerSums.of_values(n_sets, parts).means()
             for s in (range(n_sets) if rows is None else rows):
                 scores[labels[s]] = {peer: float(m[s]) for peer, m in means.items()}
-        kings = {row[1]: (row[2], row[3]) for row in king1}
-        kings.update({row[1]: (row[2], row[3]) for i, row in enumerate(king2) if i in keep})
+        kings = _king_sizes(king1)
+        kings.update(_king_sizes([row for i, row in enumerate(king2) if i in keep]))
         out.append(rd.table_record(task, "king_pearson",
                                    qt.king_pearson_rows(task, kings, scores, human)))
     best = best_of({MetricSet(plan["sets"][s]): v for s, v in values2.items()})
-    out.append((task, "driver", {"best": best, "best_king": values2[plan["labels"].index(
-        best.label)]}))
+    out.append((task, "driver", SubsetsFound(best, values2[plan["labels"].index(best.label)])))
     return out
 
 
@@ -597,18 +606,15 @@ def _detail_kernel(row, ctx: "DetailRound"):
         jack.append(int(covered.sum()))
         if n_systems >= 2:
             curve.append(curve_counts(first_cover(good, ranks), n_systems))
-    detail = {"topic": topic.topic, "peers": list(names[peers]), "models": list(names[models]),
-              "full_num": q.full_num, "full_den": q.full_den, "jackknifed": q.jackknifed,
-              "jk_num": q.jk_num, "jk_den": q.jk_den, "own_num": q.own_num,
-              "own_den": q.own_den, "jack": np.asarray(jack, dtype=np.int64),
-              "n_models": len(models),
-              "curve": np.stack(curve) if curve else None,
-              "n_orders": len(orders), "judged": topic.judged,
-              "king": thresholds.king_defined(len(models), len(peers))}
     plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
-    if plain is not None:
-        detail["plain"] = {ctx.metrics[i]: (peer_s, model_s)
-                           for i, (peer_s, model_s) in plain["scores"].items()}
+    detail = TopicDetail(
+        topic.topic, list(names[peers]), list(names[models]), q.full_num, q.full_den,
+        q.jackknifed, q.jk_num, q.jk_den, q.own_num, q.own_den,
+        np.asarray(jack, dtype=np.int64), len(models),
+        np.stack(curve) if curve else None, len(orders), topic.judged,
+        thresholds.king_defined(len(models), len(peers)),
+        {ctx.metrics[i]: (peer_s, model_s) for i, (peer_s, model_s) in plain["scores"].items()}
+        if plain is not None else None)
     out = [(task, "detail", detail)]
     if queen_rows is not None:
         out.append((task, "queen", queen_rows))
@@ -630,7 +636,7 @@ def _detail_reduce(task, items, ctx: "DetailRound"):
     :func:`_detail_correlations`, :func:`_human_test_rows`), and what the
     run prints of the best set (:func:`_best_printed`)."""
     labels = ctx.detailed.labels_of(task)
-    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v["topic"])
+    details = sorted((v for k, v in items if k == "detail"), key=lambda v: v.topic)
     queen = _TaskQueen.of(details, len(labels))
     systems = _systems_rows(task, labels, queen)
     jack_rows = _jack_rows(task, labels, details)
@@ -676,16 +682,16 @@ class _TaskQueen:
 
     @classmethod
     def of(cls, details, n_sets: int) -> "_TaskQueen":
-        jk = [v for v in details if v["jackknifed"]]
-        peers = sorted({p for v in details for p in v["peers"]})
-        models = sorted({m for v in jk for m in v["models"]})
+        jk = [v for v in details if v.jackknifed]
+        peers = sorted({p for v in details for p in v.peers})
+        models = sorted({m for v in jk for m in v.models})
         p_at = {p: i for i, p in enumerate(peers)}
         m_at = {m: i for i, m in enumerate(models)}
         # full QUEEN of each peer (all models), mean over its topics
-        full_num, full_den = _means(_stack([v["full_num"] for v in details], n_sets),
-                                    np.concatenate([v["full_den"] for v in details])
+        full_num, full_den = _means(_stack([v.full_num for v in details], n_sets),
+                                    np.concatenate([v.full_den for v in details])
                                     if details else np.zeros(0, np.int64),
-                                    [p_at[p] for v in details for p in v["peers"]],
+                                    [p_at[p] for v in details for p in v.peers],
                                     len(peers))
         full_values = exact.divide(full_num, full_den) if peers \
             else np.zeros((0, n_sets), dtype=np.int64)
@@ -694,22 +700,22 @@ class _TaskQueen:
         # topics
         rows, dens, groups, topic_of_group, peer_of_group = [], [], [], [], []
         for v in jk:
-            n_a, n_m = len(v["peers"]), len(v["models"])
+            n_a, n_m = len(v.peers), len(v.models)
             base = len(topic_of_group)
-            rows.append(v["jk_num"].reshape(n_a * n_m, n_sets))
-            dens.append(v["jk_den"].reshape(-1))
+            rows.append(v.jk_num.reshape(n_a * n_m, n_sets))
+            dens.append(v.jk_den.reshape(-1))
             groups.append(np.repeat(np.arange(base, base + n_a), n_m))
             topic_of_group += [n_m] * n_a
-            peer_of_group += [p_at[p] for p in v["peers"]]
+            peer_of_group += [p_at[p] for p in v.peers]
         per_topic_num, per_topic_den = exact.ratio_sums(
             _stack(rows, n_sets), np.concatenate(dens) if dens else np.zeros(0, np.int64),
             np.concatenate(groups) if groups else np.zeros(0, np.int64), len(topic_of_group))
         per_topic_den = per_topic_den * np.asarray(topic_of_group, dtype=object)
         jk_peer_num, jk_peer_den = _means(per_topic_num, per_topic_den, peer_of_group,
                                           len(peers))
-        own_rows = _stack([v["own_num"] for v in jk], n_sets)
-        own_dens = np.concatenate([v["own_den"] for v in jk]) if jk else np.zeros(0, np.int64)
-        own_groups = [m_at[m] for v in jk for m in v["models"]]
+        own_rows = _stack([v.own_num for v in jk], n_sets)
+        own_dens = np.concatenate([v.own_den for v in jk]) if jk else np.zeros(0, np.int64)
+        own_groups = [m_at[m] for v in jk for m in v.models]
         own_num, own_den = _means(own_rows, own_dens, own_groups, len(models))
         return cls(n_sets, peers, models, p_at, jk, full_values, sorted(set(peer_of_group)),
                    jk_peer_num, jk_peer_den, own_num, own_den)
@@ -734,12 +740,12 @@ def _systems_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
             full = float(q.full_values[q.p_at[name], s]) if role == "peer" and name in q.p_at \
                 else None
             position, above = ranked[(name, role)]
-            systems.append((task, name, role, labels[s], exact.to_float(value), full,
-                            position, above))
+            systems.append(SystemRow(task, name, role, labels[s], exact.to_float(value), full,
+                                     position, above))
         for name in q.peers:
             if (name, "peer") not in scores:
-                systems.append((task, name, "peer", labels[s], None,
-                                float(q.full_values[q.p_at[name], s]), None, None))
+                systems.append(SystemRow(task, name, "peer", labels[s], None,
+                                         float(q.full_values[q.p_at[name], s]), None, None))
     return systems
 
 
@@ -748,24 +754,24 @@ def _jack_rows(task, labels, details) -> List[tuple]:
     it covers."""
     if not details:
         return []
-    j_num, j_den = _means(_stack([v["jack"][None, :] for v in details], len(labels)),
-                          [v["n_models"] for v in details], [0] * len(details), 1)
-    return [(task, labels[s], float(value))
+    j_num, j_den = _means(_stack([v.jack[None, :] for v in details], len(labels)),
+                          [v.n_models for v in details], [0] * len(details), 1)
+    return [JackRow(task, labels[s], float(value))
             for s, value in enumerate(exact.divide(j_num, j_den)[0])]
 
 
 def _jack_curve_rows(task, labels, details) -> List[tuple]:
     """``jack_curve/``: each set's JACK growth curve over the seeded orders
     of the systems (the topics that have one)."""
-    with_curve = [v for v in details if v["curve"] is not None]
+    with_curve = [v for v in details if v.curve is not None]
     if not with_curve:
         return []
-    n_sets, n_k = len(labels), with_curve[0]["curve"].shape[1]
-    c_num, c_den = _means(_stack([v["curve"].reshape(1, -1) for v in with_curve], n_sets * n_k),
-                          [v["n_orders"] * v["n_models"] for v in with_curve],
+    n_sets, n_k = len(labels), with_curve[0].curve.shape[1]
+    c_num, c_den = _means(_stack([v.curve.reshape(1, -1) for v in with_curve], n_sets * n_k),
+                          [v.n_orders * v.n_models for v in with_curve],
                           [0] * len(with_curve), 1)
     values = exact.divide(c_num, c_den)[0].reshape(n_sets, n_k)
-    return [(task, labels[s], j + 2, float(values[s, j]))
+    return [JackCurveRow(task, labels[s], j + 2, float(values[s, j]))
             for s in range(n_sets) for j in range(n_k)]
 
 
@@ -774,15 +780,15 @@ def _detail_correlations(task, labels, details) -> List[tuple]:
     the judged peers of every topic (:func:`_correlation_rows`)."""
     points: Dict[str, list] = {}
     for v in details:
-        j = v["judged"]
+        j = v.judged
         if j is None:
             continue
-        at = {name: a for a, name in enumerate(v["peers"])}
+        at = {name: a for a, name in enumerate(v.peers)}
         for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
             a = at.get(name)
             if a is not None:
                 points.setdefault(criterion, []).append(
-                    (v["topic"], name, v["full_num"][a], int(v["full_den"][a]), float(score)))
+                    _JudgedPoint(v.topic, name, v.full_num[a], int(v.full_den[a]), float(score)))
     return [row for criterion in sorted(points)
             for row in _correlation_rows(task, labels, criterion, points[criterion])]
 
@@ -796,12 +802,12 @@ def _human_test_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
     for h, model in enumerate(q.models):
         rows, dens, groups = [], [], []
         for v in q.jk:
-            if model not in v["models"]:
+            if model not in v.models:
                 continue
-            hh = v["models"].index(model)
-            rows.append(v["jk_num"][:, hh, :])
-            dens.append(v["jk_den"][:, hh])
-            groups += [q.p_at[p] for p in v["peers"]]
+            hh = v.models.index(model)
+            rows.append(v.jk_num[:, hh, :])
+            dens.append(v.jk_den[:, hh])
+            groups += [q.p_at[p] for p in v.peers]
         if not groups:
             continue
         num, den = _means(_stack(rows, q.n_sets), np.concatenate(dens), groups, len(q.peers))
@@ -809,7 +815,7 @@ def _human_test_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
         own_n, own_d = q.own_num[h], int(q.own_den[h])
         for s in range(q.n_sets):
             first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
-            rows_out.append((task, queen_of(labels[s]), model, bool(first)))
+            rows_out.append(HumanTestRow(task, queen_of(labels[s]), model, bool(first)))
     return rows_out
 
 
@@ -821,80 +827,90 @@ def _plain_human_test_rows(task, details, plain_baselines) -> List[tuple]:
     for metric in plain_baselines:
         by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
         for v in details:
-            plain = v.get("plain")
+            plain = v.plain
             if plain is None or metric not in plain:
                 continue
             peer_s, model_s = plain[metric]
-            for hh, model in enumerate(v["models"]):
+            for hh, model in enumerate(v.models):
                 scores = by_holdout.setdefault(model, {})
                 scores.setdefault((model, "model"), exact.Mean()).add_real(float(model_s[hh]))
-                for a, name in enumerate(v["peers"]):
+                for a, name in enumerate(v.peers):
                     scores.setdefault((name, "peer"), exact.Mean()).add_real(
                         float(peer_s[a, hh]))
         for holdout in sorted(by_holdout):
             row = qt.human_first(task, metric, holdout, by_holdout[holdout])
             if row is not None:
-                out.append(row)
+                out.append(HumanTestRow(*row))
     return out
 
 
 def _best_printed(best: MetricSet, systems, corr_rows, human_rows, jack_rows,
-                  plain_baselines) -> Dict[str, Any]:
+                  plain_baselines) -> BestPrinted:
     """What the run prints of a task's best set: its ranking of the systems,
     its system-level agreement with each criterion, how often a held-out
     model comes first (its QUEEN and the plain baselines), its JACK."""
     label = best.label
-    ranking = sorted((Ranked(r[1], r[2], r[4], r[6], r[7]) for r in systems
-                      if r[3] == label and r[4] is not None), key=lambda r: r.position)
-    agreement_ = {r[2]: (r[4], r[5], r[6]) for r in corr_rows
-                  if r[1] == label and r[3] == "system"}
+    ranking = sorted((Ranked(r.summarizer, r.role, r.queen, r.position, r.above_peers)
+                      for r in systems if r.metric_set == label and r.queen is not None),
+                     key=lambda r: r.position)
+    agreement_ = {r.criterion: (r.pearson, r.spearman, r.kendall) for r in corr_rows
+                  if r.metric_set == label and r.level == "system"}
     wanted = {queen_of(best.label)} | set(plain_baselines)
     firsts: Dict[str, tuple] = {}
     for r in human_rows:
-        if r[1] in wanted:
-            first, n = firsts.get(r[1], (0, 0))
-            firsts[r[1]] = (first + int(bool(r[3])), n + 1)
-    jack_value = next((r[2] for r in jack_rows if r[1] == label), float("nan"))
-    return {"ranking": ranking, "agreement": agreement_, "human_first": firsts,
-            "jack": jack_value}
+        if r.measure in wanted:
+            first, n = firsts.get(r.measure, (0, 0))
+            firsts[r.measure] = (first + int(bool(r.ranked_first)), n + 1)
+    jack_value = next((r.jack for r in jack_rows if r.metric_set == label), float("nan"))
+    return BestPrinted(ranking, agreement_, firsts, jack_value)
 
 
-def _correlation_rows(task, labels, criterion, points):
+class _JudgedPoint(NamedTuple):
+    """A judged peer of one topic: its QUEEN numerators under every detailed
+    set, their denominator, one human score of it."""
+
+    topic: str
+    summarizer: str
+    num: np.ndarray
+    den: int
+    score: float
+
+
+def _correlation_rows(task, labels, criterion, points: Sequence[_JudgedPoint]):
     """``correlations/`` rows of every detailed set for one (task,
     criterion) (:func:`~qarla_spark.measures.qarla_task.correlation_rows`,
-    every set at once) from the judged peers' points (topic, summarizer,
-    QUEEN numerators of every set, denominator, human score)."""
+    every set at once) from the judged peers' points."""
     n_sets = len(labels)
-    names = sorted({p[1] for p in points})
+    names = sorted({p.summarizer for p in points})
     at = {n: i for i, n in enumerate(names)}
-    num, den = _means(np.stack([p[2] for p in points]), [p[3] for p in points],
-                      [at[p[1]] for p in points], len(names))
+    num, den = _means(np.stack([p.num for p in points]), [p.den for p in points],
+                      [at[p.summarizer] for p in points], len(names))
     xs = exact.divide(num, den)                                   # names × sets
     ys_mean: Dict[str, exact.Mean] = {}
     for p in points:
-        ys_mean.setdefault(p[1], exact.Mean()).add_real(p[4])
+        ys_mean.setdefault(p.summarizer, exact.Mean()).add_real(p.score)
     ys = np.asarray([exact.to_float(ys_mean[n].value()) for n in names], dtype=np.float64)
     system = agreement.correlation_rows(names, xs.T, np.broadcast_to(ys, (n_sets, len(names))))
-    out = [(task, labels[s], criterion, "system", *map(float, system[s]))
+    out = [CorrelationsRow(task, labels[s], criterion, "system", *map(float, system[s]))
            for s in range(n_sets)]
     by_topic: Dict[str, list] = {}
     for p in points:
-        by_topic.setdefault(p[0], []).append(p)
+        by_topic.setdefault(p.topic, []).append(p)
     sums = [[exact.Mean() for _ in range(3)] for _ in range(n_sets)]
     for topic in sorted(by_topic):
         pts = by_topic[topic]
-        who = [p[1] for p in pts]
-        x = np.stack([np.asarray(p[2], dtype=np.int64) for p in pts], axis=1) \
-            / np.asarray([p[3] for p in pts], dtype=np.int64)[None, :]
-        y = np.broadcast_to(np.asarray([p[4] for p in pts], dtype=np.float64), x.shape)
+        who = [p.summarizer for p in pts]
+        x = np.stack([np.asarray(p.num, dtype=np.int64) for p in pts], axis=1) \
+            / np.asarray([p.den for p in pts], dtype=np.int64)[None, :]
+        y = np.broadcast_to(np.asarray([p.score for p in pts], dtype=np.float64), x.shape)
         r = agreement.correlation_rows(who, x, y, min_n=agreement.MIN_POINTS)
         for s in np.flatnonzero(np.isfinite(r[:, 0])):
             for i in range(3):
                 sums[s][i].add_real(float(r[s, i]))
     for s in range(n_sets):
         if sums[s][0].n:
-            out.append((task, labels[s], criterion, "summary",
-                        *(exact.to_float(m.value()) for m in sums[s])))
+            out.append(CorrelationsRow(task, labels[s], criterion, "summary",
+                                       *(exact.to_float(m.value()) for m in sums[s])))
     return out
 
 
@@ -1084,104 +1100,170 @@ def run_qarla(cube: TopicCube, summaries, judgments, config,
     judgments (attached to the cube's topics when the cube has none).
     ``skipped``: the topics left out per task (:func:`skipped_of`; default:
     counted from ``summaries``, one Spark job)."""
-    method = RUN_METHOD
-    _check_round_options(config.triples, method)
-
-    timings: Dict[str, float] = {}
-    clock = [time.time()]
-
-    def lap(name):
-        now = time.time()
-        timings[name] = round(now - clock[0], 3)
-        clock[0] = now
-
-    spark = cube.spark
+    _check_round_options(config.triples, RUN_METHOD)
+    clock = _Clock()
     cube = _queen_cube(cube, judgments)
-    judged = cube.judged
-    metrics = list(cube.metrics)
-    requested = tuple(dict.fromkeys(MetricSet.parse(s, cube.metrics)
-                                    for s in config.metric_sets))
+    run = _Run.of(cube, config)
     if skipped is None:
         skipped = skipped_topics(summaries)
+    _warn_skipped(skipped)
+    clock.lap("skipped_s")
+    first, map1, red1, found1, peers = _run_first(run)
+    clock.lap("singles_clustering_s")
+    map2, red2, found2 = _run_subsets(run, first, map1, found1)
+    clock.lap("subsets_s")
+    own, map3, red3, found3 = _run_detailed(run, found1, found2, peers)
+    tables = _qarla_tables(run, red1, red2, red3, map3)
+    results, plans = _task_results(found1, found2, found3, skipped)
+    clock.lap("detailed_summary_s")
+    records = map1.unionByName(map2).unionByName(map3)
+    return QarlaResult(tables, results, run.requested, clock.timings, plans, records, first.sets,
+                       {task: tuple(sorted(set(sets))) for task, sets in own.items()},
+                       cube.n_tasks)
+
+
+class _Clock:
+    """The seconds of each phase of the stage (:attr:`QarlaResult.timings`)."""
+
+    def __init__(self):
+        self.timings: Dict[str, float] = {}
+        self._since = time.time()
+
+    def lap(self, name: str) -> None:
+        now = time.time()
+        self.timings[name] = round(now - self._since, 3)
+        self._since = now
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What :func:`run_qarla`'s rounds share: the cube (its QUEEN topics),
+    the run's ``config``, the requested sets, the cube's metrics, the plain
+    baselines (indices), the per-task reduces' partitions, what the
+    statistics read of the records (None: no statistics)."""
+
+    cube: TopicCube
+    config: Any
+    requested: Tuple[MetricSet, ...]
+    metrics: List[str]
+    baselines: List[int]
+    n_reduce: int
+    wanted: bool
+
+    @classmethod
+    def of(cls, cube: TopicCube, config) -> "_Run":
+        metrics = list(cube.metrics)
+        requested = tuple(dict.fromkeys(MetricSet.parse(s, cube.metrics)
+                                        for s in config.metric_sets))
+        return cls(cube, config, requested, metrics,
+                   [metrics.index(b) for b in PLAIN_BASELINES if b in metrics],
+                   _n_reduce(cube), statistics_wanted(config))
+
+    @property
+    def statistics(self) -> Optional[StatisticsContext]:
+        """Rounds 1 and 2's statistics context (None: no statistics)."""
+        return StatisticsContext(self.cube.judged) if self.wanted else None
+
+
+def _warn_skipped(skipped: Dict[str, Dict[str, tuple]]) -> None:
+    """A :class:`~qarla_spark.names.QarlaWarning` per task and reason of the
+    topics the stage leaves out (to :func:`run_qarla`'s caller)."""
     for task, reasons in sorted(skipped.items()):
         for reason, (count, names) in sorted(reasons.items()):
             warnings.warn(f"task {task}: {count:,} topic(s) {reason} are skipped: "
                           f"{first_names(names, count)}"
                           f"{' (all in problems/)' if count > SHOWN_NAMES else ''}",
-                          QarlaWarning, stacklevel=2)
-    lap("skipped_s")
-    baselines = [metrics.index(b) for b in PLAIN_BASELINES if b in metrics]
-    plain_baselines = [metrics[i] for i in baselines]
-    n_reduce = _n_reduce(cube)
+                          QarlaWarning, stacklevel=3)
 
-    # 1. singles and requested sets, clustering
-    first = Family.of(cube.singles() + requested, metrics)
-    wanted = statistics_wanted(config)
-    stats = StatisticsContext(judged) if wanted else None
+
+def _run_first(run: _Run):
+    """Round 1, the singles and requested sets and the clustering: (its
+    family, the kernel's and the reduce's records, each task's
+    :class:`FirstFound`, each task's peers)."""
+    config = run.config
+    first = Family.of(run.cube.singles() + run.requested, run.metrics)
     map1, red1 = _first_round(
-        cube, FirstRound(first.words, config.triples, method, metrics, baselines,
-                         statistics=stats),
-        _first_reduce, FamilyReduce(first.labels, first.sizes, metrics,
+        run.cube, FirstRound(first.words, config.triples, RUN_METHOD, run.metrics, run.baselines,
+                             statistics=run.statistics),
+        _first_reduce, FamilyReduce(first.labels, first.sizes, run.metrics,
                                     [s.names for s in first.sets], config.clusters),
-        ["topic", "case", "sys", "bits", "plain"], n_reduce)
-    found1, peers = {}, {}
+        ["topic", "case", "sys", "bits", "plain"], run.n_reduce)
+    found1: Dict[str, FirstFound] = {}
+    peers: Dict[str, List[str]] = {}
     for key, kind, value in rd.collect(red1, ["driver", "peers"]):
         (found1 if kind == "driver" else peers)[key] = value
-    lap("singles_clustering_s")
+    return first, map1, red1, found1, peers
 
-    # 2. each task's subsets (made on the executors from its representatives)
-    plans2 = {task: tuple(sorted(set(value["reps"]))) for task, value in sorted(found1.items())}
-    ctx2 = rd.broadcast(spark, SubsetsRound(plans2, tuple(metrics), config.triples, method,
-                                            first.labels, first.sizes, judged, stats))
-    map2 = cache.persist(rd.over_topics(cube.frame, _subsets_kernel, ctx2, _combine_subsets))
-    inputs2 = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
+
+def _run_subsets(run: _Run, first: Family, map1, found1: Dict[str, FirstFound]):
+    """Round 2, each task's subsets (made on the executors from its
+    representatives) with round 1's kernel records ``map1``: (the kernel's
+    and the reduce's records, each task's :class:`SubsetsFound`)."""
+    config = run.config
+    plans = {task: tuple(sorted(set(value.reps))) for task, value in sorted(found1.items())}
+    ctx = rd.broadcast(run.cube.spark, SubsetsRound(
+        plans, tuple(run.metrics), config.triples, RUN_METHOD, first.labels, first.sizes,
+        run.cube.judged, run.statistics))
+    map2 = cache.persist(rd.over_topics(run.cube.frame, _subsets_kernel, ctx, _combine_subsets))
+    inputs = rd.of_kinds(map1, ["topic", "case", "sys"]).unionByName(
         rd.of_kinds(map2, ["case", "sys2"]))
-    red2 = cache.persist(rd.reduce_by_key(inputs2, _subsets_reduce, n_reduce, ctx2))
-    names2 = ["king", "orange"] + (["king_pearson"] if judged else [])
+    red2 = cache.persist(rd.reduce_by_key(inputs, _subsets_reduce, run.n_reduce, ctx))
     found2 = {key: value for key, _, value in rd.collect(red2, ["driver"])}
-    lap("subsets_s")
+    return map2, red2, found2
 
-    # 3. the detailed sets
-    best = {task: v["best"] for task, v in found2.items()}
-    own = {task: [*([best[task]] if task in best else []), *requested,
-                  *(MetricSet([r]) for r in found1.get(task, {}).get("reps", ()))]
+
+def _run_detailed(run: _Run, found1: Dict[str, FirstFound], found2: Dict[str, SubsetsFound],
+                  peers: Dict[str, List[str]]):
+    """Round 3, each task's detailed sets (its best set, its representatives,
+    the requested sets): (each task's sets, the kernel's and the reduce's
+    records, each task's :class:`BestPrinted`)."""
+    config, metrics = run.config, run.metrics
+    best = {task: v.best for task, v in found2.items()}
+    own = {task: [*([best[task]] if task in best else []), *run.requested,
+                  *(MetricSet([r]) for r in (found1[task].reps if task in found1 else ()))]
            for task in sorted(set(peers) | set(found1) | set(found2))}
-    detailed = DetailedSets.of(own, metrics, requested)
+    detailed = DetailedSets.of(own, metrics, run.requested)
     orders = {task: peer_orders(names, config.jack_orders, config.seed)
               for task, names in peers.items() if names}
-    map3, red3 = _detail_round(cube, DetailRound(
-        detailed, config.triples, method, orders, metrics, baselines, plain_baselines, best,
-        judged, StatisticsContext(judged, best, detailed) if wanted else None), n_reduce)
+    judged = run.cube.judged
+    map3, red3 = _detail_round(run.cube, DetailRound(
+        detailed, config.triples, RUN_METHOD, orders, metrics, run.baselines,
+        [metrics[i] for i in run.baselines], best, judged,
+        StatisticsContext(judged, best, detailed) if run.wanted else None), run.n_reduce)
+    found3 = {key: value for key, _, value in rd.collect(red3, ["driver"])}
+    return own, map3, red3, found3
+
+
+def _qarla_tables(run: _Run, red1, red2, red3, map3) -> Dict[str, Any]:
+    """The stage's tables: those of a few rows per task, written together by
+    the executors (the driver holds none of them, whatever the number of
+    tasks); the QUEEN rows, per topic, on their own."""
+    judged = run.cube.judged
+    names2 = ["king", "orange"] + (["king_pearson"] if judged else [])
     names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
                                                                   else [])
-    found3 = {key: value for key, _, value in rd.collect(red3, ["driver"])}
-
-    # the tables of a few rows per task, written together by the executors
-    # (the driver holds none of them, whatever the number of tasks); the
-    # QUEEN rows, per topic, on their own
     small = rd.of_kinds(red1, ["king", "orange", "clusters"]).unionByName(
         rd.of_kinds(red2, names2)).unionByName(rd.of_kinds(red3, names3))
-    tables: Dict[str, Any] = {
-        **rd.records_tables(small, ["king", "orange", "clusters", *names2[2:], *names3]),
-        **rd.records_tables(map3, ["queen"]),
-    }
+    return {**rd.records_tables(small, ["king", "orange", "clusters", *names2[2:], *names3]),
+            **rd.records_tables(map3, ["queen"])}
 
+
+def _task_results(found1: Dict[str, FirstFound], found2: Dict[str, SubsetsFound],
+                  found3: Dict[str, BestPrinted], skipped: Dict[str, Dict[str, tuple]]):
+    """(each task's :class:`TaskQarla`, each task's :class:`TaskPlan`) from
+    what the three rounds told the driver."""
     results, plans = [], {}
     for task in sorted(found2):
         v1, v2 = found1[task], found2[task]
-        kings = {MetricSet.parse(label): value for label, value in v1["kings"].items()}
+        kings = {MetricSet.parse(label): value for label, value in v1.kings.items()}
         singles = {s: v for s, v in kings.items() if s.size == 1}
         top_single = best_of(singles)
-        v3 = found3.get(task, {})
+        v3 = found3.get(task)
+        if v3 is None:      # no detailed best set: nothing printed of it
+            v3 = BestPrinted([], {}, {}, float("nan"))
         results.append(TaskQarla(
-            task, v2["best"], v2["best_king"], top_single, singles[top_single], v1["reps"],
-            v1["clusters"], v3.get("jack", float("nan")), v3.get("ranking", []),
-            v3.get("agreement", {}), v3.get("human_first", {}), skipped.get(task, {})))
-        plans[task] = TaskPlan(v2["best"], top_single,
-                               tuple(MetricSet([r]) for r in v1["reps"]))
-    lap("detailed_summary_s")
-    records = map1.unionByName(map2).unionByName(map3)
-    return QarlaResult(tables, results, requested, timings, plans, records, first.sets,
-                       {task: tuple(sorted(set(sets))) for task, sets in own.items()},
-                       cube.n_tasks)
-
+            task, v2.best, v2.best_king, top_single, singles[top_single], v1.reps,
+            v1.clusters, v3.jack, v3.ranking, v3.agreement, v3.human_first,
+            skipped.get(task, {})))
+        plans[task] = TaskPlan(v2.best, top_single, tuple(MetricSet([r]) for r in v1.reps))
+    return results, plans

@@ -140,26 +140,26 @@ class StatisticsContext:
 
 def statistics_records(task: str, kind: str, value, ctx: StatisticsContext) -> List[tuple]:
     """The records the statistics stage reads of one record of the QARLA or
-    HBR stage, keyed by the group that reads them — ``king`` (KING's cases),
-    ``jack``, ``corr`` (one detailed set and criterion: the judged peers'
-    QUEEN), ``auc`` (one criterion: every measure's AUC counts), ``hcorr``
-    (HBR of each summary), ``meta`` and ``chance`` (the judge-based groups)
-    — so that a task's groups are computed in parallel and the shuffle
-    moves them without Python. Called by the stages' kernels."""
-    if kind == "case":
+    HBR stage (its :mod:`~qarla_spark.stages.records` type), keyed by the
+    group that reads them — ``king`` (KING's cases), ``jack``, ``corr``
+    (one detailed set and criterion: the judged peers' QUEEN), ``auc`` (one
+    criterion: every measure's AUC counts), ``hcorr`` (HBR of each
+    summary), ``meta`` and ``chance`` (the judge-based groups) — so that a
+    task's groups are computed in parallel and the shuffle moves them
+    without Python. Called by the stages' kernels."""
+    if kind == "case":          # a records.KingCases
         # KING's cases: its group, and each criterion's metric_eval group
         # (KING against the judges, on the same replicates)
-        case = KingCase(value["topic"], value["family"], value["win"], value["den"],
-                        value["n_pairs"])
+        case = KingCase(value.topic, value.family, value.win, value.den, value.n_pairs)
         return [(rd.key_of(task, "king"), S_CASE, case)] + \
-            ([(rd.key_of(task, "meta"), S_META_K, case)] if value.get("criteria") else [])
-    if kind == "detail":
+            ([(rd.key_of(task, "meta"), S_META_K, case)] if value.criteria else [])
+    if kind == "detail":        # a records.TopicDetail
         out = [(rd.key_of(task, "jack"), S_JACK,
-                JackTopic(value["topic"], value["jack"], value["n_models"]))]
-        j = value["judged"]
-        if ctx.judged and j is not None and len(value["peers"]):
-            queen = value["full_num"] / value["full_den"][:, None]
-            out += _meta_records(task, S_META_Q, value["topic"], value["peers"], queen, j)
+                JackTopic(value.topic, value.jack, value.n_models))]
+        j = value.judged
+        if ctx.judged and j is not None and len(value.peers):
+            queen = value.full_num / value.full_den[:, None]
+            out += _meta_records(task, S_META_Q, value.topic, value.peers, queen, j)
         best = ctx.best.get(task)
         if ctx.judged and j is not None and best is not None:
             # correlation_ci/: the best set's correlations, every unit (what
@@ -168,25 +168,24 @@ def statistics_records(task: str, kind: str, value, ctx: StatisticsContext) -> L
             # one group per (task, set), every criterion (the same peers'
             # system scores computed once: correlation_group's memo)
             out.append((rd.key_of(task, "corr", s), S_CORR,
-                        CorrTopic(value["topic"], value["peers"], value["full_num"][:, s],
-                                  value["full_den"],
+                        CorrTopic(value.topic, value.peers, value.full_num[:, s],
+                                  value.full_den,
                                   Judgments(j["summarizer"], j["criterion"], j["score"]))))
         return out
-    if kind == "auc_topic":
+    if kind == "auc_topic":     # a records.AucTopic
         return [(rd.key_of(task, "auc", criterion), S_AUC,
-                 AucTopic(value["topic"], wins2, n_pairs))
-                for criterion, wins2, n_pairs in value["auc"]]
-    if kind == "hbr_x":
-        out = [(rd.key_of(task, "hcorr"), S_HX, HbrRatios(value["topic"], value["rows"]))]
-        meta = value.get("meta")
+                 AucTopic(value.topic, wins2, n_pairs))
+                for criterion, wins2, n_pairs in value.auc]
+    if kind == "hbr_x":         # a records.HbrTopic
+        out = [(rd.key_of(task, "hcorr"), S_HX, HbrRatios(value.topic, value.rows))]
+        meta = value.meta
         if meta is not None:
-            hbr = {name: num / den for name, _, num, den in value["rows"]}
-            peers = [a for a, role in enumerate(meta["roles"]) if role == "peer"]
-            names = [meta["names"][a] for a in peers]
-            scores = np.column_stack([np.asarray(meta["x"], dtype=np.float64)[peers],
+            hbr = {name: num / den for name, _, num, den in value.rows}
+            peers = [a for a, role in enumerate(meta.roles) if role == "peer"]
+            names = [meta.names[a] for a in peers]
+            scores = np.column_stack([np.asarray(meta.x, dtype=np.float64)[peers],
                                       [hbr.get(name, np.nan) for name in names]])
-            out += _meta_records(task, S_META_H, value["topic"], names, scores,
-                                 meta["judged"])
+            out += _meta_records(task, S_META_H, value.topic, names, scores, meta.judged)
         return out
     return []
 
