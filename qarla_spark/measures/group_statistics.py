@@ -229,7 +229,8 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
 
 def auc_group(key, frame, plans, seed: int, n: int):
     """Pooled-AUC intervals of every measure of one (task, criterion), and
-    HBR vs the best and the median single measure. ``frame``: topic,
+    HBR vs the best and the median single measure (``plans[(task,
+    criterion)]``: ``hbr``, ``best``, ``median`` names). ``frame``: topic,
     measure, wins2, n_pairs."""
     task, criterion = key
     topics = sorted(set(frame["topic"]))
@@ -247,17 +248,17 @@ def auc_group(key, frame, plans, seed: int, n: int):
     jack = pooled(rs.jackknife_weights(len(topics)))
     out = _ci_rows("auc", task, criterion, measures, point, reps, jack)
     plan = plans.get((task, criterion))
-    if plan is None or plan["hbr"] not in measures:
+    if plan is None or plan.hbr not in measures:
         return out
     flips = rs.sign_flips(seed, task, topics, n)
-    h = measures.index(plan["hbr"])
+    h = measures.index(plan.hbr)
 
     def diffs_of(ia, ib):
         if not np.array_equal(pairs[:, ia], pairs[:, ib]):
             raise ValueError("two measures judged on different pairs cannot be compared")
         return (wins[:, ia] - wins[:, ib]).astype(object), 2 * int(pairs[:, ia].sum())
 
-    for family, name in (("hbr_best", plan["best"]), ("hbr_median", plan["median"])):
+    for family, name in (("hbr_best", plan.best), ("hbr_median", plan.median)):
         if name in measures:
             out += _comparison_rows(task, criterion, FAMILIES[family],
                                     [(h, measures.index(name))], measures, point, reps,

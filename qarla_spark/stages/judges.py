@@ -41,20 +41,20 @@ def meta_measures(ctx, task: str) -> Tuple[List[str], List[str], List[str]]:
     """The measures of one task's metric_eval/ in column order, in three
     parts: the HBR stage's single measures, the QUEEN of each of the task's
     detailed sets (from the QARLA stage's records) and ``HBR``."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [queen_of(label) for label in q["detailed"].get(task, ())] if q else []
-    return singles, queens, ([h["names"][-1]] if h else [])
+    h, q = ctx.hbr, ctx.qarla
+    singles = list(h.names[:-1]) if h else []
+    queens = [queen_of(label) for label in q.detailed.get(task, ())] if q else []
+    return singles, queens, ([h.names[-1]] if h else [])
 
 
 def across_measures(ctx) -> List[str]:
     """The measures ``across/`` compares by pairwise accuracy: those every
     task has — HBR's single measures, the QUEEN of each requested set and
     ``HBR`` (a task's best set and representatives are its own)."""
-    h, q = ctx.get("hbr"), ctx.get("qarla")
-    singles = list(h["names"][:-1]) if h else []
-    queens = [queen_of(label) for label in q["requested"]] if q else []
-    return singles + queens + ([h["names"][-1]] if h else [])
+    h, q = ctx.hbr, ctx.qarla
+    singles = list(h.names[:-1]) if h else []
+    queens = [queen_of(label) for label in q.requested] if q else []
+    return singles + queens + ([h.names[-1]] if h else [])
 
 
 def meta_data(task, items, ctx) -> js.JudgedScores:
@@ -117,7 +117,7 @@ def meta_group(key, task, items, ctx):
     meta_evaluations`: the measures' side worked out once for the criteria
     that judge the same summaries), the records of the across-task reduce
     (runs of two tasks or more), what the run prints."""
-    seed, n = ctx["seed"], ctx["n"]
+    seed, n = ctx.seed, ctx.n
     by_criterion: Dict[str, list] = {}
     for kind, v in items:
         if kind in (S_META_H, S_META_Q):
@@ -131,7 +131,7 @@ def meta_group(key, task, items, ctx):
     singles, queens, _ = meta_measures(ctx, task)
     # KING ranks sets: QUEEN(S) is S, a single metric its own set
     kinglike = {**{m: m for m in singles}, **{q: queen_set(q) for q in queens}}
-    wanted = {ctx.get("best", {}).get(task), ctx.get("best_single", {}).get(task)}
+    wanted = {ctx.best.get(task), ctx.best_single.get(task)}
     records: List[tuple] = []
     printed: Dict[str, dict] = {"pairwise_accuracy": {}}
     judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
@@ -149,7 +149,7 @@ def meta_group(key, task, items, ctx):
         if cols and king is not None:
             judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
         records.append(rd.table_record(key, "metric_eval", rows))
-        if ctx.get("n_tasks", 0) >= 2:
+        if ctx.n_tasks >= 2:
             # across tasks: the measures every task has (HBR's measures, the
             # QUEEN of the requested sets, HBR), not a task's own sets
             shared = set(across_measures(ctx))
@@ -179,8 +179,8 @@ def chance_group(key, task, criterion, items, ctx):
     data = meta_data(task, items, ctx).used()
     if not data.cells.any():
         return [], {}
-    flips = rs.sign_flips(ctx["seed"], task, data.topics, ctx["n"])
-    found = js.chance_baseline(task, criterion, data, ctx["seed"], flips, js.CHANCE_DRAWS)
+    flips = rs.sign_flips(ctx.seed, task, data.topics, ctx.n)
+    found = js.chance_baseline(task, criterion, data, ctx.seed, flips, js.CHANCE_DRAWS)
     rows = chance_rows(task, criterion, found, len(data.topics), len(data.systems))
     band = found.get(ms.statistic(ms.PRIMARY).key)
     printed = {"pairwise_accuracy": {(task, criterion, js.CHANCE): Interval(
@@ -193,14 +193,14 @@ def _king_of_ranked(task, items, ctx):
     single metric, the requested sets, the task's best set), from the KING
     cases the metric_eval group also receives (``s_meta_k``): the numbers of
     the task's KING group (the same cases, topics and weights)."""
-    q = ctx.get("qarla")
-    plan = (q or {}).get("plans", {}).get(task)
+    q = ctx.qarla
+    plan = q.plans.get(task) if q is not None else None
     cases = [v for k, v in items if k == S_META_K]
     if plan is None or not cases:
         return None
-    first = q["first"]
-    own = [label for label, _ in subset_labels(plan["reps"])] if plan["best"] not in first else []
-    wanted = ranked_sets(first, plan["best"])
+    first = list(q.first)
+    own = [label for label, _ in subset_labels(plan.reps)] if plan.best not in first else []
+    wanted = ranked_sets(first, plan.best)
     gid = {label: g for g, label in enumerate(wanted)}
     # the counts of every (topic, set): the first record of a (topic, set)
     # counts (a set of both families: the same counts), as the KING group
@@ -224,8 +224,7 @@ def _king_of_ranked(task, items, ctx):
     if not present.size:
         return None
     e = ratio_estimates_of(task, topics, present.tolist(), [wanted[g] for g in present],
-                           wins[:, present], dens[:, present].max(axis=1), ctx["seed"],
-                           ctx["n"])
+                           wins[:, present], dens[:, present].max(axis=1), ctx.seed, ctx.n)
     keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
     return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
 

@@ -51,7 +51,8 @@ from qarla_spark.spark import rounds as rd
 from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
 from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
-                                                  KingCase, judgment_records)
+                                                  HbrContext, HbrPlan, KingCase, QarlaContext,
+                                                  StatisticsContext, TaskSets, judgment_records)
 
 @dataclass
 class StatisticsResult:
@@ -129,7 +130,7 @@ def _statistics_reduce(key, items, ctx):
     # most groups print nothing (a correlation of a set that is not the
     # task's best): no record for them — 100 tasks make ~40,000 groups
     driver = [(key, "driver", (task, printed))] if printed else []
-    return [*_table_records(key, found.rows, ctx["n"], found.sizes), *corr_records,
+    return [*_table_records(key, found.rows, ctx.n, found.sizes), *corr_records,
             *found.extra, *driver]
 
 
@@ -137,13 +138,13 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     """``king``: KING's intervals of every set the task evaluated, its
     comparisons, its clusters (metric_ranks/), KING's chance band and (two
     tasks or more) the across-task records, from the task's KING cases."""
-    q = ctx.get("qarla")
-    if q is None or task not in q["plans"]:
+    q = ctx.qarla
+    if q is None or task not in q.plans:
         return None
-    seed, n = ctx["seed"], ctx["n"]
-    first, plan = q["first"], q["plans"][task]
-    own = subset_labels(plan["reps"])
-    catalogue = task_catalogue(first, q["first_sizes"], own)
+    seed, n = ctx.seed, ctx.n
+    first, plan = list(q.first), q.plans[task]
+    own = subset_labels(plan.reps)
+    catalogue = task_catalogue(first, list(q.first_sizes), own)
     gid = {label: i for i, (label, _) in enumerate(catalogue)}
     task_sets = [first, [label for label, _ in own]]
     cases: List[KingCase] = [v for _, v in items]
@@ -167,22 +168,22 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     labels = [label for label, _ in catalogue]
     estimates = ratio_estimates_of(task, topics, present.tolist(),
                                    [labels[g] for g in present], wins[:, present], dens, seed, n)
-    gids = {"best": gid[plan["best"]], "best_single": gid[plan["best_single"]],
-            "reps": [gid[r] for r in plan["reps"] if r in gid],
+    gids = {"best": gid[plan.best], "best_single": gid[plan.best_single],
+            "reps": [gid[r] for r in plan.reps if r in gid],
             "subsets": [gid[label] for label in task_sets[1]]}
     found = _Found(king_group((task,), None, labels, {task: gids}, seed, n,
                               estimates=estimates), sizes=dict(catalogue))
-    ranked = _king_ranked(estimates, first, plan["best"])
+    ranked = _king_ranked(estimates, first, plan.best)
     found.extra += _king_ranks(task, ranked)
     shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
                      for v in cases if v.family == 0})
     # (QUEEN counted as the run counts it: every method gives the same counts)
-    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.get("triples", "standard"))
+    band = js.king_chance(seed, task, shapes, js.CHANCE_DRAWS, q.triples)
     found.rows.append(StatRow("king", task, None, None, js.CHANCE, None, None, None,
                               band.value, js.CHANCE, band.low, band.high, None, None))
     found.sizes[js.CHANCE] = 1
     found.printed = {"king_chance": {task: Interval(band.value, band.low, band.high)}}
-    if ctx.get("n_tasks", 0) >= 2:
+    if ctx.n_tasks >= 2:
         # across tasks: the sets every task evaluates (the first family:
         # every single metric and the requested sets)
         in_first = set(first)
@@ -196,22 +197,22 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
 
 def _jack_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     """``jack``: JACK's intervals of the task's detailed sets."""
-    q = ctx.get("qarla")
+    q = ctx.qarla
     if q is None:
         return None
-    detailed = q["detailed"].get(task, ())
+    detailed = list(q.detailed.get(task, ()))
     rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
             for _, v in items for s in range(len(detailed))]
     if not rows:
         return None
     return _Found(king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]), detailed,
-                             {}, ctx["seed"], ctx["n"], kind="jack"))
+                             {}, ctx.seed, ctx.n, kind="jack"))
 
 
 def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
     """``corr``: the intervals of the correlations of one detailed set's
     QUEEN (the task's best) with each criterion."""
-    q = ctx.get("qarla")
+    q = ctx.qarla
     if q is None:
         return None
     s = int(rest[0])
@@ -230,34 +231,34 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
             num.append(int(v.num[a]))
             den.append(int(v.den[a]))
             y.append(float(score))
-    label = q["detailed"][task][s]
+    label = q.detailed[task][s]
     parts = [(criterion, Paired(tuple(t), tuple(names), np.asarray(num, dtype=np.int64),
                                 np.asarray(den, dtype=np.int64), tuple(t), tuple(names),
                                 np.asarray(y, dtype=np.float64)))
              for criterion, (t, names, num, den, y) in sorted(sides.items())]
-    return _Found(corr=[_correlation_ci(r, QUEEN, label, ctx["n"])
-                        for r in correlation_groups(task, s, parts, ctx["seed"], ctx["n"])])
+    return _Found(corr=[_correlation_ci(r, QUEEN, label, ctx.n)
+                        for r in correlation_groups(task, s, parts, ctx.seed, ctx.n)])
 
 
 def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     """``auc``: the intervals of every measure's pooled AUC of one
     criterion, and HBR's comparisons with the best and the median."""
-    h = ctx.get("hbr")
+    h = ctx.hbr
     if h is None:
         return None
     rows = [(v.topic, m, int(w), int(v.n_pairs))
-            for _, v in items for m, w in zip(h["names"], v.wins2)]
+            for _, v in items for m, w in zip(h.names, v.wins2)]
     if not rows:
         return None
     return _Found(auc_group((task, rest[0]), _frame(rows, ["topic", "measure", "wins2",
                                                            "n_pairs"]),
-                            h["plans"], ctx["seed"], ctx["n"]))
+                            h.plans, ctx.seed, ctx.n))
 
 
 def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
     """``hcorr``: the intervals of the correlations of HBR's system scores
     with each criterion."""
-    h = ctx.get("hbr")
+    h = ctx.hbr
     if h is None:
         return None
     x = [(v.topic, name, num, den) for k, v in items if k == S_HX for name, _, num, den in v.rows]
@@ -275,8 +276,8 @@ def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
                                 tuple(r[1] for r in rows),
                                 np.asarray([r[2] for r in rows], dtype=np.float64)))
              for criterion, rows in sorted(y_rows.items())]
-    return _Found(corr=[_correlation_ci(r, HBR, h["label"], ctx["n"])
-                        for r in correlation_groups(task, 0, parts, ctx["seed"], ctx["n"],
+    return _Found(corr=[_correlation_ci(r, HBR, h.label, ctx.n)
+                        for r in correlation_groups(task, 0, parts, ctx.seed, ctx.n,
                                                     summary_level=False)])
 
 
@@ -340,7 +341,7 @@ def _across_reduce(key, items, ctx):
         counts = [v for k, v in items if k == "x_king"]
         if len(counts) < 2:
             return []
-        found = xt.across_tasks(*xt.pooled_king(counts, ctx["seed"], ctx["n"]))
+        found = xt.across_tasks(*xt.pooled_king(counts, ctx.seed, ctx.n))
     else:
         counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
@@ -441,8 +442,8 @@ def _table_records(key, rows: List[StatRow], n, sizes):
 def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     """The intervals and tests the run prints, of one task (small; only
     what the group found: empty when it prints nothing)."""
-    wanted = set(ctx.get("wanted", ()))
-    best = ctx.get("best", {}).get(task)
+    wanted = set(ctx.wanted)
+    best = ctx.best.get(task)
     king, jack, auc, comparisons = {}, {}, {}, {}
     n_subsets = kept = 0
     for r in rows:
@@ -475,7 +476,7 @@ def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     return out
 
 
-def _n_groups(ctx, qarla, tasks) -> int:
+def _n_groups(qarla, tasks) -> int:
     """How many groups the statistics of the run make (0: unknown)."""
     if tasks is None:
         return 0
@@ -502,32 +503,25 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
     sources = []
-    ctx: Dict[str, Any] = {"seed": seed, "n": n, "judged": judgments is not None}
+    q_ctx = h_ctx = None
     spark = None
     if qarla is not None and qarla.records is not None:
         # a few names per task: each task's group makes its subsets
         # (task_catalogue)
-        ctx["qarla"] = {"triples": getattr(config, "triples", "standard"),
-                        "first": [s.label for s in qarla.first],
-                        "first_sizes": [s.size for s in qarla.first],
-                        "requested": [s.label for s in qarla.requested],
-                        "detailed": {task: [s.label for s in sets]
-                                     for task, sets in qarla.detailed.items()},
-                        "plans": {task: {"reps": [r.label for r in p.representatives],
-                                         "best": p.best.label,
-                                         "best_single": p.best_single.label}
-                                  for task, p in qarla.plans.items()}}
-        ctx["wanted"] = sorted({p.best.label for p in qarla.plans.values()}
-                               | {p.best_single.label for p in qarla.plans.values()})
-        ctx["best"] = {task: p.best.label for task, p in qarla.plans.items()}
-        ctx["best_single"] = {task: p.best_single.label for task, p in qarla.plans.items()}
+        q_ctx = QarlaContext(
+            first=tuple(s.label for s in qarla.first),
+            first_sizes=tuple(s.size for s in qarla.first),
+            requested=tuple(s.label for s in qarla.requested),
+            detailed={task: tuple(s.label for s in sets) for task, sets in qarla.detailed.items()},
+            plans={task: TaskSets(tuple(r.label for r in p.representatives), p.best.label,
+                                  p.best_single.label) for task, p in qarla.plans.items()},
+            triples=getattr(config, "triples", "standard"))
         sources.append(rd.of_kinds(qarla.records, list(FROM_QARLA)))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
-        ctx["hbr"] = {"names": list(hbr.measures) + [HBR], "label": hbr.measure_set.label,
-                      "plans": {(task, c): {"hbr": HBR, "best": a.best[0],
-                                            "median": a.median[0]}
-                                for task, cs in hbr.auc.items() for c, a in cs.items()}}
+        h_ctx = HbrContext(tuple(hbr.measures) + (HBR,), hbr.measure_set.label,
+                           {(task, c): HbrPlan(HBR, a.best[0], a.median[0])
+                            for task, cs in hbr.auc.items() for c, a in cs.items()})
         sources.append(rd.of_kinds(hbr.records, list(FROM_HBR)))
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
@@ -542,16 +536,23 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     inputs = sources[0].coalesce(share)
     for other in sources[1:]:
         inputs = inputs.unionByName(other.coalesce(share))
-    if tasks is not None:
-        ctx["criteria"] = {t.task: sorted(t.judgments) for t in tasks}
-    elif "hbr" in ctx:
-        found: Dict[str, list] = {}
-        for r in judgments.select("task", "criterion").distinct().collect():
-            found.setdefault(r["task"], []).append(r["criterion"])
-        ctx["criteria"] = {t: sorted(c) for t, c in found.items()}
-    ctx["n_tasks"] = len(ctx["qarla"]["plans"]) if "qarla" in ctx \
-        else len(ctx.get("criteria", {}))
-    n_groups = _n_groups(ctx, qarla, tasks)
+    if q_ctx is not None:
+        n_tasks = len(q_ctx.plans)
+    elif tasks is not None:
+        n_tasks = len(tasks)
+    elif h_ctx is not None:
+        n_tasks = judgments.select("task").distinct().count()
+    else:
+        n_tasks = 0
+    plans = qarla.plans if q_ctx is not None else {}
+    ctx = StatisticsContext(
+        seed=seed, n=n, judged=judgments is not None, qarla=q_ctx, hbr=h_ctx,
+        wanted=tuple(sorted({p.best.label for p in plans.values()}
+                            | {p.best_single.label for p in plans.values()})),
+        best={task: p.best.label for task, p in plans.items()},
+        best_single={task: p.best_single.label for task, p in plans.items()},
+        n_tasks=n_tasks)
+    n_groups = _n_groups(qarla, tasks)
     # four partitions a core's share: the groups' costs differ (a criterion's
     # metric_eval group is ~0.6 s on SummEval, a correlation group 0.05 s)
     n_reduce = max(1, min(n_groups, 4 * topic_partitions(spark))) if n_groups \
@@ -559,15 +560,15 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
     reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context))
-    meta = ctx["judged"]
-    names = (["king_ci", "jack_ci"] if "qarla" in ctx else []) + \
-        (["auc_ci"] if "hbr" in ctx else []) + ["comparisons"] + \
+    meta = ctx.judged
+    names = (["king_ci", "jack_ci"] if q_ctx else []) + \
+        (["auc_ci"] if h_ctx else []) + ["comparisons"] + \
         (["correlation_ci", "metric_eval"] if meta else []) + \
-        (["metric_ranks"] if "qarla" in ctx or meta else [])
-    if meta and "qarla" in ctx:
+        (["metric_ranks"] if q_ctx or meta else [])
+    if meta and q_ctx:
         names.append("king_vs_judges")
     names.append("across")          # rows only with two tasks or more
-    if ctx.get("n_tasks", 0) >= 2:
+    if ctx.n_tasks >= 2:
         # one reduce per across-task basis over what the first reduce's
         # groups kept: a second job, for runs of two tasks or more
         later = cache.persist(rd.reduce_by_key(

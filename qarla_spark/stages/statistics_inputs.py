@@ -252,3 +252,69 @@ def judgment_records(judgments, group=None):
         return _judgment_records(pdf, group)
     return rd.over_rows(judgments.select("task", "topic", "summarizer", "criterion", "score"),
                         records)
+
+
+# ---------------------------------------------------------------------------
+# the statistics stage's context: what its groups read of the driver's
+# results (broadcast once; a few names per task)
+# ---------------------------------------------------------------------------
+
+class TaskSets(NamedTuple):
+    """One task's sets the QARLA stage chose: its representatives (whose
+    subsets its KING group makes), its best set and best single metric."""
+
+    reps: tuple
+    best: str
+    best_single: str
+
+
+class QarlaContext(NamedTuple):
+    """The QARLA stage's part of :class:`StatisticsContext`: the first
+    family's labels and sizes (every single metric, the requested sets), the
+    requested sets, each task's detailed sets (in their column order) and
+    :class:`TaskSets`, the triples KING's chance band counts."""
+
+    first: tuple
+    first_sizes: tuple
+    requested: tuple
+    detailed: Dict[str, tuple]
+    plans: Dict[str, TaskSets]
+    triples: str = "standard"
+
+
+class HbrPlan(NamedTuple):
+    """HBR's comparisons of one (task, criterion): HBR's name, the best and
+    the median single measure by pooled AUC."""
+
+    hbr: str
+    best: str
+    median: str
+
+
+class HbrContext(NamedTuple):
+    """The HBR stage's part of :class:`StatisticsContext`: its measures'
+    names (the singles, then HBR's), its measure set's label, the
+    comparisons of each (task, criterion)."""
+
+    names: tuple
+    label: str = ""
+    plans: Dict[tuple, HbrPlan] = {}
+
+
+class StatisticsContext(NamedTuple):
+    """What every group of the statistics stage reads besides its records:
+    the run's replicates (``n``) and seed, whether the run has judgments,
+    the QARLA and HBR stages' parts (None when the stage did not run), the
+    sets the run prints (``wanted``) and each task's best set and best
+    single metric, each task's criteria, the number of tasks."""
+
+    seed: int
+    n: int
+    judged: bool = False
+    qarla: Optional[QarlaContext] = None
+    hbr: Optional[HbrContext] = None
+    wanted: tuple = ()
+    best: Dict[str, str] = {}
+    best_single: Dict[str, str] = {}
+    criteria: Dict[str, list] = {}
+    n_tasks: int = 0
