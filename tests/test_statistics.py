@@ -556,3 +556,42 @@ def test_king_vs_judges_is_kendalls_tau_of_the_king_and_metric_eval_tables(stats
         g = g.sort_values("value", ascending=False)
         assert g["rank"].min() == 1
         assert (g["rank"].diff().dropna() >= 0).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2 ** 16), st.integers(3, 6), st.integers(3, 7), st.booleans(),
+       st.booleans())
+def test_the_criteria_correlated_together_equal_one_criterion_at_a_time(seed, n_topics,
+                                                                       n_systems, twice,
+                                                                       summary_level):
+    """correlation_groups stacks the criteria that share topics, systems
+    and x rows (their correlations row by row, their intervals column by
+    column): each criterion's rows are the numbers it gets alone — with one
+    row per (topic, system) and with a judgment twice (the system-by-system
+    means), and a criterion with a system of its own in a batch of its own."""
+    from qarla_spark.measures.group_statistics import Paired, correlation_groups
+    rng = np.random.default_rng(seed)
+    topics = [f"t{i}" for i in range(n_topics)]
+    systems = [f"s{j}" for j in range(n_systems)]
+    cells = [(t, s) for t in topics for s in systems]
+    x_num = rng.integers(0, 9, len(cells))
+    x_den = np.full(len(cells), 8)
+
+    def paired(scores, dropped=None):
+        keep = [k for k, (_, s) in enumerate(cells) if s != dropped]
+        y_cells = [cells[k] for k in keep] + ([cells[keep[0]]] if twice else [])
+        y = [float(v) for v in scores[keep]] + ([0.25] if twice else [])
+        return Paired(tuple(t for t, _ in cells), tuple(s for _, s in cells), x_num, x_den,
+                      tuple(t for t, _ in y_cells), tuple(s for _, s in y_cells),
+                      np.asarray(y))
+
+    parts = [(c, paired(np.round(rng.random(len(cells)) * 4) / 4 + 1,
+                        systems[0] if c == "c" else None)) for c in ("a", "b", "c")]
+    together = correlation_groups("task", 0, parts, seed, 40, summary_level)
+    alone = [r for part in parts
+             for r in correlation_groups("task", 0, [part], seed, 40, summary_level)]
+    assert len(together) == len(alone) > 0
+    for r, s in zip(together, alone):
+        assert r[:5] + (r.method, r.unit) == s[:5] + (s.method, s.unit)
+        for a, b in ((r.value, s.value), (r.ci_low, s.ci_low), (r.ci_high, s.ci_high)):
+            assert (math.isnan(a) and math.isnan(b)) or a == b
