@@ -2,8 +2,8 @@
 sign-flip tests (Deutsch et al.'s resampling of inputs) for a task's KING
 or JACK (:func:`king_group`), a criterion's pooled AUC (:func:`auc_group`)
 and a set's (or HBR's) correlations with a human criterion
-(:func:`correlation_group`). Pure functions of a pandas frame of the
-group's per-topic counts (numpy; no Spark): the statistics stage
+(:func:`correlation_groups`, every criterion at once). Pure functions of
+the group's per-topic counts (numpy; no Spark): the statistics stage
 (:mod:`qarla_spark.stages.statistics`) runs one per group on the executors.
 The resampling itself — weights, exact weighted means, intervals, sign
 flips — is :mod:`qarla_spark.measures.resampling`'s.
@@ -48,7 +48,7 @@ class StatRow(NamedTuple):
 
 
 class CorrelationRow(NamedTuple):
-    """A row of :func:`correlation_group`: one correlation (``kind``:
+    """A row of :func:`correlation_groups`: one correlation (``kind``:
     pearson, spearman, kendall) of one (task, set, criterion) at one level,
     its interval by ``method``, resampling ``unit``."""
 

@@ -166,7 +166,7 @@ def statistics_records(task: str, kind: str, value, ctx: StatisticsContext) -> L
             # the run prints); metric_eval/ has every detailed set's
             s = ctx.detailed.labels_of(task).index(best.label)
             # one group per (task, set), every criterion (the same peers'
-            # system scores computed once: correlation_group's memo)
+            # system scores computed once: correlation_groups' batches)
             out.append((rd.key_of(task, "corr", s), S_CORR,
                         CorrTopic(value.topic, value.peers, value.full_num[:, s],
                                   value.full_den,
