@@ -21,7 +21,7 @@ from qarla_spark.measures import judge_statistics as js
 from qarla_spark.names import CHANCE, HBR
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages import judges
-from qarla_spark.stages.statistics_inputs import HbrContext, StatisticsContext, _meta_records
+from qarla_spark.stages.statistics_inputs import HbrContext, StatisticsRun, _meta_records
 from test_judge_statistics import judged
 
 TASK, N = "task", 40
@@ -65,7 +65,7 @@ def _items(data: js.JudgedScores):
     return out
 
 
-CTX = StatisticsContext(seed=3, n=N, hbr=HbrContext(("m0", "m1", HBR)))
+CTX = StatisticsRun(seed=3, n=N, hbr=HbrContext(("m0", "m1", HBR)))
 
 
 def _metric_eval(records):

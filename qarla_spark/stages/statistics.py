@@ -52,7 +52,7 @@ from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
 from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
                                                   HbrContext, HbrPlan, KingCase, QarlaContext,
-                                                  StatisticsContext, TaskSets, judgment_records)
+                                                  StatisticsRun, TaskSets, judgment_records)
 
 @dataclass
 class StatisticsResult:
@@ -545,7 +545,7 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     else:
         n_tasks = 0
     plans = qarla.plans if q_ctx is not None else {}
-    ctx = StatisticsContext(
+    ctx = StatisticsRun(
         seed=seed, n=n, judged=judgments is not None, qarla=q_ctx, hbr=h_ctx,
         wanted=tuple(sorted({p.best.label for p in plans.values()}
                             | {p.best_single.label for p in plans.values()})),

@@ -269,7 +269,7 @@ class TaskSets(NamedTuple):
 
 
 class QarlaContext(NamedTuple):
-    """The QARLA stage's part of :class:`StatisticsContext`: the first
+    """The QARLA stage's part of :class:`StatisticsRun`: the first
     family's labels and sizes (every single metric, the requested sets), the
     requested sets, each task's detailed sets (in their column order) and
     :class:`TaskSets`, the triples KING's chance band counts."""
@@ -292,7 +292,7 @@ class HbrPlan(NamedTuple):
 
 
 class HbrContext(NamedTuple):
-    """The HBR stage's part of :class:`StatisticsContext`: its measures'
+    """The HBR stage's part of :class:`StatisticsRun`: its measures'
     names (the singles, then HBR's), its measure set's label, the
     comparisons of each (task, criterion)."""
 
@@ -301,7 +301,7 @@ class HbrContext(NamedTuple):
     plans: Dict[tuple, HbrPlan] = {}
 
 
-class StatisticsContext(NamedTuple):
+class StatisticsRun(NamedTuple):
     """What every group of the statistics stage reads besides its records:
     the run's replicates (``n``) and seed, whether the run has judgments,
     the QARLA and HBR stages' parts (None when the stage did not run), the
