@@ -56,7 +56,7 @@ def _canonical(rows):
     return sorted(repr(sorted(r.items())) for r in rows)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(raw_records(), st.randoms(use_true_random=False))
 def test_checks_do_not_depend_on_the_order_of_records(records, rnd):
     topic_rows, task_rows = check_records(records)

@@ -254,7 +254,7 @@ def test_correlations_equal_scipy_and_ignore_the_order_of_rows(points):
     assert got == pytest.approx(expected, abs=1e-12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.one_of(
     st.tuples(st.just("ratio"), st.integers(0, 10 ** 6), st.integers(1, 5000), st.integers(1, 9)),
     st.tuples(st.just("real"), st.floats(allow_nan=False, allow_infinity=False,

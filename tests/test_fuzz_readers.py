@@ -23,7 +23,7 @@ The oracle (:func:`judge`):
   error" or "Traceback", a line beyond the file, a non-blank JSONL line or a
   Parquet row of summaries that yields neither a record nor a problem.
 
-Examples: 500 per format in CI (``CI=true``), 60 locally; derandomised (the
+Examples: 500 per format in CI (``CI=true``), 30 locally; derandomised (the
 same examples every run) and no example database written.
 """
 
@@ -51,7 +51,7 @@ from qarla_spark.io import check_in_driver
 from qarla_spark.io.readers import parse_input_arg, read_records
 
 CI = os.environ.get("CI") == "true"
-EXAMPLES = int(os.environ.get("QARLA_FUZZ_EXAMPLES") or (500 if CI else 60))
+EXAMPLES = int(os.environ.get("QARLA_FUZZ_EXAMPLES") or (500 if CI else 30))
 #: QARLA_FUZZ_SHRINK=0: report a failing example as found (shrinking one
 #: can take minutes)
 _PHASES = (tuple(Phase) if os.environ.get("QARLA_FUZZ_SHRINK") != "0"

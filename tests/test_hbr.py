@@ -75,12 +75,19 @@ def test_pair_keys_are_sparks_xxhash64(spark):
 
     from qarla_spark.measures.hbr import pair_keys, spark_xxhash64
     pairs = [(s, s2) for s in NAMES for s2 in NAMES if s != s2]
-    for seed in (13, 0, -7, 2 ** 35):
-        for task, topic in (("summeval", "d1_a"), ("t é", "")):
-            df = spark.createDataFrame([(task, topic, s, s2) for s, s2 in pairs],
-                                       "task string, topic string, s string, s2 string")
-            want = [r[0] for r in df.select(F.xxhash64(F.lit(seed), "task", "topic", "s", "s2"))
-                    .collect()]
+    seeds = (13, 0, -7, 2 ** 35)
+    places = (("summeval", "d1_a"), ("t é", ""))
+    # one Spark job: every seed a column, both (task, topic) in one frame
+    df = spark.createDataFrame([(i, task, topic, s, s2) for i, (task, topic) in enumerate(places)
+                                for s, s2 in pairs],
+                               "i int, task string, topic string, s string, s2 string")
+    rows = df.select("i", *(F.xxhash64(F.lit(seed), "task", "topic", "s", "s2")
+                            for seed in seeds)).collect()
+    for i, (task, topic) in enumerate(places):
+        mine = [r for r in rows if r[0] == i]
+        assert len(mine) == len(pairs)
+        for j, seed in enumerate(seeds, start=1):
+            want = [r[j] for r in mine]
             got = pair_keys(seed, task, topic, [p[0] for p in pairs], [p[1] for p in pairs])
             assert got.tolist() == want
             assert spark_xxhash64(seed, task, topic, *pairs[0]) == want[0]
@@ -92,10 +99,17 @@ def test_ntile_is_sparks(spark):
     from pyspark.sql import functions as F
 
     from qarla_spark.measures.hbr import ntile
-    for n in (0, 1, 7, 99, 100, 101, 250, 1234):
+    sizes = (0, 1, 7, 99, 100, 101, 250, 1234)
+    # one Spark job: each size a window partition, each bucket count a column
+    df = spark.createDataFrame([(n, i) for n in sizes for i in range(n)], "n int, id long")
+    w = Window.partitionBy("n").orderBy("id")
+    rows = df.select("n", "id", F.ntile(100).over(w).alias("b100"),
+                     F.ntile(7).over(w).alias("b7")).orderBy("n", "id").collect()
+    for n in sizes:
+        mine = [r for r in rows if r.n == n]
+        assert [r.id for r in mine] == list(range(n))
         for buckets in (100, 7):
-            df = spark.range(n).withColumn("b", F.ntile(buckets).over(Window.orderBy("id")))
-            assert [r.b for r in df.orderBy("id").collect()] == ntile(n, buckets).tolist()
+            assert [r[f"b{buckets}"] for r in mine] == ntile(n, buckets).tolist()
 
 
 @pytest.mark.spark
@@ -115,10 +129,10 @@ def test_the_sample_is_the_pairs_with_the_smallest_keys_as_spark_orders_them(spa
     df = spark.createDataFrame([("x", *p) for p in pairs],
                                "task string, topic string, s string, s2 string")
     key = F.xxhash64(F.lit(7), "task", "topic", "s", "s2")
+    w = Window.partitionBy("task").orderBy(key, "topic", "s", "s2")
+    ranked = df.withColumn("_r", F.row_number().over(w)).collect()    # one Spark job
     for n in (1, 5, 40, len(pairs), len(pairs) + 3):
-        w = Window.partitionBy("task").orderBy(key, "topic", "s", "s2")
-        want = {(r.topic, r.s, r.s2) for r in df.withColumn("_r", F.row_number().over(w))
-                .filter(F.col("_r") <= n).collect()}
+        want = {(r.topic, r.s, r.s2) for r in ranked if r["_r"] <= n}
         kept = []
         for t in topics:
             mine = [p for p in pairs if p[0] == t]

@@ -71,11 +71,12 @@ def test_duplicate_peer_does_not_change_king(spark):
 
 
 def test_summeval_topics_equal_the_reference(spark):
-    """QUEEN, KING, ORANGE, JACK on 6 real SummEval topics (R-1.a and
-    Rpre-1.b computed by the battery) equal the brute-force reference to 1e-12."""
+    """QUEEN, KING, ORANGE, JACK on 3 real SummEval topics (R-1.a and
+    Rpre-1.b computed by the battery) equal the brute-force reference to 1e-12
+    (3 topics, not 6: the same checks, half the time)."""
     path = resources.files("qarla_spark") / "data" / "summeval" / "summaries.jsonl.gz"
     rows = [json.loads(x) for x in gzip.decompress(path.read_bytes()).splitlines()]
-    topics = sorted({r["topic"] for r in rows})[:6]
+    topics = sorted({r["topic"] for r in rows})[:3]
     summ = pd.DataFrame([r for r in rows if r["topic"] in topics])[
         ["task", "topic", "summarizer", "role", "text"]]
     m_df = spark.createDataFrame(summ)

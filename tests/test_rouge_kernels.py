@@ -441,7 +441,7 @@ _sentence = st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=9).map(tuple)
 _text = st.lists(_sentence, min_size=0, max_size=4).map(tuple)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_text, _text)
 def test_kernel_matches_literal_rouge(s, r):
     """Production's counts (each backend) and the test reference's == the literal oracle."""
@@ -485,7 +485,7 @@ def test_backends_agree(texts):
 # --- properties -------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_text, _text)
 def test_scores_in_unit_interval_and_directions_swap(s, r):
     ps, pr = profile(s), profile(r)
@@ -502,7 +502,7 @@ def test_scores_in_unit_interval_and_directions_swap(s, r):
     assert _fields(c_sr, "L", "sr")[0] <= _fields(c_sr, "1", "sr")[0]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_text)
 def test_identity_scores_one(s):
     assume(any(s))
