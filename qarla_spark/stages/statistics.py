@@ -491,6 +491,71 @@ def _n_groups(qarla, tasks) -> int:
     return n
 
 
+def _qarla_context(qarla, config) -> QarlaContext:
+    """What the groups read of the QARLA stage's result: a few names per
+    task (each task's KING group makes its subsets: task_catalogue)."""
+    return QarlaContext(
+        first=tuple(s.label for s in qarla.first),
+        first_sizes=tuple(s.size for s in qarla.first),
+        requested=tuple(s.label for s in qarla.requested),
+        detailed={task: tuple(s.label for s in sets) for task, sets in qarla.detailed.items()},
+        plans={task: TaskSets(tuple(r.label for r in p.representatives), p.best.label,
+                              p.best_single.label) for task, p in qarla.plans.items()},
+        triples=getattr(config, "triples", "standard"))
+
+
+def _hbr_context(hbr) -> HbrContext:
+    """What the groups read of the HBR stage's result: its measures, its
+    set's label, each (task, criterion)'s comparisons."""
+    return HbrContext(tuple(hbr.measures) + (HBR,), hbr.measure_set.label,
+                      {(task, c): HbrPlan(HBR, a.best[0], a.median[0])
+                       for task, cs in hbr.auc.items() for c, a in cs.items()})
+
+
+def _union(spark, sources):
+    """The parts' records as one input: each part's map side only reads
+    cached records and filters them — a few tasks each, not one per
+    partition of every part (176 tasks of 25 ms with the 16-core plan on
+    SummEval); coalesced under the union (a coalesce right under the
+    reduce's shuffle would be dropped)."""
+    from qarla_spark.spark.partitioning import topic_partitions
+    share = max(1, topic_partitions(spark) // len(sources))
+    inputs = sources[0].coalesce(share)
+    for other in sources[1:]:
+        inputs = inputs.unionByName(other.coalesce(share))
+    return inputs
+
+
+def _table_names(ctx: StatisticsRun) -> List[str]:
+    """The tables the stage writes, in order (``across`` has rows only with
+    two tasks or more)."""
+    q, h, meta = ctx.qarla is not None, ctx.hbr is not None, ctx.judged
+    names = (["king_ci", "jack_ci"] if q else []) + (["auc_ci"] if h else []) + \
+        ["comparisons"] + (["correlation_ci", "metric_eval"] if meta else []) + \
+        (["metric_ranks"] if q or meta else [])
+    if meta and q:
+        names.append("king_vs_judges")
+    return names + ["across"]
+
+
+def _gather(result: StatisticsResult, reduced) -> None:
+    """What the run prints, from the groups' ``driver`` records (small: a
+    few intervals a task)."""
+    for _, _, (key, value) in rd.collect(reduced, ["driver"]):
+        result.pairwise_accuracy.update(value.get("pairwise_accuracy", {}))
+        result.king_vs_judges.update(value.get("king_vs_judges", {}))
+        result.across.update(value.get("across", {}))
+        result.king_chance.update(value.get("king_chance", {}))
+        result.king.update(value.get("king", {}))
+        result.jack.update(value.get("jack", {}))
+        result.auc.update(value.get("auc", {}))
+        result.correlation.update(value.get("correlation", {}))
+        for k, comparisons in value.get("comparisons", {}).items():
+            result.comparisons.setdefault(k, []).extend(comparisons)
+        if "subsets_kept" in value:
+            result.subsets_kept[key] = value["subsets_kept"]
+
+
 def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResult:
     """Intervals and paired tests for what the QARLA stage (``qarla``, a
     :class:`~qarla_spark.stages.qarla.QarlaResult`, or None) and the HBR
@@ -500,42 +565,22 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     correlations are not computed). One reduce per (task, statistic) over
     the stages' per-topic records: one Spark job (and one more over its
     across-task records for a run of two tasks or more)."""
+    from qarla_spark.spark.partitioning import topic_partitions
     n, seed = config.bootstrap, config.seed
     result = StatisticsResult({}, n, seed)
-    sources = []
-    q_ctx = h_ctx = None
-    spark = None
+    sources, q_ctx, h_ctx, spark = [], None, None, None
     if qarla is not None and qarla.records is not None:
-        # a few names per task: each task's group makes its subsets
-        # (task_catalogue)
-        q_ctx = QarlaContext(
-            first=tuple(s.label for s in qarla.first),
-            first_sizes=tuple(s.size for s in qarla.first),
-            requested=tuple(s.label for s in qarla.requested),
-            detailed={task: tuple(s.label for s in sets) for task, sets in qarla.detailed.items()},
-            plans={task: TaskSets(tuple(r.label for r in p.representatives), p.best.label,
-                                  p.best_single.label) for task, p in qarla.plans.items()},
-            triples=getattr(config, "triples", "standard"))
+        q_ctx = _qarla_context(qarla, config)
         sources.append(rd.of_kinds(qarla.records, list(FROM_QARLA)))
         spark = qarla.records.sparkSession
     if hbr is not None and hbr.records is not None and judgments is not None:
-        h_ctx = HbrContext(tuple(hbr.measures) + (HBR,), hbr.measure_set.label,
-                           {(task, c): HbrPlan(HBR, a.best[0], a.median[0])
-                            for task, cs in hbr.auc.items() for c, a in cs.items()})
+        h_ctx = _hbr_context(hbr)
         sources.append(rd.of_kinds(hbr.records, list(FROM_HBR)))
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
     if not sources:
         return result
-    # each part's map side only reads cached records and filters them: a
-    # few tasks each, not one per partition of every part (176 tasks of
-    # 25 ms with the 16-core plan on SummEval). Coalesced under the union
-    # (a coalesce right under the reduce's shuffle would be dropped)
-    from qarla_spark.spark.partitioning import topic_partitions
-    share = max(1, topic_partitions(spark) // len(sources))
-    inputs = sources[0].coalesce(share)
-    for other in sources[1:]:
-        inputs = inputs.unionByName(other.coalesce(share))
+    inputs = _union(spark, sources)
     if q_ctx is not None:
         n_tasks = len(q_ctx.plans)
     elif tasks is not None:
@@ -553,21 +598,14 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         best_single={task: p.best_single.label for task, p in plans.items()},
         n_tasks=n_tasks)
     n_groups = _n_groups(qarla, tasks)
-    # four partitions a core's share: the groups' costs differ (a criterion's
-    # metric_eval group is ~0.6 s on SummEval, a correlation group 0.05 s)
+    # four partitions a core's share: the groups' costs differ (a task's
+    # metric_eval group is ~0.4 s on 40 × 10 SummEval topics, a correlation
+    # group 0.05 s)
     n_reduce = max(1, min(n_groups, 4 * topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
     context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
     reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context))
-    meta = ctx.judged
-    names = (["king_ci", "jack_ci"] if q_ctx else []) + \
-        (["auc_ci"] if h_ctx else []) + ["comparisons"] + \
-        (["correlation_ci", "metric_eval"] if meta else []) + \
-        (["metric_ranks"] if q_ctx or meta else [])
-    if meta and q_ctx:
-        names.append("king_vs_judges")
-    names.append("across")          # rows only with two tasks or more
     if ctx.n_tasks >= 2:
         # one reduce per across-task basis over what the first reduce's
         # groups kept: a second job, for runs of two tasks or more
@@ -575,18 +613,6 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
             rd.of_kinds(reduced, ["x_king", "x_pa"]), _across_reduce,
             max(1, min(8, topic_partitions(spark))), context))
         reduced = reduced.unionByName(later)
-    result.tables.update(rd.records_tables(reduced, names))
-    for _, _, (key, value) in rd.collect(reduced, ["driver"]):
-        result.pairwise_accuracy.update(value.get("pairwise_accuracy", {}))
-        result.king_vs_judges.update(value.get("king_vs_judges", {}))
-        result.across.update(value.get("across", {}))
-        result.king_chance.update(value.get("king_chance", {}))
-        result.king.update(value.get("king", {}))
-        result.jack.update(value.get("jack", {}))
-        result.auc.update(value.get("auc", {}))
-        result.correlation.update(value.get("correlation", {}))
-        for k, comparisons in value.get("comparisons", {}).items():
-            result.comparisons.setdefault(k, []).extend(comparisons)
-        if "subsets_kept" in value:
-            result.subsets_kept[key] = value["subsets_kept"]
+    result.tables.update(rd.records_tables(reduced, _table_names(ctx)))
+    _gather(result, reduced)
     return result
