@@ -158,3 +158,19 @@ def test_replicates_are_vectorised_rows():
     np.testing.assert_allclose(many, one_by_one, rtol=1e-13)
     with pytest.raises(ValueError, match="units"):
         interval_alpha_replicates(values, labels, np.ones(3))
+
+
+def test_criterion_alphas_of_a_judgments_table():
+    """Per criterion, the judged summaries (topic, summarizer) as units; a
+    criterion rated once per summary: no pairable unit, α undefined."""
+    from qarla_spark.measures.krippendorff import criterion_alphas
+    rows = [("d1", f"s{j}", "coherence", float(v)) for j, unit in enumerate(TEXTBOOK)
+            for v in unit]
+    rows += [("d2", "s0", "fluency", 3.0), ("d2", "s1", "fluency", 4.0)]
+    rows += [("d3", "s0", "coherence", 1.0)]    # s0 of another topic: another unit, of one
+    got = criterion_alphas(*zip(*rows))
+    assert list(got) == ["coherence", "fluency"]
+    alpha, units, ratings = got["coherence"]
+    assert alpha == interval_alpha(*long_form(TEXTBOOK))     # d3/s0 is a unit of one
+    assert (units, ratings) == (11, 40)
+    assert math.isnan(got["fluency"][0]) and got["fluency"][1:] == (0, 0)

@@ -308,3 +308,104 @@ def test_export_averages_a_summarys_raters_exactly(tmp_path):
     got = RunScores(str(run)).judgments_of("t")
     assert got["q"][("d1", "p")] == float((Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3)
     assert math.copysign(1.0, got["r"][("d1", "p")]) == -1.0
+
+
+# --- a run (Spark): judgments/ keeps the raters, every other table as with the means ---
+
+def _rated_testbed(tmp_path):
+    """Summaries (3 topics, 4 models, 4 peers), each peer's ratings (a list
+    of three for 'quality', one to three named raters for 'fluency', one
+    anonymous for 'clarity') and the same judgments as each summary's exact
+    mean over its raters, one row each."""
+    import numpy as np
+    rng = np.random.default_rng(39)
+    records = make_testbed(n_topics=3, n_models=4, n_peers=4, judged=False)
+    summaries = write_jsonl(tmp_path / "s.jsonl", records)
+    rated, means = [], []
+    choices = [1.0, 2.0, 3.0, 4.0, 5.0, 0.1, 0.2, 0.3, 4.67]
+    for rec in records:
+        if rec["role"] != "peer":
+            continue
+        key = {"task": rec["task"], "topic": rec["topic"], "summarizer": rec["summarizer"]}
+        quality = [float(rng.choice(choices)) for _ in range(3)]
+        rated.append(dict(key, human={"quality": quality}))
+        fluency = [float(rng.choice(choices)) for _ in range(int(rng.integers(1, 4)))]
+        rated += [dict(key, criterion="fluency", rater=f"r{k}", score=v)
+                  for k, v in enumerate(fluency)]
+        clarity = float(rng.choice(choices))
+        rated.append(dict(key, criterion="clarity", score=clarity))
+        for criterion, scores in (("quality", quality), ("fluency", fluency),
+                                  ("clarity", [clarity])):
+            exact = sum(map(Fraction, scores), Fraction(0)) / len(scores)
+            means.append(dict(key, criterion=criterion, score=float(exact)))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    return (summaries, write_jsonl(tmp_path / "a" / "j.jsonl", rated),
+            write_jsonl(tmp_path / "b" / "j.jsonl", means))
+
+
+def _table(folder):
+    """A table's rows in a canonical order; list and map cells as their
+    repr (exact for doubles)."""
+    import numpy as np
+    import pandas as pd
+
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            return repr([plain(x) for x in v.tolist()])
+        if isinstance(v, (list, tuple, dict)):
+            return repr(v)
+        return v
+
+    frame = pd.read_parquet(folder)
+    for c in frame.columns:
+        if str(frame[c].dtype) == "category":
+            frame[c] = frame[c].astype(str)
+        elif frame[c].dtype == object:
+            frame[c] = frame[c].map(plain)
+    frame = frame[sorted(frame.columns)]
+    keys = frame.apply(lambda r: repr(tuple(r)), axis=1) if len(frame) else []
+    return frame.assign(_key=keys).sort_values("_key").drop(columns="_key") \
+        .reset_index(drop=True)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("read_mb", [16, 0], ids=["driver", "spark"])
+def test_a_run_keeps_the_raters_and_every_number_is_the_means(spark, tmp_path, read_mb):
+    """Two runs of one testbed: with each rater's judgments (lists, named
+    raters, unbalanced counts) and with each summary's mean given once.
+    judgments/ keeps every rater; every other table is equal, bit for bit:
+    the stages read the mean over raters. Read in the driver (small local
+    inputs) and by Spark (--driver-read-mb 0)."""
+    import os
+
+    import pandas as pd
+
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    summaries, rated, means = _rated_testbed(tmp_path)
+    outs = {}
+    for name, judgments in (("rated", rated), ("means", means)):
+        outs[name] = tmp_path / f"run_{name}"
+        pipeline.run(spark, RunConfig(
+            inputs=(str(summaries),), judgments=(str(judgments),), out=str(outs[name]),
+            metrics=("R-1.a", "R-2.a", "Rpre-1.a"), clusters=2, jack_orders=2, hbr_exact=True,
+            bootstrap=40, seed=5, driver_read_mb=read_mb))
+    kept = _table(outs["rated"] / "judgments")
+    assert list(kept.columns) == ["criterion", "rater", "score", "summarizer", "task", "topic"]
+    assert len(kept) == 12 * 3 + len(kept[kept.criterion == "fluency"]) + 12
+    assert set(kept[kept.criterion == "quality"].rater) == {"0", "1", "2"}
+    assert kept[kept.criterion == "clarity"].rater.isna().all()
+    assert set(kept[kept.criterion == "fluency"].rater) <= {"r0", "r1", "r2"}
+    plain = _table(outs["means"] / "judgments")
+    assert plain.rater.isna().all() and len(plain) == 36
+    tables = sorted(p for p in os.listdir(outs["means"])
+                    if os.path.isdir(outs["means"] / p) and p != "judgments")
+    assert sorted(p for p in os.listdir(outs["rated"])
+                  if os.path.isdir(outs["rated"] / p) and p != "judgments") == tables
+    assert {"metric_eval", "correlations", "auc", "king_pearson", "testbed"} <= set(tables)
+    for name in tables:
+        a, b = _table(outs["rated"] / name), _table(outs["means"] / name)
+        if name == "problems":      # the judgments files are named by their path
+            a, b = a.drop(columns="file"), b.drop(columns="file")
+        pd.testing.assert_frame_equal(a, b, check_exact=True, obj=name)

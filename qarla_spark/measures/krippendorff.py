@@ -42,7 +42,8 @@ def _units(values, units) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(values as doubles, each value's unit index in the sorted labels,
     the sorted labels); every value finite."""
     values = np.asarray(values, dtype=np.float64).reshape(-1)
-    labels = np.asarray(units, dtype=object).reshape(-1)
+    labels = np.empty(len(units), dtype=object)     # tuples stay labels, not rows
+    labels[:] = list(units)
     if len(values) != len(labels):
         raise ValueError(f"{len(values)} values but {len(labels)} unit labels")
     if not np.isfinite(values).all():
@@ -139,3 +140,25 @@ def unit_labels(units: Sequence) -> list:
     """The units' labels in the order :func:`interval_alpha_replicates`'s
     weights take them."""
     return list(_units(np.zeros(len(units)), units)[2])
+
+
+def criterion_alphas(topics: Sequence, summarizers: Sequence, criteria: Sequence,
+                     scores: Sequence[float]) -> Dict[str, Tuple[float, int, int]]:
+    """Per criterion of one task's ratings (the ``judgments/`` table's
+    columns): (α, the pairable units, their ratings), the units being the
+    judged summaries (topic, summarizer). A criterion rated once per
+    summary has no pairable unit: α NaN, 0 and 0."""
+    by: Dict[str, Tuple[list, list]] = {}
+    for topic, name, criterion, score in zip(topics, summarizers, criteria, scores):
+        values, units = by.setdefault(str(criterion), ([], []))
+        values.append(float(score))
+        units.append((str(topic), str(name)))
+    out: Dict[str, Tuple[float, int, int]] = {}
+    for criterion in sorted(by):
+        values, units = by[criterion]
+        sizes: Dict[tuple, int] = {}
+        for u in units:
+            sizes[u] = sizes.get(u, 0) + 1
+        pairable = [m for m in sizes.values() if m >= 2]
+        out[criterion] = (interval_alpha(values, units), len(pairable), sum(pairable))
+    return out
