@@ -46,12 +46,15 @@ ROLES = ("model", "peer")
 
 #: kinds of raw records (one per parsed record or problem; SPEC §1)
 SUMMARY, JUDGMENT, SOURCE, PROBLEM = "summary", "judgment", "source", "problem"
+#: the checked rows of one rater's judgment (the ``judgments/`` table; a
+#: ``judgment`` row of the checks is the mean over a summary's raters)
+RATING = "rating"
 
 #: the fields of a raw record, in the order of the raw schema
 #: (:data:`qarla_spark.io.schemas.RAW_SCHEMA`)
 RAW_FIELDS = (
     "kind", "file", "line", "unit", "task", "topic", "summarizer", "role", "text",
-    "criterion", "score", "documents", "embedded", "severity", "field", "message",
+    "criterion", "rater", "score", "documents", "embedded", "severity", "field", "message",
 )
 
 

@@ -422,9 +422,10 @@ OPTIONS: Tuple[Option, ...] = (
     Option("inputs", Strings(), (), positional=True, metavar="INPUT", commands=_READ,
            help="summary files or folders (default: the bundled SummEval testbed)"),
     Option("judgments", Strings(), (), flags=("--judgments",), metavar="PATH", commands=_READ,
-           help="human judgments: long form (task, topic, summarizer, criterion, score), "
-                "a 'human' object per summary, SacreROUGE metrics, or a wide CSV "
-                "(one column per criterion); repeatable"),
+           help="human judgments: long form (task, topic, summarizer, criterion, rater?, "
+                "score), a 'human' object per summary, SacreROUGE metrics, or a wide CSV "
+                "(one column per criterion); a score may be a list, one per rater; "
+                "repeatable"),
     Option("sources", Strings(), (), flags=("--sources",), metavar="PATH", commands=_READ,
            help="source documents: {task, topic, documents: [text, ...]}; repeatable"),
     Option("task", Text("a non-empty name", optional=True), None, flags=("--task",),

@@ -120,10 +120,11 @@ TABLES: Tuple[Table, ...] = (
           _cols("task string, topic string, summarizer string, role string, text string",
                 role="`model`\\|`peer`"),
           "one per summary; folders `task=<name>/`", ("task",)),
-    Table("judgments", "testbed", "human judgments in long form",
+    Table("judgments", "testbed", "human judgments in long form, each rater's",
           _cols("task string, topic string, summarizer string, criterion string, "
-                "score double"),
-          "one per (summary, criterion); folders by task", ("task",)),
+                "rater string, score double", rater="null: one anonymous rater"),
+          "one per (summary, criterion, rater); a summary's score is the mean over its "
+          "raters; folders by task", ("task",)),
     Table("sources", "testbed", "source documents per topic",
           _cols("task string, topic string, documents array<string>"),
           "one per topic with sources; folders by task", ("task",)),

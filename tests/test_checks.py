@@ -26,7 +26,8 @@ def _record(kind, line, file="a.jsonl", **values):
 @st.composite
 def raw_records(draw):
     """Small messy inputs: few names, so that duplicates, unknown judgments,
-    orphan sources, two roles and embedded copies all occur."""
+    orphan sources, two roles, embedded copies and judgments by several
+    raters (their means) all occur."""
     n = draw(st.integers(1, 40))
     recs = []
     for i in range(n):
@@ -41,7 +42,9 @@ def raw_records(draw):
                                 embedded=draw(st.booleans())))
         elif kind == "judgment":
             recs.append(_record(kind, i + 1, file, task=task, topic=topic, summarizer=who,
-                                criterion=draw(st.sampled_from(["q", "r"])), score=1.0))
+                                criterion=draw(st.sampled_from(["q", "r"])),
+                                rater=draw(st.sampled_from([None, None, "a", "b"])),
+                                score=draw(st.sampled_from([1.0, 0.1, 2.5, 1 / 3]))))
         elif kind == "source":
             recs.append(_record(kind, i + 1, file, task=task, topic=topic,
                                 documents=[draw(st.sampled_from(["doc .", "other ."]))],
@@ -212,6 +215,7 @@ def test_checked_tables_are_the_checked_rows_in_the_schemas_spark_gives(recs):
     schemas = CheckedTables.spark_schemas()
     expected = {"summaries": [r for r in topic_rows if r["kind"] == "summary"],
                 "judgments": [r for r in topic_rows if r["kind"] == "judgment"],
+                "ratings": [r for r in topic_rows if r["kind"] == "rating"],
                 "sources": [r for r in topic_rows if r["kind"] == "source"],
                 "problems": problem_rows(topic_rows) + problem_rows(task_rows),
                 "tasks": task_rows}

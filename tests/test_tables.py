@@ -38,8 +38,12 @@ def test_run_help_lists_every_table():
 
 
 def test_column_text_groups_types():
+    t = tables.table("summaries")
+    assert t.column_text() == ("task, topic, summarizer, role: string (`model`\\|`peer`), "
+                               "text: string")
     t = tables.table("judgments")
-    assert t.column_text() == "task, topic, summarizer, criterion: string, score: double"
+    assert t.column_text() == ("task, topic, summarizer, criterion, rater: string (null: one "
+                               "anonymous rater), score: double")
     assert tables.table("testbed").columns[-1].spark_type == "map<string,bigint>"
 
 

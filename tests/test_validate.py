@@ -111,6 +111,36 @@ def test_duplicate_judgment(spark, tmp_path):
     assert "duplicate judgment" in msg and "criterion 'quality'" in msg and str(j) in msg
 
 
+def test_judgments_with_raters_keep_each_rater_and_give_the_mean(spark, tmp_path):
+    """Issue 39, part 3: SacreROUGE's lists and named raters; the testbed's
+    judgments (what the stages read) are each summary's exact mean over its
+    raters, its ratings every rater's score (the judgments/ table)."""
+    from fractions import Fraction
+    s = write_jsonl(tmp_path / "s.jsonl", make_testbed(judged=False))
+    j = write_jsonl(tmp_path / "j.jsonl", [
+        {"instance_id": "t0", "summarizer_id": "p0", "summarizer_type": "peer", "task": "t",
+         "metrics": {"expert": {"coherence": [0.1, 0.2, 0.3]}}},
+        {"task": "t", "topic": "t0", "summarizer": "p1", "criterion": "expert_coherence",
+         "rater": "ann", "score": 4},
+        {"task": "t", "topic": "t0", "summarizer": "p1", "criterion": "expert_coherence",
+         "rater": "bob", "score": 5},
+        {"task": "t", "topic": "t1", "summarizer": "p1", "criterion": "expert_coherence",
+         "score": 2.5}])
+    testbed, report = load(spark, InputSpec(str(s)), InputSpec(str(j), "judgments"))
+    assert report.ok and report.tasks[0].judgments == {"expert_coherence": 3}
+    means = sorted(tuple(r) for r in testbed.judgments.collect())
+    exact = float((Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3)
+    assert means == [("t", "t0", "p0", "expert_coherence", exact),
+                     ("t", "t0", "p1", "expert_coherence", 4.5),
+                     ("t", "t1", "p1", "expert_coherence", 2.5)]
+    assert testbed.judgments.columns == ["task", "topic", "summarizer", "criterion", "score"]
+    ratings = sorted((r.topic, r.summarizer, r.rater or "", r.score)
+                     for r in testbed.ratings.collect())
+    assert ratings == [("t0", "p0", "0", 0.1), ("t0", "p0", "1", 0.2), ("t0", "p0", "2", 0.3),
+                       ("t0", "p1", "ann", 4.0), ("t0", "p1", "bob", 5.0),
+                       ("t1", "p1", "", 2.5)]
+
+
 def test_parse_errors_reach_the_report_with_their_place(spark, tmp_path):
     recs = make_testbed()
     path = write_jsonl(tmp_path / "s.jsonl", recs[:3] + ['{"broken": '] + recs[3:])
@@ -249,7 +279,14 @@ def _messy_testbed(tmp_path):
     j = write_jsonl(tmp_path / "j.jsonl", [
         {"task": "t", "topic": "t0", "summarizer": "p77", "criterion": "q", "score": 1},
         {"task": "t", "topic": "t0", "summarizer": "p0", "criterion": "quality", "score": 2},
-        {"task": "t", "topic": "gone", "summarizer": "p0", "criterion": "q", "score": 1}])
+        {"task": "t", "topic": "gone", "summarizer": "p0", "criterion": "q", "score": 1},
+        {"task": "t", "topic": "t1", "summarizer": "p1", "criterion": "q", "score": [1, 2, 2]},
+        {"task": "t", "topic": "t1", "summarizer": "p2", "criterion": "q", "rater": "ann",
+         "score": 0.1},
+        {"task": "t", "topic": "t1", "summarizer": "p2", "criterion": "q", "rater": "bob",
+         "score": 0.2},
+        {"task": "t", "topic": "t1", "summarizer": "p2", "criterion": "q", "rater": "bob",
+         "score": 0.3}])
     src = write_jsonl(tmp_path / "src.jsonl", [
         {"task": "t", "topic": "t0", "documents": ["a ."]},
         {"task": "t", "topic": "t0", "documents": ["b ."]},
@@ -276,7 +313,8 @@ def test_both_readers_give_equal_tables(spark, tmp_path, reader):
     on_spark, spark_report = load_testbed(spark, specs, limit=4)
     checked = check_in_driver(specs, limit=4)
     in_driver = checked.testbed(spark)
-    for name in ("summaries", "judgments", "sources", "problems", "problems_by_kind"):
+    for name in ("summaries", "judgments", "ratings", "sources", "problems",
+                 "problems_by_kind"):
         a, b = getattr(on_spark, name), getattr(in_driver, name)
         assert a.schema == b.schema, name
         assert _rows(a) == _rows(b), name

@@ -74,8 +74,10 @@ class CheckedInput:
             raise RuntimeError("the checked rows were already handed to Spark")
         from qarla_spark.memory import release_freed_memory
         if write is not None:
-            for name in ("summaries", "judgments", "sources", "problems"):
-                write(name, getattr(self.tables, name))
+            # judgments/ holds each rater's judgments
+            for name, held in (("summaries", "summaries"), ("judgments", "ratings"),
+                               ("sources", "sources"), ("problems", "problems")):
+                write(name, getattr(self.tables, held))
         tables, self.tables = self.tables, None
         testbed = testbed_from_tables(spark, tables)
         del tables

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from qarla_spark.names import JUDGMENT, PROBLEM, RAW_FIELDS, SOURCE, SUMMARY
+from qarla_spark.names import JUDGMENT, PROBLEM, RATING, RAW_FIELDS, SOURCE, SUMMARY
 from qarla_spark.thresholds import EMPTY_ERROR_SHARE, SCRIPT_ERROR_SHARE, SCRIPT_WARNING_SHARE
 from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.thresholds import MIN_MODELS_QUEEN
@@ -47,9 +47,11 @@ PROFILE_FIELDS = ("n_models", "n_peers", "has_sources", "models", "peers", "crit
 SCRIPT_FIELDS = ("n_letters", "n_outside", "outside_scripts", "outside_counts", "n_empty",
                  "example", "example_outside")
 
-#: the rows :func:`check_topic` returns: ``kind`` is summary, judgment,
-#: source, problem (with ``problem_kind``, ``detail``, ``subject``) or profile
-TOPIC_FIELDS = ("kind", "task", "topic", "summarizer", "role", "text", "criterion", "score",
+#: the rows :func:`check_topic` returns: ``kind`` is summary, rating (one
+#: rater's judgment), judgment (a summary's mean over its raters), source,
+#: problem (with ``problem_kind``, ``detail``, ``subject``) or profile
+TOPIC_FIELDS = ("kind", "task", "topic", "summarizer", "role", "text", "criterion", "rater",
+                "score",
                 "documents", "severity", "file", "line", "unit", "field", "message",
                 "problem_kind", "detail", "subject") + PROFILE_FIELDS + SCRIPT_FIELDS
 
@@ -139,6 +141,57 @@ def _duplicates(records: List[Record], keys: Sequence[str], what: str,
     return repeated, problems
 
 
+def _duplicate_judgments(records: List[Record]) -> List[Record]:
+    """The errors of repeated judgments of one (summary, criterion): a
+    judgment without a rater must be the only one (two of them are a
+    duplicate, as a file given twice; one beside named raters would be
+    averaged with them unnoticed); a named rater judges it once."""
+    keys = ("task", "topic", "summarizer", "criterion")
+    groups: Dict[tuple, List[Record]] = {}
+    for rec in records:
+        groups.setdefault(tuple(rec[k] for k in keys), []).append(rec)
+    problems, named = [], []
+    for ident, recs in groups.items():
+        if len(recs) > 1 and any(r["rater"] is None for r in recs):
+            first, second = sorted(recs, key=_place_key)[:2]
+            where = (f"{second['unit']} {second['line']}"
+                     if second["unit"] is not None and second["line"] is not None else None)
+            other = ", ".join(x for x in (second["file"], where) if x is not None)
+            what = ", ".join(f"{k} '{v}'" for k, v in zip(keys, ident))
+            problems.append(_problem(
+                "error", "criterion",
+                f"duplicate judgment ({what}): {len(recs)} records, another at {other}; a "
+                "judgment without a rater must be the only one of its summary and criterion "
+                "(name the raters with a 'rater' field to give several)", first))
+        else:
+            named += recs
+    return problems + _duplicates(named, keys + ("rater",), "judgment", "rater")[1]
+
+
+def rater_means(judgments: Sequence[Record]) -> List[Record]:
+    """One ``judgment`` row per (summarizer, criterion) of one topic's
+    ratings: the mean of its raters' scores, exact and rounded once (a
+    single rating: its score itself), in the order of their first rating.
+    Every stage reads these: a summary's human score is the mean over its
+    raters."""
+    from qarla_spark.measures import exact
+    found: Dict[tuple, List[Record]] = {}
+    for rec in judgments:
+        found.setdefault((rec["summarizer"], rec["criterion"]), []).append(rec)
+    out = []
+    for (summarizer, criterion), recs in found.items():
+        if len(recs) == 1:
+            score = recs[0]["score"]
+        else:
+            total = exact.Mean()
+            for rec in recs:
+                total.add_real(rec["score"])
+            score = exact.to_float(total.value())
+        out.append({"kind": JUDGMENT, "task": recs[0]["task"], "topic": recs[0]["topic"],
+                    "summarizer": summarizer, "criterion": criterion, "score": score})
+    return out
+
+
 def check_topic(records: Iterable[Record], language: Optional[str] = "en") -> List[Record]:
     """The canonical rows, problems and profile of one (task, topic), from
     its raw records (no parse problems among them); ``language``: the task's
@@ -157,15 +210,18 @@ def check_topic(records: Iterable[Record], language: Optional[str] = "en") -> Li
                                      "summarizer")
     known = {r["summarizer"] for r in summ}
     judg = by_kind[JUDGMENT]
+    said = set()
     for rec in judg:
-        if rec["summarizer"] not in known:
+        # once per record and criterion (a list of scores is one per rater)
+        place = (rec["file"], rec["line"], rec["unit"], rec["summarizer"], rec["criterion"])
+        if rec["summarizer"] not in known and place not in said:
+            said.add(place)
             problems.append(_problem(
                 "error", "summarizer",
                 f"judgment for an unknown summary: task '{task}', topic '{topic}' has no "
                 f"summary by '{rec['summarizer']}' in the input", rec))
     single = [r for r in judg if (task, topic, r["summarizer"]) not in dup_summ]
-    problems += _duplicates(single, ("task", "topic", "summarizer", "criterion"), "judgment",
-                            "criterion")[1]
+    problems += _duplicate_judgments(single)
 
     src = _merge_embedded(by_kind[SOURCE], ("documents",))
     problems += _duplicates(src, ("task", "topic"), "sources of a topic", "topic")[1]
@@ -199,11 +255,13 @@ def check_topic(records: Iterable[Record], language: Optional[str] = "en") -> Li
         scripts, empty_problems = _script_profile(summ, task, topic, language)
         problems += empty_problems
     rows = [_canonical(SUMMARY, r, ("summarizer", "role", "text")) for r in summ]
-    rows += [_canonical(JUDGMENT, r, ("summarizer", "criterion", "score")) for r in judg]
+    rows += [_canonical(RATING, r, ("summarizer", "criterion", "rater", "score")) for r in judg]
+    means = rater_means(judg)
+    rows += means
     rows += [_canonical(SOURCE, r, ("documents",)) for r in src]
     rows += problems
     criteria: Dict[str, int] = {}
-    for rec in judg:
+    for rec in means:
         criteria[rec["criterion"]] = criteria.get(rec["criterion"], 0) + 1
     profile = dict.fromkeys(TOPIC_FIELDS)
     profile.update(

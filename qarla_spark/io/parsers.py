@@ -26,9 +26,12 @@ DUC/TAC file names ``D30001.M.100.T.A``
     is a model, of digits a peer; plain text or SGML/HTML markup.
 
 Judgment files (``--judgments``) hold long-form rows ``(task?, topic,
-summarizer, criterion, score)``, or per summary a ``human`` object, or
+summarizer, criterion, rater?, score)``, or per summary a ``human`` object, or
 SacreROUGE ``metrics`` records; a CSV without a ``criterion`` column is read
-in wide form (every other column is a criterion). Source files
+in wide form (every other column is a criterion). A score is a number or a
+list of numbers, one per rater (SacreROUGE's form: raters ``"0"``, ``"1"``,
+... by position); an optional ``rater`` field or column names the rater of
+a record's scores (absent: one anonymous rater). Source files
 (``--sources``) hold ``{"task"?, "topic", "documents": [text, ...]}``.
 """
 
@@ -317,6 +320,35 @@ def _score(value: Any, field: str, from_text: bool) -> float:
     return number
 
 
+def _rater(obj: Dict[str, Any]) -> Optional[str]:
+    """The optional ``rater`` of a record (an identifier); absent, null or
+    blank: ``None``, one anonymous rater."""
+    return None if _missing(obj.get("rater")) else _ident(obj, "rater")
+
+
+def _ratings(value: Any, field: str, from_text: bool,
+             rater: Optional[str]) -> List[Tuple[Optional[str], float]]:
+    """The (rater, score) pairs of one score: a number (by ``rater``), or a
+    list of numbers, one per rater, named by position ``"0"``, ``"1"``, ...
+    (SacreROUGE's metrics keep each annotator's score so; in a CSV cell, as
+    JSON text). A list with a named ``rater``, an empty list and an element
+    that is not a number are errors naming the field (and the element)."""
+    if from_text and isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = _json_loads(value.strip())
+        except _Bad as bad:
+            raise _Bad(field, f"'{field}' is not a JSON list of scores: {bad.message}") from None
+    if not isinstance(value, list):
+        return [(rater, _score(value, field, from_text))]
+    if rater is not None:
+        raise _Bad(field, f"'{field}' holds a list of scores (its raters named by position) "
+                          f"and the record names rater {_shown(rater)}: give one score per "
+                          "rater, or no 'rater'")
+    if not value:
+        raise _Bad(field, f"'{field}' is an empty list of scores (one per rater)")
+    return [(str(i), _score(v, f"{field}[{i}]", False)) for i, v in enumerate(value)]
+
+
 def _role(value: Any, field: str = "role") -> str:
     if _missing(value):
         raise _Bad(field, f"missing field '{field}'")
@@ -375,16 +407,18 @@ def _qarla_summary(ctx: _Ctx, obj: Dict[str, Any], from_text: bool) -> Iterator[
         role = _role(obj.get("role"))
         text = _text(obj.get("text"), "text")
         human = obj.get("human")
-        scores: List[Tuple[str, float]] = []
+        scores: List[Tuple[str, Optional[str], float]] = []
         if not _missing(human):
+            rater = _rater(obj)
             for criterion, value in _mapping(human, "human", from_text).items():
                 field = f"human.{criterion}"
-                scores.append((_criterion(criterion, field), _score(value, field, from_text)))
+                name = _criterion(criterion, field)
+                scores += [(name, r, v) for r, v in _ratings(value, field, from_text, rater)]
         yield ctx.record(SUMMARY, task=task, topic=topic, summarizer=summarizer,
                          role=role, text=text)
-        for criterion, score in scores:
+        for criterion, rater, score in scores:
             yield ctx.record(JUDGMENT, task=task, topic=topic, summarizer=summarizer,
-                             criterion=criterion, score=score)
+                             criterion=criterion, rater=rater, score=score)
     yield from _guard(ctx, make)
 
 
@@ -435,7 +469,8 @@ def _judgment_object(ctx: _Ctx, obj: Dict[str, Any], from_text: bool) -> Iterato
             metrics = obj.get("metrics")
             if not isinstance(metrics, dict):
                 raise _Bad("metrics", "missing field 'metrics' (an object of criterion: score)")
-            pairs = list(_flatten_metrics(metrics, "", from_text))
+            rater = _rater(obj)
+            found = list(_flatten_metrics(metrics, "", from_text, rater))
         else:
             topic = _ident(obj, "topic")
             summarizer = _ident(obj, "summarizer")
@@ -443,27 +478,35 @@ def _judgment_object(ctx: _Ctx, obj: Dict[str, Any], from_text: bool) -> Iterato
                 criterion = _ident(obj, "criterion")
                 if "score" not in obj or _missing(obj.get("score")):
                     raise _Bad("score", "missing field 'score'")
-                pairs = [(criterion, _score(obj["score"], "score", from_text))]
+                found = [(criterion, r, v)
+                         for r, v in _ratings(obj["score"], "score", from_text, _rater(obj))]
             elif "human" in obj:
-                pairs = [(_criterion(c, f"human.{c}"), _score(v, f"human.{c}", from_text))
-                         for c, v in _mapping(obj["human"], "human", from_text).items()]
+                rater = _rater(obj)
+                found = [(_criterion(c, f"human.{c}"), r, v)
+                         for c, value in _mapping(obj["human"], "human", from_text).items()
+                         for r, v in _ratings(value, f"human.{c}", from_text, rater)]
             else:
                 raise _Bad("criterion", "missing field 'criterion' (long form: topic, summarizer, "
                                         "criterion, score) or 'human' (an object of criterion: score)")
-        for criterion, score in pairs:
+        for criterion, rater, score in found:
             yield ctx.record(JUDGMENT, task=task, topic=topic, summarizer=summarizer,
-                             criterion=criterion, score=score)
+                             criterion=criterion, rater=rater, score=score)
     yield from _guard(ctx, make)
 
 
-def _flatten_metrics(metrics: Dict[str, Any], prefix: str, from_text: bool):
+def _flatten_metrics(metrics: Dict[str, Any], prefix: str, from_text: bool,
+                     rater: Optional[str]):
+    """(criterion, rater, score) of SacreROUGE's metrics: nested keys joined
+    by ``_`` (its ``flatten_keys``), a list one score per rater (what its
+    ``average_values`` averages)."""
     for key, value in metrics.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            yield from _flatten_metrics(value, name + "_", from_text)
+            yield from _flatten_metrics(value, name + "_", from_text, rater)
         else:
-            yield (_criterion(name, f"metrics.{name}"),
-                   _score(value, f"metrics.{name}", from_text))
+            criterion = _criterion(name, f"metrics.{name}")
+            for r, v in _ratings(value, f"metrics.{name}", from_text, rater):
+                yield criterion, r, v
 
 
 # ---------------------------------------------------------------------------
@@ -492,7 +535,7 @@ def _source_object(ctx: _Ctx, obj: Dict[str, Any]) -> Iterator[Record]:
 # ---------------------------------------------------------------------------
 
 _WIDE_KEYS = ("task", "topic", "summarizer", "role", "summarizer_type", "instance_id",
-              "summarizer_id")
+              "summarizer_id", "rater")
 
 
 def _parse_csv(ctx: _Ctx, data: bytes, kind: str, delimiter: str) -> Iterator[Record]:
@@ -558,11 +601,13 @@ def _wide_judgments(ctx: _Ctx, row: Dict[str, Any]) -> Iterator[Record]:
         task = _task(ctx, row)
         topic = _ident(row, "instance_id" if "instance_id" in row else "topic")
         summarizer = _ident(row, "summarizer_id" if "summarizer_id" in row else "summarizer")
-        scores = [(_criterion(c, c), _score(v, c, True)) for c, v in row.items()
-                  if c not in _WIDE_KEYS and not _missing(v)]
-        for criterion, score in scores:
+        rater = _rater(row)
+        scores = [(_criterion(c, c), r, s) for c, v in row.items()
+                  if c not in _WIDE_KEYS and not _missing(v)
+                  for r, s in _ratings(v, c, True, rater)]
+        for criterion, rater, score in scores:
             yield ctx.record(JUDGMENT, task=task, topic=topic, summarizer=summarizer,
-                             criterion=criterion, score=score)
+                             criterion=criterion, rater=rater, score=score)
     yield from _guard(ctx, make)
 
 

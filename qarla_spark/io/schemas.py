@@ -8,11 +8,15 @@ Canonical tables, produced by every reader after validation:
     non-empty. Newlines in ``text`` separate sentences.
 ``judgments``  (task, topic, summarizer, criterion, score)
     human judgments in long form; ``(task, topic, summarizer, criterion)`` is
-    unique, ``score`` finite, and every row names a known summary.
+    unique, ``score`` finite (the mean over the summary's raters), and every
+    row names a known summary.
+``ratings``    (task, topic, summarizer, criterion, rater, score)
+    each rater's judgments (the ``judgments/`` table a run writes); ``rater``
+    null is one anonymous rater, the only one of its (summary, criterion).
 ``sources``    (task, topic, documents)
     the documents of a topic (optional; used by TVM).
 
-All string columns are non-null in canonical tables.
+All string columns but ``rater`` are non-null in canonical tables.
 
 The parsers produce a single *raw record* table (:data:`RAW_SCHEMA`): one
 row per parsed record or per problem, with the file and line it came from,
@@ -48,6 +52,15 @@ JUDGMENT_SCHEMA = StructType([
     StructField("score", DoubleType(), False),
 ])
 
+RATING_SCHEMA = StructType([
+    StructField("task", StringType(), False),
+    StructField("topic", StringType(), False),
+    StructField("summarizer", StringType(), False),
+    StructField("criterion", StringType(), False),
+    StructField("rater", StringType(), True),
+    StructField("score", DoubleType(), False),
+])
+
 SOURCE_SCHEMA = StructType([
     StructField("task", StringType(), False),
     StructField("topic", StringType(), False),
@@ -65,6 +78,7 @@ RAW_SCHEMA = StructType([
     StructField("role", StringType(), True),
     StructField("text", StringType(), True),
     StructField("criterion", StringType(), True),
+    StructField("rater", StringType(), True),         # judgments: null = anonymous
     StructField("score", DoubleType(), True),
     StructField("documents", ArrayType(StringType(), True), True),
     # a reference repeated inside another record (SacreROUGE "references"):

@@ -7,7 +7,8 @@ errors
     empty fields, unknown roles, empty texts, non-UTF-8 bytes, non-numeric
     scores, unreadable files); duplicate ``(task, topic, summarizer)``;
     judgments for unknown summaries; duplicate ``(task, topic, summarizer,
-    criterion)`` judgments; duplicate sources of a topic.
+    criterion, rater)`` judgments, and a judgment without a rater beside
+    another of its summary and criterion; duplicate sources of a topic.
 warnings
     topics with fewer than 3 models (QUEEN needs 3: the measures skip them),
     with exactly 3 (KING holds one out and needs 4), without peers; a
@@ -37,7 +38,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from qarla_spark.errors import InputError, Problem
 from qarla_spark.io import checks
 from qarla_spark.io.readers import yields_nothing
-from qarla_spark.names import JUDGMENT, PROBLEM, SOURCE, SUMMARY
+from qarla_spark.names import JUDGMENT, PROBLEM, RATING, SOURCE, SUMMARY
 from qarla_spark.thresholds import MIN_MODELS_JACKKNIFE as MIN_MODELS_KING
 from qarla_spark.thresholds import MIN_MODELS_QUEEN
 from qarla_spark.spark import cache
@@ -49,6 +50,8 @@ _KIND_COLS = checks.KIND_COLUMNS
 
 SUMMARY_COLUMNS = ("task", "topic", "summarizer", "role", "text")
 JUDGMENT_COLUMNS = ("task", "topic", "summarizer", "criterion", "score")
+#: each rater's judgments (the ``judgments/`` table): rater null, one anonymous rater
+RATING_COLUMNS = ("task", "topic", "summarizer", "criterion", "rater", "score")
 SOURCE_COLUMNS = ("task", "topic", "documents")
 
 #: how many names a grouped line shows
@@ -292,7 +295,10 @@ def nothing_to_evaluate(report: "ValidationReport", empty: Sequence[Tuple[str, s
 @dataclass
 class Testbed:
     """The canonical tables (schemas in :mod:`qarla_spark.io.schemas`) and
-    every problem found (``PROBLEM_SCHEMA``)."""
+    every problem found (``PROBLEM_SCHEMA``). ``judgments`` holds one row
+    per judged (summary, criterion), its score the mean over its raters
+    (what every stage reads); ``ratings`` each rater's (``RATING_SCHEMA``:
+    the ``judgments/`` table)."""
 
     summaries: object
     judgments: object
@@ -304,6 +310,8 @@ class Testbed:
     #: the rows of :func:`~qarla_spark.io.checks.check_task` (one ``stats``
     #: row per task, and the task-wide problems)
     task_checks: object = None
+    #: each rater's judgments (None: ``judgments``, one anonymous rater each)
+    ratings: object = None
 
 
 def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
@@ -340,6 +348,7 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
         problems=problems.select(*_PROBLEM_COLS),
         problems_by_kind=problems,
         task_checks=tasks,
+        ratings=topics.filter(kind == RATING).select(*RATING_COLUMNS),
     )
 
 
@@ -455,12 +464,15 @@ class CheckedTables:
     every column nullable, as the columns of the rows Spark checks."""
 
     summaries: object
+    #: a summary's mean over its raters, per criterion
     judgments: object
     sources: object
     #: the problems with the columns that group them (``problems_by_kind``)
     problems: object
     #: the rows of :func:`~qarla_spark.io.checks.check_task`
     tasks: object
+    #: each rater's judgments (the ``judgments/`` table)
+    ratings: object
 
     @staticmethod
     def prepare() -> None:
@@ -476,6 +488,7 @@ class CheckedTables:
         from qarla_spark.io.schemas import (
             JUDGMENT_SCHEMA,
             PROBLEM_SCHEMA,
+            RATING_SCHEMA,
             SOURCE_SCHEMA,
             SUMMARY_SCHEMA,
             checked_task_schema,
@@ -490,7 +503,7 @@ class CheckedTables:
                               + [StructField(c, StringType(), True) for c in _KIND_COLS])
         return {"summaries": nullable(SUMMARY_SCHEMA), "judgments": nullable(JUDGMENT_SCHEMA),
                 "sources": nullable(SOURCE_SCHEMA), "problems": problems,
-                "tasks": checked_task_schema()}
+                "tasks": checked_task_schema(), "ratings": nullable(RATING_SCHEMA)}
 
 
 def checked_tables(topic_rows: Sequence[Dict], task_rows: Sequence[Dict]) -> CheckedTables:
@@ -513,7 +526,8 @@ def checked_tables(topic_rows: Sequence[Dict], task_rows: Sequence[Dict]) -> Che
     return CheckedTables(table("summaries", of_kind(SUMMARY)),
                          table("judgments", of_kind(JUDGMENT)),
                          table("sources", of_kind(SOURCE)),
-                         table("problems", problems), table("tasks", task_rows))
+                         table("problems", problems), table("tasks", task_rows),
+                         table("ratings", of_kind(RATING)))
 
 
 def testbed_from_tables(spark, tables: CheckedTables) -> Testbed:
@@ -523,5 +537,5 @@ def testbed_from_tables(spark, tables: CheckedTables) -> Testbed:
               for name, schema in schemas.items()}
     by_kind = frames["problems"]
     return Testbed(frames["summaries"], frames["judgments"], frames["sources"],
-                   by_kind.select(*_PROBLEM_COLS), by_kind, frames["tasks"])
+                   by_kind.select(*_PROBLEM_COLS), by_kind, frames["tasks"], frames["ratings"])
 

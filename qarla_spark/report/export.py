@@ -327,8 +327,9 @@ class RunScores:
         return sorted(names)
 
     def judgments_of(self, task: str) -> Dict[str, Dict[Key, float]]:
-        """{criterion: {(topic, summarizer): score}} (the mean where a
-        summary has several)."""
+        """{criterion: {(topic, summarizer): score}} (the mean over a
+        summary's raters where it has several, exact and rounded once: the
+        number the stages used)."""
         if self.judgments is None:
             return {}
         rows = _task_rows(self.judgments, task, ["topic", "summarizer", "criterion", "score"])
@@ -337,7 +338,7 @@ class RunScores:
             if row["score"] is not None and not math.isnan(row["score"]):
                 found.setdefault(row["criterion"], {}).setdefault(
                     (row["topic"], row["summarizer"]), []).append(row["score"])
-        return {c: {k: math.fsum(v) / len(v) for k, v in by.items()} for c, by in found.items()}
+        return {c: {k: _rater_mean(v) for k, v in by.items()} for c, by in found.items()}
 
     def sources_of(self, task: str) -> Dict[str, List[str]]:
         """{topic: its source documents}."""
@@ -345,6 +346,18 @@ class RunScores:
             return {}
         rows = _task_rows(self.sources, task, ["topic", "documents"]).to_pylist()
         return {r["topic"]: list(r["documents"] or []) for r in rows}
+
+
+def _rater_mean(values: List[float]) -> float:
+    """A summary's score: its one rating, or the exact mean of its raters'
+    rounded once (as the checks compute it: io.checks.rater_means)."""
+    if len(values) == 1:
+        return values[0]
+    from qarla_spark.measures import exact
+    total = exact.Mean()
+    for v in values:
+        total.add_real(v)
+    return exact.to_float(total.value())
 
 
 # --------------------------------------------------------------------- writing

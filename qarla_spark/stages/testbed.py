@@ -103,6 +103,17 @@ def load(spark, config, checked: Optional[CheckedInput] = None, write=None
                         languages=language_map(config).as_dict())
 
 
+def _ratings(testbed: Testbed):
+    """``judgments/``: each rater's judgments (a testbed made without them:
+    its judgments, each by one anonymous rater)."""
+    if testbed.ratings is not None:
+        return testbed.ratings
+    from pyspark.sql import functions as F
+    j = testbed.judgments
+    return j.select("task", "topic", "summarizer", "criterion",
+                    F.lit(None).cast("string").alias("rater"), "score")
+
+
 def testbed_tables(spark, testbed: Testbed, report: ValidationReport,
                    written: Sequence[str] = ()) -> Dict[str, object]:
     """The tables of the testbed stage (but those already ``written``):
@@ -112,7 +123,7 @@ def testbed_tables(spark, testbed: Testbed, report: ValidationReport,
     rows = [asdict(t) for t in report.tasks]
     described = pa.table({c: [r[c] for r in rows] for c in declared.column_names},
                          schema=declared.arrow_schema())
-    tables = {"summaries": testbed.summaries, "judgments": testbed.judgments,
+    tables = {"summaries": testbed.summaries, "judgments": _ratings(testbed),
               "sources": testbed.sources, "testbed": described,
               "problems": testbed.problems.coalesce(1)}
     return {name: t for name, t in tables.items() if name not in written}
