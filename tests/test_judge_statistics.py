@@ -411,7 +411,7 @@ def test_replicate_sums_are_close_deterministic_and_blind_to_order(n_t, n_s, n_b
 def test_grouped_replicate_means_and_the_exact_means(rows, data):
     """Σ w·v / Σ w over a column's rows, exact in Fractions:
     grouped_replicate_means within 4 ulp, grouped_real_means and
-    weighted_real_means (the exact functions, now on _level_parts) equal
+    weighted_real_means (the exact functions, now on level_parts) equal
     to it rounded once; NaN where a column's weights sum to 0."""
     values, (topics, cols), n_c, n_t = rows
     n_b = data.draw(st.integers(1, 4))

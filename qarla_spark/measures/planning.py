@@ -18,7 +18,7 @@ with replacement (the bootstrap's picture of a new testbed of n topics).
 **Per trial.** A system's mean is over its drawn topics (a topic drawn twice
 counts twice). Each pair (i, j) is *ordered* by the sign of mean_i − mean_j,
 decided exactly (the sums as exact 28-bit pieces of the doubles,
-:func:`~qarla_spark.measures.resampling._level_parts`, compared as
+:func:`~qarla_spark.measures.resampling.level_parts`, compared as
 n_j·S_i − n_i·S_j with carries: no rounding can split or make a tie); the
 full testbed's order is the same function with every topic once. The paired
 t-test at 5% (two-sided) over the drawn topics both systems have: reject
@@ -260,7 +260,7 @@ def _system_digits(values, present, weights):
     as normalised base-2^28 digits (B × S each, lowest first, the last the
     carry of 0 or −1), and its counts (B × S)."""
     values = np.where(present, values, 0.0)
-    base, parts, _ = rs._level_parts(values, weights)
+    base, parts, _ = rs.level_parts(values, weights, _CHUNK)
     n_b, n_s = weights.shape[0], values.shape[1]
     by_level = {level // _CHUNK: part for level, part in parts}
     top = max(by_level, default=0)

@@ -205,13 +205,15 @@ def _divide_scaled(sums, base: int, counts) -> np.ndarray:
     return _divide(sums, counts * (1 << -base))
 
 
-def _level_parts(values, weights, chunk: int = None):
-    """(base, [(level, part)]): Σ_t w_bt·values[t, s] of finite doubles
+def level_parts(values, weights, chunk: int = None):
+    """(base, [(level, part)], small): Σ_t w_bt·values[t, s] of finite doubles
     as exact int64 partial sums — each value is an integer times 2^e (a
     common e = ``base``), cut in ``chunk``-bit pieces (default 28);
     ``part`` (B × S) sums the pieces at bits [level, level + chunk) (exact:
     int64 products, or double products of integers below 2^53 when the
-    weights allow)."""
+    weights allow); ``small``: whether those doubles were used (every
+    weight sum below 2^(53 − chunk)). Public: the planning measures build
+    their exact comparisons on it (:mod:`qarla_spark.measures.planning`)."""
     chunk = _CHUNK if chunk is None else int(chunk)
     values = np.asarray(values, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.int64)
@@ -252,9 +254,9 @@ def _level_parts(values, weights, chunk: int = None):
 
 def _real_sums(values, weights):
     """(sums, base): the exact Σ_t w_bt·values[t, s] of finite doubles as
-    Python integers, sums · 2^base (:func:`_level_parts` put back together
+    Python integers, sums · 2^base (:func:`level_parts` put back together
     as Python integers)."""
-    base, parts, _ = _level_parts(values, weights)
+    base, parts, _ = level_parts(values, weights)
     weights = np.asarray(weights)
     sums = np.zeros((weights.shape[0], np.shape(values)[1]), dtype=object)
     for level, part in parts:
@@ -265,13 +267,13 @@ def _real_sums(values, weights):
 def replicate_sums(values, weights) -> np.ndarray:
     """(B × S) doubles: Σ_t w_bt·values[t, s] of finite doubles, for many
     replicates, deterministically: the exact integer partial sums of
-    :func:`_level_parts` (each below 2^53, so exact as doubles) added in
+    :func:`level_parts` (each below 2^53, so exact as doubles) added in
     doubles from the highest level down, in that fixed order — the same
     bits on any machine, within a few ulp of the exact sum, without the
     Python integers of :func:`_real_sums` (10x faster on 1,000 replicates
     of a thousand columns). For the replicates of a statistic; its point
     value keeps the exact, once-rounded means."""
-    base, parts, small = _level_parts(values, weights)
+    base, parts, small = level_parts(values, weights)
     if not small:
         sums, base = _real_sums(values, weights)
         return _divide_scaled(sums, base, np.ones(sums.shape, dtype=object))
@@ -291,7 +293,7 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     without comparing rounded means (a null difference equal to the
     observed one, frequent with Likert scores, counts whole). With A_bs =
     Σ_{t: s_bt = −1} v_ts, the condition is n_j·A_bi ≤ n_i·A_bj: the exact
-    int64 level sums of :func:`_level_parts`, their carries propagated from
+    int64 level sums of :func:`level_parts`, their carries propagated from
     the lowest level up."""
     cells = np.asarray(cells, dtype=bool)
     values = np.asarray(values, dtype=np.float64)
@@ -314,7 +316,7 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
         found = _at_least_two_levels(cube, signs, counts)
         if found is not None:
             return found[0] if single else found
-    base, parts, _ = _level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
+    base, parts, _ = level_parts(cube.reshape(n_t, n_s * n_k), (signs < 0).astype(np.int64))
     # each level's sums as K × S × B (the replicates contiguous), in blocks
     # of measures of ~256K pair comparisons (measured 3-4x faster than
     # B × pairs × K arrays of ~100 MB)
@@ -367,7 +369,7 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     n_b = signs.shape[0]
     flips = (signs < 0).astype(np.int64)
     chunk = 53 - max(1, int(flips.sum(axis=1).max(initial=0))).bit_length() - 1
-    base, parts, small = _level_parts(cube.reshape(n_t, n_s * n_k), flips, chunk)
+    base, parts, small = level_parts(cube.reshape(n_t, n_s * n_k), flips, chunk)
     by_level = dict(parts)
     if not small or not set(by_level) <= {0, chunk}:     # (an empty level is left out)
         return None
