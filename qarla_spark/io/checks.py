@@ -180,13 +180,7 @@ def rater_means(judgments: Sequence[Record]) -> List[Record]:
         found.setdefault((rec["summarizer"], rec["criterion"]), []).append(rec)
     out = []
     for (summarizer, criterion), recs in found.items():
-        if len(recs) == 1:
-            score = recs[0]["score"]
-        else:
-            total = exact.Mean()
-            for rec in recs:
-                total.add_real(rec["score"])
-            score = exact.to_float(total.value())
+        score = exact.real_mean([rec["score"] for rec in recs])
         out.append({"kind": JUDGMENT, "task": recs[0]["task"], "topic": recs[0]["topic"],
                     "summarizer": summarizer, "criterion": criterion, "score": score})
     return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Iterable, Tuple
+from typing import Iterable, Sequence, Tuple
 
 
 def ratio(num: int, den: int) -> Fraction:
@@ -49,6 +49,18 @@ def grouped_ratio_mean(rows: Iterable[Tuple[int, int, int]]) -> Fraction:
     for num, den, count in rows:
         total.add_ratio(num, den, count)
     return total.value()
+
+
+def real_mean(values: Sequence[float]) -> float:
+    """The mean of doubles, exact and rounded once; one value is itself
+    (bit for bit, −0.0 included). A summary's human score over its raters
+    (the checks' rows every stage reads, and the export)."""
+    if len(values) == 1:
+        return values[0]
+    total = Mean()
+    for v in values:
+        total.add_real(v)
+    return to_float(total.value())
 
 
 def to_float(value: Fraction) -> float:

@@ -345,7 +345,7 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                 lambda rows, where, w, v=score: rs.grouped_real_means(v[rows], where,
                                                                       len(systems), w),
                 lambda rows, w, v=score: rs.weighted_real_means(v[rows][:, None], w)))
-        n_c, n_k, n_b = len(mine), len(kinds), n
+        n_c, n_k = len(mine), len(kinds)
 
         def corr(x, ys, keys=systems):
             """correlation_rows of x against each criterion's rows, stacked:

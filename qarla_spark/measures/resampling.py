@@ -626,6 +626,16 @@ def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np
             low[m], high[m] = percentile_interval(reps[:, m], alpha)
         return low, high
     ordered, n = _finite_sorted(reps, (alpha / 2, 1 - alpha / 2))
+    return _percentiles_sorted(ordered, n, alpha)
+
+
+def _percentiles_sorted(ordered, n, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
+    """(low, high) of :func:`percentile_columns` from each column's finite
+    replicates put in order (:func:`_finite_sorted`, fully sorted or only
+    at the rows those quantiles read), ``n`` of them; NaN for a column
+    without one."""
+    low = np.full(ordered.shape[1], math.nan)
+    high = np.full(ordered.shape[1], math.nan)
     ok = n > 0
     if ok.any():
         low[ok] = _lerp_sorted(ordered[:, ok], n[ok], alpha / 2)
@@ -691,12 +701,7 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     if percentile is None:
         # percentile_columns' order statistics, read from the full sort
         # (the values a partition puts at those rows)
-        p_low, p_high = np.full(m_all, math.nan), np.full(m_all, math.nan)
-        some = n > 0
-        if some.any():
-            p_low[some] = _lerp_sorted(ordered[:, some], n[some], alpha / 2)
-            p_high[some] = _lerp_sorted(ordered[:, some], n[some], 1 - alpha / 2)
-        out["percentile"] = (p_low, p_high)
+        out["percentile"] = _percentiles_sorted(ordered, n, alpha)
     # columns whose jackknife holds a NaN, or whose replicates an infinity,
     # go through bca_interval itself
     clean = ~np.isinf(reps).any(axis=0) & (np.isfinite(jack).all(axis=0) if jack.shape[0]

@@ -42,6 +42,7 @@ import uuid
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from qarla_spark import tables as declared
+from qarla_spark.measures import exact
 from qarla_spark.names import HBR, queen_of
 from qarla_spark.paths import local_path
 from qarla_spark.report.data import ReportError, load_run
@@ -338,7 +339,7 @@ class RunScores:
             if row["score"] is not None and not math.isnan(row["score"]):
                 found.setdefault(row["criterion"], {}).setdefault(
                     (row["topic"], row["summarizer"]), []).append(row["score"])
-        return {c: {k: _rater_mean(v) for k, v in by.items()} for c, by in found.items()}
+        return {c: {k: exact.real_mean(v) for k, v in by.items()} for c, by in found.items()}
 
     def sources_of(self, task: str) -> Dict[str, List[str]]:
         """{topic: its source documents}."""
@@ -346,18 +347,6 @@ class RunScores:
             return {}
         rows = _task_rows(self.sources, task, ["topic", "documents"]).to_pylist()
         return {r["topic"]: list(r["documents"] or []) for r in rows}
-
-
-def _rater_mean(values: List[float]) -> float:
-    """A summary's score: its one rating, or the exact mean of its raters'
-    rounded once (as the checks compute it: io.checks.rater_means)."""
-    if len(values) == 1:
-        return values[0]
-    from qarla_spark.measures import exact
-    total = exact.Mean()
-    for v in values:
-        total.add_real(v)
-    return exact.to_float(total.value())
 
 
 # --------------------------------------------------------------------- writing

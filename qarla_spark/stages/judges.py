@@ -25,7 +25,7 @@ from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates_of
 from qarla_spark.names import HBR, queen_of, queen_set
 from qarla_spark.spark import rounds as rd
-from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q
+from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q, king_counts
 
 #: the first part of the keys of the across-task groups
 ACROSS = "across"
@@ -202,29 +202,18 @@ def _king_of_ranked(task, items, ctx):
     own = [label for label, _ in subset_labels(plan.reps)] if plan.best not in first else []
     wanted = ranked_sets(first, plan.best)
     gid = {label: g for g, label in enumerate(wanted)}
-    # the counts of every (topic, set): the first record of a (topic, set)
-    # counts (a set of both families: the same counts), as the KING group
-    topics = sorted({v.topic for v in cases})
-    t_at = {t: i for i, t in enumerate(topics)}
-    wins = np.zeros((len(topics), len(wanted)), dtype=np.int64)
-    dens = np.zeros((len(topics), len(wanted)), dtype=np.int64)
-    seen = np.zeros(wins.shape, dtype=bool)
-    for v in cases:
-        labels = first if v.family == 0 else own
-        at = [(s, gid[label]) for s, label in enumerate(labels) if label in gid]
-        if not at:
-            continue
-        src, dst = (np.asarray(c, dtype=np.intp) for c in zip(*at))
-        t = t_at[v.topic]
-        new = ~seen[t, dst]
-        wins[t, dst[new]] = np.asarray(v.win, dtype=np.int64)[src[new]]
-        dens[t, dst[new]] = int(v.den)
-        seen[t, dst[new]] = True
-    present = np.flatnonzero(seen.any(axis=0))
+    # the counts of every (topic, set), as the KING group makes them
+    family_columns = []
+    for labels in (first, own):
+        src = [s for s, label in enumerate(labels) if label in gid]
+        family_columns.append((np.asarray(src, dtype=np.intp),
+                               np.asarray([gid[labels[s]] for s in src], dtype=np.intp)))
+    counts = king_counts(cases, family_columns, len(wanted))
+    present = np.flatnonzero(counts.seen.any(axis=0))
     if not present.size:
         return None
-    e = ratio_estimates_of(task, topics, present.tolist(), [wanted[g] for g in present],
-                           wins[:, present], dens[:, present].max(axis=1), ctx.seed, ctx.n)
+    e = ratio_estimates_of(task, counts.topics, present.tolist(), [wanted[g] for g in present],
+                           counts.wins[:, present], counts.dens, ctx.seed, ctx.n)
     keep = [c for c, v in enumerate(e.point) if np.isfinite(v)]
     return [e.names[c] for c in keep], e.point[keep], e.reps[:, keep]
 

@@ -52,7 +52,8 @@ from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
 from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
                                                   HbrContext, HbrPlan, KingCase, QarlaContext,
-                                                  StatisticsRun, TaskSets, judgment_records)
+                                                  StatisticsRun, TaskSets, judgment_records,
+                                                  king_counts)
 
 @dataclass
 class StatisticsResult:
@@ -152,19 +153,10 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         return None
     # the counts of every (topic, set), a topic's record of each family at
     # once (a set of both families: the same counts)
-    topics = sorted({v.topic for v in cases})
-    t_at = {t: i for i, t in enumerate(topics)}
-    cols = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp) for f in (0, 1)]
-    wins = np.zeros((len(topics), len(catalogue)), dtype=np.int64)
-    seen = np.zeros(wins.shape, dtype=bool)
-    dens = np.zeros(len(topics), dtype=np.int64)
-    for v in cases:                 # the first record of a (topic, set) counts
-        t, c = t_at[v.topic], cols[v.family]
-        new = ~seen[t, c]
-        wins[t, c[new]] = np.asarray(v.win, dtype=np.int64)[new]
-        seen[t, c[new]] = True
-        dens[t] = int(v.den)
-    present = np.flatnonzero(seen.any(axis=0))
+    columns = [np.asarray([gid[label] for label in task_sets[f]], dtype=np.intp) for f in (0, 1)]
+    counts = king_counts(cases, [(np.arange(len(c)), c) for c in columns], len(catalogue))
+    topics, wins, dens = counts.topics, counts.wins, counts.dens
+    present = np.flatnonzero(counts.seen.any(axis=0))
     labels = [label for label, _ in catalogue]
     estimates = ratio_estimates_of(task, topics, present.tolist(),
                                    [labels[g] for g in present], wins[:, present], dens, seed, n)

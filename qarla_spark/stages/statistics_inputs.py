@@ -55,6 +55,39 @@ class KingCase(NamedTuple):
     n_pairs: int
 
 
+class KingCounts(NamedTuple):
+    """KING's counts of one task's sets, from its :class:`KingCase` records:
+    the topics with a case (sorted), the wins of each (topic, set) (T ×
+    sets), each topic's models (T), and which (topic, set) a case gave."""
+
+    topics: list
+    wins: np.ndarray
+    dens: np.ndarray
+    seen: np.ndarray
+
+
+def king_counts(cases: Sequence[KingCase], family_columns, n_sets: int) -> KingCounts:
+    """:class:`KingCounts` of ``cases`` over ``n_sets`` set columns;
+    ``family_columns[f]``: (positions in a family-f case's ``win``, their
+    set columns). The first case of a (topic, set) counts (a set of both
+    families has the same counts in each); cases of no wanted set are left
+    out."""
+    mine = [v for v in cases if len(family_columns[v.family][1])]
+    topics = sorted({v.topic for v in mine})
+    t_at = {t: i for i, t in enumerate(topics)}
+    wins = np.zeros((len(topics), n_sets), dtype=np.int64)
+    seen = np.zeros(wins.shape, dtype=bool)
+    dens = np.zeros(len(topics), dtype=np.int64)
+    for v in mine:
+        src, dst = family_columns[v.family]
+        t = t_at[v.topic]
+        new = ~seen[t, dst]
+        wins[t, dst[new]] = np.asarray(v.win, dtype=np.int64)[src[new]]
+        seen[t, dst[new]] = True
+        dens[t] = int(v.den)
+    return KingCounts(topics, wins, dens, seen)
+
+
 class JackTopic(NamedTuple):
     """``s_jack``: one topic's JACK counts per detailed set, of
     ``n_models`` models."""
