@@ -142,3 +142,44 @@ def test_the_runs_across_table_holds_each_tasks_king(two_task_run):
         assert per_task.min() <= pooled.value <= per_task.max()
         assert pooled.n_tasks == 2 and 0 <= pooled.best_or_tied <= 2
     assert (across[across.basis == "pairwise_accuracy"]).empty   # one judged task only
+
+
+def _with_own(p, kind):
+    """``p`` with the TaskFound its group would make, from all its columns
+    (in its own order)."""
+    import dataclasses
+    if kind == "king":
+        w = rs.poisson_weights(3, p.task, p.topics, 5)
+        e = xt.Estimates(p.names, *xt.king_estimates(p.wins, p.dens, w))
+        return dataclasses.replace(p, found=xt.task_found(e))
+    e = xt.pair_estimates(p.names, p.agree2, np.asarray(p.pairs2)[:, None])
+    return dataclasses.replace(p, found=xt.task_found(e, (0.0, 1.0)))
+
+
+@given(king_tasks(), st.integers(0, 2 ** 16))
+@SETTINGS
+def test_a_tasks_own_rows_made_by_its_group_equal_the_across_groups(parts, seed):
+    """Each task's rows of across/ made by its own group (its found over its
+    own sets, in its order) equal those the across group makes from its
+    counts, bit for bit; a task whose sets are not exactly the common ones
+    (the task with a set of its own) falls back to its counts."""
+    plain = xt.across_rows("king", None, xt.across_tasks(*xt.pooled_king(parts, 3, 5)))
+    owned = [_with_own(p, "king") for p in parts]
+    pooled, tasks = xt.pooled_king(owned, 3, 5)
+    assert isinstance(tasks["task0"], xt.Estimates)           # it has "only"
+    assert all(isinstance(tasks[p.task], xt.TaskFound) for p in parts[1:])
+    got = xt.across_rows("king", None, xt.across_tasks(pooled, tasks))
+    assert repr(got) == repr(plain)
+    # pairwise accuracy: the same with its recentred intervals
+    rng = np.random.default_rng(seed)
+    pa = []
+    for k in range(3):
+        pairs2 = rng.integers(0, 5, size=6) * 2
+        agree2 = np.stack([rng.integers(0, p + 1, size=3) for p in pairs2])
+        names = tuple(rng.permutation(["x", "y", "z"]))
+        pa.append(xt.PairCounts(f"t{k}", names, agree2, pairs2))
+    plain = xt.across_rows("pairwise_accuracy", "c",
+                           xt.across_tasks(*xt.pooled_counts(pa), bounds=(0.0, 1.0)))
+    found = xt.across_tasks(*xt.pooled_counts([_with_own(p, "pa") for p in pa]),
+                            bounds=(0.0, 1.0))
+    assert repr(xt.across_rows("pairwise_accuracy", "c", found)) == repr(plain)

@@ -21,7 +21,7 @@ resampled on its own, with the same weights as its per-task intervals.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -30,29 +30,6 @@ from qarla_spark.measures.meta_eval import rank_clusters
 
 #: the ``scope`` of a pooled row of ``across/``
 POOLED = "pooled"
-
-
-@dataclass(frozen=True)
-class KingCounts:
-    """One task's KING counts: ``wins[t, m]`` of topic t and set m over the
-    topic's cases ``dens[t]``."""
-
-    task: str
-    topics: Tuple[str, ...]
-    names: Tuple[str, ...]
-    wins: np.ndarray
-    dens: np.ndarray
-
-
-@dataclass(frozen=True)
-class PairCounts:
-    """One task's pairwise-accuracy counts: row 0 the point, rows 1..B the
-    replicates; ``agree2`` (B+1 × M), ``pairs2`` (B+1)."""
-
-    task: str
-    names: Tuple[str, ...]
-    agree2: np.ndarray
-    pairs2: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -65,16 +42,79 @@ class Estimates:
 
 
 @dataclass(frozen=True)
+class TaskFound:
+    """What ``across/`` says of one task's measures ``names``: their point
+    values, 95% intervals and significance-cluster ranks (0: no value) —
+    made by the task's own group (:func:`task_found`), so that the
+    across-task group does not redo every task's work."""
+
+    names: Tuple[str, ...]
+    point: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    ranks: Tuple[int, ...]
+
+    def of(self, names: Sequence[str]) -> Optional["TaskFound"]:
+        """The same values for ``names`` in that order (None unless they
+        are exactly this task's measures): each column's interval and rank
+        do not depend on the others' order (:func:`_ranks` sorts by value,
+        then name)."""
+        if len(names) != len(self.names) or set(names) != set(self.names):
+            return None
+        at = {n: i for i, n in enumerate(self.names)}
+        cols = [at[n] for n in names]
+        return TaskFound(tuple(names), self.point[cols], self.low[cols], self.high[cols],
+                         tuple(self.ranks[c] for c in cols))
+
+
+def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None) -> TaskFound:
+    """A task's :class:`TaskFound` from its estimates (``bounds``:
+    :attr:`AcrossTasks.bounds`)."""
+    low, high = rs.bootstrap_columns(e.point, e.reps, bounds)
+    return TaskFound(tuple(e.names), np.asarray(e.point), low, high, _ranks(e))
+
+
+@dataclass(frozen=True)
+class KingCounts:
+    """One task's KING counts: ``wins[t, m]`` of topic t and set m over the
+    topic's cases ``dens[t]``; ``found``: its own :class:`TaskFound`, when
+    its group made it."""
+
+    task: str
+    topics: Tuple[str, ...]
+    names: Tuple[str, ...]
+    wins: np.ndarray
+    dens: np.ndarray
+    found: Optional[TaskFound] = None
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """One task's pairwise-accuracy counts: row 0 the point, rows 1..B the
+    replicates; ``agree2`` (B+1 × M), ``pairs2`` (B+1); ``found``: its own
+    :class:`TaskFound`, when its group made it."""
+
+    task: str
+    names: Tuple[str, ...]
+    agree2: np.ndarray
+    pairs2: np.ndarray
+    found: Optional[TaskFound] = None
+
+
+@dataclass(frozen=True)
 class AcrossTasks:
     """The pooled estimate, each task's, and the clusters of both."""
 
     pooled: Estimates
-    tasks: Dict[str, Estimates]
+    tasks: Dict[str, TaskFound]
     pooled_ranks: Tuple[int, ...]
-    task_ranks: Dict[str, Tuple[int, ...]]
     #: the statistic's range when its intervals are recentred (pairwise
     #: accuracy, a statistic of system scores); None: percentile (KING)
     bounds: Optional[Tuple[float, float]] = None
+
+    @property
+    def task_ranks(self) -> Dict[str, Tuple[int, ...]]:
+        return {task: f.ranks for task, f in self.tasks.items()}
 
     @property
     def interval_name(self) -> str:
@@ -92,7 +132,7 @@ class AcrossTasks:
 
     def best_or_tied(self) -> List[int]:
         """Per measure: the tasks in which it is in the top cluster."""
-        return [sum(int(r[m] == 1) for r in self.task_ranks.values())
+        return [sum(int(f.ranks[m] == 1) for f in self.tasks.values())
                 for m in range(len(self.pooled.names))]
 
 
@@ -109,10 +149,12 @@ def _columns(part, names) -> List[int]:
     return [at[n] for n in names]
 
 
-def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[Estimates,
-                                                                         Dict[str, Estimates]]:
+def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[
+        Estimates, Dict[str, Union[Estimates, TaskFound]]]:
     """KING pooled over all topics of all tasks and each task's own, with
-    ``n`` replicates (stratified by task), over the sets every task has."""
+    ``n`` replicates (stratified by task), over the sets every task has (a
+    task's own: its group's :class:`TaskFound` when it has exactly those
+    sets, else its estimates)."""
     parts = sorted(parts, key=lambda p: p.task)
     names = common_names(parts)
     wins, dens, weights, tasks = [], [], [], {}
@@ -121,9 +163,11 @@ def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[Estimat
         w = rs.poisson_weights(seed, p.task, p.topics, n)
         mine = np.asarray(p.wins, dtype=np.int64)[:, cols]
         den = np.asarray(p.dens, dtype=np.int64)
-        ones = np.ones((1, len(p.topics)), dtype=np.int64)
-        tasks[p.task] = Estimates(names, rs.weighted_ratio_means(mine, den, ones)[0],
-                                  rs.weighted_ratio_means(mine, den, w))
+        own = p.found.of(names) if p.found is not None else None
+        if own is not None:
+            tasks[p.task] = own
+        else:
+            tasks[p.task] = Estimates(names, *king_estimates(mine, den, w))
         wins.append(mine)
         dens.append(den)
         weights.append(w)
@@ -137,6 +181,15 @@ def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[Estimat
     return pooled, tasks
 
 
+def king_estimates(wins, dens, weights) -> Tuple[np.ndarray, np.ndarray]:
+    """A task's KING (point, replicates) from its counts and its topics'
+    weights (every column on its own: a subset of the columns gives the
+    same doubles)."""
+    ones = np.ones((1, len(dens)), dtype=np.int64)
+    return (rs.weighted_ratio_means(wins, dens, ones)[0],
+            rs.weighted_ratio_means(wins, dens, weights))
+
+
 def _ratio(num, den) -> np.ndarray:
     num = np.asarray(num, dtype=np.int64)
     den = np.asarray(den, dtype=np.int64)
@@ -147,7 +200,15 @@ def _ratio(num, den) -> np.ndarray:
     return out
 
 
-def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[Estimates, Dict[str, Estimates]]:
+def pair_estimates(names, agree2, pairs2) -> Estimates:
+    """A task's pairwise accuracy (point, replicates) from its counts
+    (``pairs2`` a column)."""
+    ratio = _ratio(agree2, pairs2)
+    return Estimates(tuple(names), ratio[0], ratio[1:])
+
+
+def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[
+        Estimates, Dict[str, Union[Estimates, TaskFound]]]:
     """Pairwise accuracy pooled over the system pairs of all tasks, Σ agree2
     / Σ pairs2 per replicate (each task's replicate b drawn from its own
     topics' weights), and each task's own, over the measures every task
@@ -159,8 +220,8 @@ def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[Estimates, Dict[str, Est
     for p in parts:
         a = np.asarray(p.agree2, dtype=np.int64)[:, _columns(p, names)]
         d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
-        ratio = _ratio(a, d)
-        tasks[p.task] = Estimates(names, ratio[0], ratio[1:])
+        own = p.found.of(names) if p.found is not None else None
+        tasks[p.task] = own if own is not None else pair_estimates(names, a, d)
         agree, pairs = agree + a, pairs + d
     if not parts:
         return Estimates(names, np.zeros(0), np.zeros((0, 0))), tasks
@@ -179,12 +240,14 @@ def _ranks(e: Estimates) -> Tuple[int, ...]:
     return tuple(ranks)
 
 
-def across_tasks(pooled: Estimates, tasks: Dict[str, Estimates],
+def across_tasks(pooled: Estimates, tasks: Dict[str, Union[Estimates, TaskFound]],
                  bounds: Optional[Tuple[float, float]] = None) -> AcrossTasks:
-    """The clusters of the pooled estimate and of each task's; ``bounds``:
-    :attr:`AcrossTasks.bounds`."""
-    return AcrossTasks(pooled, tasks, _ranks(pooled),
-                       {task: _ranks(e) for task, e in sorted(tasks.items())}, bounds)
+    """The clusters of the pooled estimate and each task's found (its
+    :class:`TaskFound`, made here from its estimates unless its group made
+    it); ``bounds``: :attr:`AcrossTasks.bounds`."""
+    return AcrossTasks(pooled, {task: e if isinstance(e, TaskFound) else task_found(e, bounds)
+                                for task, e in sorted(tasks.items())},
+                       _ranks(pooled), bounds)
 
 
 def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
@@ -197,15 +260,17 @@ def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
     n_tasks = len(found.tasks)
     p = found.pooled
     # every measure's interval of an estimate at once (the same doubles)
-    bounds = {key: found.intervals(e) for key, e in [(POOLED, p), *found.tasks.items()]}
+    p_low, p_high = found.intervals(p)
+    method = found.interval_name
+    # each task's values as Python floats once (rows are measures × tasks)
+    tasks = [(task, f.point.tolist(), f.low.tolist(), f.high.tolist(), f.ranks)
+             for task, f in found.tasks.items()]
     for m, name in enumerate(p.names):
-        low, high = bounds[POOLED][0][m], bounds[POOLED][1][m]
         rank = found.pooled_ranks[m] or None
-        rows.append((basis, criterion, name, POOLED, float(p.point[m]), float(low),
-                     float(high), found.interval_name, rank, best[m], n_tasks))
-        for task, e in found.tasks.items():
-            low, high = bounds[task][0][m], bounds[task][1][m]
-            r = found.task_ranks[task][m]
-            rows.append((basis, criterion, name, task, float(e.point[m]), float(low),
-                         float(high), found.interval_name, r or None, int(r == 1), 1))
+        rows.append((basis, criterion, name, POOLED, float(p.point[m]), float(p_low[m]),
+                     float(p_high[m]), method, rank, best[m], n_tasks))
+        for task, point, low, high, ranks in tasks:
+            r = ranks[m]
+            rows.append((basis, criterion, name, task, point[m], low[m], high[m], method,
+                         r or None, int(r == 1), 1))
     return rows

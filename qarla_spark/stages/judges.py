@@ -154,9 +154,16 @@ def meta_group(key, task, items, ctx):
             # QUEEN of the requested sets, HBR), not a task's own sets
             shared = set(across_measures(ctx))
             keep = [m for m, name in enumerate(e.measures) if name in shared]
+            names = tuple(e.measures[m] for m in keep)
+            agree2 = np.asarray(e.pa_counts[0], dtype=np.int64)[:, keep]
+            pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
+            # the task's own across/ rows made here, not in the one group
+            # over every task
+            own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
+                                ms.statistic("pairwise_accuracy").recentred_within)
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
-                            xt.PairCounts(task, tuple(e.measures[m] for m in keep),
-                                          e.pa_counts[0][:, keep], e.pa_counts[1])))
+                            xt.PairCounts(task, names, e.pa_counts[0][:, keep], e.pa_counts[1],
+                                          own)))
         if ranks:
             records.append(rd.table_record(key, "metric_ranks", ranks))
         for name, est in zip(e.measures, pa):

@@ -181,9 +181,14 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         in_first = set(first)
         shared = [label for label in ranked[0] if label in in_first]
         cols = [estimates.names.index(label) for label in shared]
+        # the task's own across/ rows made here (its estimates' columns:
+        # the same doubles as from its counts), not in the one group over
+        # every task
+        own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
+                                         estimates.reps[:, cols]))
         found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
             task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
-            estimates.dens)))
+            estimates.dens, own)))
     return found
 
 
