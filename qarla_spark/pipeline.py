@@ -448,6 +448,9 @@ def plan_run(spark, run_dir: str, config: RunConfig, n_partitions: Optional[int]
         raise ConfigError(f"{run_dir}: the run has no QARLA stage (no best set): nothing to "
                           "plan from")
     started = time.time()
+    sc = spark.sparkContext
+    before = sc.getLocalProperty(STAGE_PROPERTY)
+    sc.setLocalProperty(STAGE_PROPERTY, "plan")    # qarla profile groups its jobs so
     with cache.scope():
         result = plan_tables(spark, run_dir, info["qarla"], config, info.get("seed", 13),
                              n_partitions)
@@ -456,5 +459,6 @@ def plan_run(spark, run_dir: str, config: RunConfig, n_partitions: Optional[int]
         entry = result.info(config)
         add_tables(spark, run_dir, tables, "plan", entry)
         entry["timings"]["write_s"] = round(time.time() - t0, 3)
+    sc.setLocalProperty(STAGE_PROPERTY, before)
     result.timings.update(entry["timings"], total_s=round(time.time() - started, 3))
     return result

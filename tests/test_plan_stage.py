@@ -121,7 +121,7 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
                 if r[1] == P.PAIR]
         assert [r[11] for r in rows] == whole.p_significant[row].tolist()
     best = pl.plan_best(t.king, s.sizes, s.trials, s.seed, t.task, P.KING, t.topics)
-    rows = [r for r in P.run_unit(("best", t.task, P.KING, 0), t, s)["power"]
+    rows = [r for r in P.run_unit(("best", t.task, P.BEST_SET, 0), t, s)["power"]
             if r[1] == P.BEST_SET]
     assert [r[10] for r in rows] == best.p_stays_best.tolist()
     assert rows[0][3] == t.king_sets[best.best]

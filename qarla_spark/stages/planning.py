@@ -113,7 +113,8 @@ class TaskInputs:
 # the units
 # ---------------------------------------------------------------------------
 
-#: a unit: (kind, task, label, size or k); kind "systems", "best" or "ppi"
+#: a unit: (kind, task, label, size or k); kind "systems", "best" (label: the
+#: question, best_set or best_vs_single) or "ppi"
 Unit = Tuple[str, str, str, int]
 
 
@@ -129,9 +130,10 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
                 out.append((("systems", t.task, measure, int(n)),
                             settings.trials * (t.n_topics + 2 * n) * (3 * pairs + len(systems))))
         if t.king is not None and len(t.king_sets):
-            out.append((("best", t.task, KING, 0),
-                        len(sizes) * settings.trials * (t.n_topics + 2 * max(sizes))
-                        * (3 * len(t.king_sets) + 6)))
+            cost = len(sizes) * settings.trials * (t.n_topics + 2 * max(sizes))
+            out.append((("best", t.task, BEST_SET, 0), cost * (3 * len(t.king_sets) + 1)))
+            if has_single(t):
+                out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
         auto = ppi_measure_of(t, settings)
         if auto is not None:
             n_s = len(t.measures[auto][0])
@@ -200,7 +202,7 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
         power.append((task, RANKING, label, None, None, None, size, n_t,
                       bool(plan.halves_extrapolated[0]), trials, _value(plan.stable[0]),
                       _value(plan.stable_significant[0]), None))
-    elif kind == "best":
+    elif kind == "best" and label == BEST_SET:
         sizes = settings.sizes_of(n_t)
         best = pl.plan_best(t.king, sizes, trials, seed, task, KING, t.topics)
         full = t.king_sets[best.best]
@@ -209,8 +211,9 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
             power.append((task, BEST_SET, KING, full, None, None, int(n), n_t,
                           bool(best.extrapolated[row]), trials,
                           _value(best.p_stays_best[row]), None, _value(widths[row])))
-        if t.best_single in t.king_sets and t.best_set in t.king_sets \
-                and t.best_single != t.best_set:
+    elif kind == "best" and label == BEST_VS_SINGLE:
+        sizes = settings.sizes_of(n_t)
+        if has_single(t):
             cols = [t.king_sets.index(t.best_set), t.king_sets.index(t.best_single)]
             plan = pl.plan_systems(t.king[:, cols], sizes, trials, seed, task, KING,
                                    (t.best_set, t.best_single), t.topics)
@@ -239,6 +242,13 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
     else:
         raise ValueError(f"unknown unit {unit!r}")
     return {"power": power, "ppi": rows_ppi}
+
+
+def has_single(t: TaskInputs) -> bool:
+    """The task's best set is not its best single metric, and both have
+    per-topic KING shares."""
+    return t.best_single != t.best_set and t.best_single in t.king_sets \
+        and t.best_set in t.king_sets
 
 
 def _aligned(measure: Tuple[Tuple[str, ...], np.ndarray], systems: Sequence[str]) -> np.ndarray:
@@ -559,6 +569,7 @@ def run_plan(spark, inputs: Sequence[TaskInputs], settings: Settings,
     bins = bins_of(units, n)
     power: List[tuple] = []
     found_ppi: List[tuple] = []
+    cpu: List[Tuple[Unit, float]] = []
     if bins:
         shared = rd.broadcast(spark, ({t.task: t for t in inputs}, settings))
 
@@ -568,17 +579,36 @@ def run_plan(spark, inputs: Sequence[TaskInputs], settings: Settings,
             out = []
             with blas_threads(1):       # one core per partition: no oversubscription
                 for unit in units_of_bin:
-                    out.append(run_unit(unit, by_task[unit[1]], s))
+                    began = time.process_time()
+                    rows = run_unit(unit, by_task[unit[1]], s)
+                    rows["cpu_s"] = [(unit, time.process_time() - began)]
+                    out.append(rows)
             return out
 
         results = spark.sparkContext.parallelize(bins, len(bins)).flatMap(run_bin).collect()
         for r in results:
             power += r["power"]
             found_ppi += r["ppi"]
+            cpu += r["cpu_s"]
     power.sort(key=lambda r: _sort_key(r, POWER_SORT))
     found_ppi.sort(key=lambda r: _sort_key(r, PPI_SORT))
     timings = {"simulate_s": round(time.time() - started, 3)}
+    timings.update(cpu_timings(cpu, len(bins)))
     return PlanResult(settings, list(inputs), power, found_ppi, timings, len(bins), len(units))
+
+
+def cpu_timings(cpu: Sequence[Tuple[Unit, float]], n_bins: int) -> Dict[str, float]:
+    """The units' CPU seconds (measured in the workers): in all, of the
+    costliest unit, and the critical path the same units would have in 16
+    bins (the largest bin's, binned by these times): what 16 cores cannot
+    beat, free of the shared machine's other load."""
+    cpu = sorted(cpu)
+    if not cpu:
+        return {}
+    return {"units_cpu_s": round(sum(c for _, c in cpu), 3),
+            "largest_unit_cpu_s": round(max(c for _, c in cpu), 3),
+            "critical_cpu_16_s": round(max(sum(c for _, c in found) for found in [
+                [u for u in cpu if u[0] in set(b)] for b in bins_of(cpu, 16)]), 3)}
 
 
 def _sort_key(row, columns):
@@ -698,6 +728,7 @@ def _describe_ppi(result: PlanResult, t: TaskInputs) -> List[str]:
             per_k.setdefault(r[5], {}).setdefault(r[3], []).append(r)
         best_line = None
         parts = []
+        low = False
         for k in sorted(per_k):
             plus = [r for r in per_k[k].get(ppi.PPI_PLUS, []) if r[11] is not None]
             if not plus:
@@ -706,15 +737,19 @@ def _describe_ppi(result: PlanResult, t: TaskInputs) -> List[str]:
             k_eq = _k_equivalent(plus)
             cells = sum(r[6] for r in plus) / len(plus)
             coverage = sum(r[8] for r in plus) / len(plus)
-            parts.append(f"k={k}: ≈ {k_eq:.0f} judgments' worth, coverage {coverage:.0%}")
+            low |= coverage < 0.9
+            parts.append(f"k={k} of {cells:.0f}: ≈ {k_eq:.0f} judgments' worth, coverage "
+                         f"{coverage:.0%}")
             if best_line is None and k_eq >= cells:
                 best_line = (f"  {criterion}: with {measure}, {k / cells:.0%} of the judgments "
                              f"(k = {k} per system) give the intervals of 100% "
                              f"(PPI++, coverage {coverage:.0%})")
+        warn = " (under 90%: too few judgments or skewed scores for the CLT interval)" \
+            if low else ""
         if best_line:
-            out.append(best_line)
+            out.append(best_line + warn)
         elif parts:
-            out.append(f"  {criterion}: PPI++ with {measure}: " + "; ".join(parts))
+            out.append(f"  {criterion}: PPI++ with {measure}: " + "; ".join(parts) + warn)
     return out
 
 
