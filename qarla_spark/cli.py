@@ -216,6 +216,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     spark = session_for(config, args.verbose, debug=args.debug)
     result = pipeline.plan_run(spark, args.run_dir, config)
     print(describe_plan(result))
+    from qarla_spark.paths import local_path
+    if local_path(args.run_dir) is not None:
+        # the report shows the plan's curves: rebuilt (its pages renamed into place)
+        from qarla_spark.report import write_report
+        print(f"report: {write_report(args.run_dir, spark=spark)}")
     print(f"plan: {args.run_dir.rstrip('/')}/power/, ppi/ ({result.n_units} simulations in "
           f"{result.n_partitions} partitions, {result.timings['total_s']:.1f} s)")
     return 0

@@ -191,6 +191,11 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     assert set(ppi_rows["task"]) == set(judged)
     text = P.describe_plan(result)
     assert "you have 6" in text and "with 80%" in text
+    # the report shows the curves and the PPI table
+    from qarla_spark.report import write_report
+    page = open(write_report(run, str(tmp_path / "r.html")), encoding="utf-8").read()
+    assert page.count('data-figure="power"') == len(info["qarla"]["tasks"])
+    assert "ppi-table" in page and "could not be drawn" not in page
     # planning again replaces the tables (same seed: the same rows)
     again = pipeline.plan_run(spark, run, config)
     assert repr(again.power) == repr(result.power)
