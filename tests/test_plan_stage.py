@@ -137,6 +137,20 @@ def test_the_answers_are_smallest_n_of_each_curve():
     assert all(r[-2] is None and r[-1] is False for r in out[5:])
 
 
+def test_the_printed_answer_names_the_topics_a_pair_needs():
+    t = P.TaskInputs("t", tuple(f"x{k}" for k in range(100)), "A,B", "A")
+    t.measures["HBR"] = (("M22", "M23"), np.zeros((100, 2)))
+    sizes = (50, 100, 150, 200)
+    rows = [("t", P.PAIR, "HBR", "M22", "M23", True, n, 100, n > 100, 1000, 0.9, p, 0.1)
+            for n, p in zip(sizes, (0.3, 0.6, 0.75, 0.85))]
+    rows += [("t", P.RANKING, "HBR", None, None, None, n, 100, n > 50, 1000, p, 0.0, None)
+             for n, p in zip(sizes, (0.5, 0.7, 0.9, 0.95))]
+    text = P.describe_plan(P.PlanResult(P.Settings(), [t], rows, [], {}, 1, 2))
+    assert ("0 of 1 adjacent pairs reach 80% power within the 100 topics you have; to "
+            "separate M22 from M23 with 80% power: ~175 topics (extrapolated)") in text
+    assert "Whole ranking stable (two halves agree) with 80%: ~125 topics (extrapolated)" in text
+
+
 def test_the_plan_options_parse_and_refuse():
     from qarla_spark.cli import build_parser
     from qarla_spark.config import RunConfig, config_from_args
@@ -190,13 +204,16 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     judged = [t.task for t in local if t.criteria]
     assert set(ppi_rows["task"]) == set(judged)
     text = P.describe_plan(result)
-    assert "you have 6" in text and "with 80%" in text
+    assert "the 6 topics you have" in text and "with 80%" in text
     # the report shows the curves and the PPI table
     from qarla_spark.report import write_report
     page = open(write_report(run, str(tmp_path / "r.html")), encoding="utf-8").read()
     assert page.count('data-figure="power"') == len(info["qarla"]["tasks"])
     assert "ppi-table" in page and "could not be drawn" not in page
-    # planning again replaces the tables (same seed: the same rows)
-    again = pipeline.plan_run(spark, run, config)
-    assert repr(again.power) == repr(result.power)
+    # adding the tables again replaces them, and run.json with them
+    from qarla_spark.spark.output import add_tables
+    add_tables(spark, run, {"power": result.tables["power"]}, "plan", {"again": True})
     assert pq.read_table(os.path.join(run, "power")).to_pandas().equals(power)
+    after = json.load(open(os.path.join(run, "run.json")))
+    assert after["plan"] == {"again": True} and list(after["tables"])[-2:] == ["power", "ppi"]
+    assert not [f for f in os.listdir(run) if f.startswith(".")]

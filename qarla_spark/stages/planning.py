@@ -686,30 +686,65 @@ def describe_plan(result: PlanResult) -> str:
                      and rows[0][5]]
             if not pairs:
                 continue
-            answers = [(answer_of(rows), key) for key, rows in pairs]
-            within = sum(1 for a, _ in answers if a.reached and a.n <= t.n_topics)
-            hardest = max(answers, key=lambda x: (not x[0].reached, x[0].n if x[0].reached
-                                                  else 0, x[1][3], x[1][4]))
-            a, key = hardest
+            answers = sorted(((answer_of(rows), key) for key, rows in pairs),
+                             key=lambda x: (not x[0].reached, x[0].n if x[0].reached else 0,
+                                            x[1][3], x[1][4]))
+            within = [x for x in answers if x[0].reached and x[0].n <= t.n_topics]
+            beyond = [x for x in answers if x[0].reached and x[0].n > t.n_topics]
+            never = len(answers) - len(within) - len(beyond)
+            largest = max(settings_sizes(found, t.task, measure), default=t.n_topics)
+            parts = [f"{len(within)} of {len(answers)} adjacent pairs reach 80% power within "
+                     f"the {t.n_topics} topics you have"]
+            # the pairs more topics would separate (extrapolated), the easiest first
+            parts += [f"to separate {k[3]} from {k[4]} with 80% power: {_topics(a)}"
+                      for a, k in beyond[:3]]
+            if within:
+                a, k = within[-1]
+                parts.append(f"the last of them, {k[3]} vs {k[4]}: {_topics(a)}")
+            if never:
+                a, k = max(answers[len(within) + len(beyond):],
+                           key=lambda x: (_at(pairs_of(found, x[1]), largest, 11), x[1][3]))
+                power = _at(pairs_of(found, k), largest, 11)
+                parts.append(f"{never} not even with {largest} (the closest, {k[3]} vs {k[4]}: "
+                             f"power {power:.0%} at {largest})")
             ranking = found.get((t.task, RANKING, measure, None, None))
             stable = _topics(answer_of(ranking)) if ranking else "?"
-            lines.append(f"  {measure}: {within} of {len(answers)} adjacent pairs reach 80% "
-                         f"power within {t.n_topics} topics; to separate {key[3]} from "
-                         f"{key[4]} with 80% power: {_topics(a)}; you have {t.n_topics}. "
-                         f"Whole ranking stable (two halves agree) with 80%: {stable}")
+            lines.append(f"  {measure}: " + "; ".join(parts)
+                         + f". Whole ranking stable (two halves agree) with 80%: {stable}")
         best = found.get((t.task, BEST_SET, KING, t.best_set, None))
         if best is None:
             best = next((rows for key, rows in found.items()
                          if key[0] == t.task and key[1] == BEST_SET), None)
         if best is not None:
+            top = max(r[6] for r in best)
             lines.append(f"  the best set {best[0][3]} stays best by KING (among it and the "
-                         f"representatives) with 80%: {_topics(answer_of(best))}")
+                         f"representatives) with 80%: {_topics(answer_of(best))} (at "
+                         f"{t.n_topics} topics {_at(best, t.n_topics, 10):.0%}, at {top} "
+                         f"{_at(best, top, 10):.0%})")
         vs = found.get((t.task, BEST_VS_SINGLE, KING, t.best_set, t.best_single))
         if vs is not None:
             lines.append(f"  its KING above the best single metric {t.best_single} with 80% "
                          f"power: {_topics(answer_of(vs))}")
         lines += _describe_ppi(result, t)
     return "\n".join(lines)
+
+
+def pairs_of(found: Dict[tuple, List[tuple]], key: tuple) -> List[tuple]:
+    return found.get(tuple(key), [])
+
+
+def _at(rows: Sequence[tuple], n: int, column: int) -> float:
+    """A curve's value at size n (NaN: not simulated)."""
+    for r in rows:
+        if r[6] == n and r[column] is not None:
+            return float(r[column])
+    return math.nan
+
+
+def settings_sizes(found: Dict[tuple, List[tuple]], task: str, measure: str) -> List[int]:
+    """The sizes simulated for a task's measure."""
+    return [r[6] for key, rows in found.items() if key[0] == task and key[2] == measure
+            for r in rows]
 
 
 def _describe_ppi(result: PlanResult, t: TaskInputs) -> List[str]:
