@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qarla_spark.measures import planning as pl
+from qarla_spark.measures import ppi
 from qarla_spark.stages import planning as P
 
 
@@ -125,6 +126,15 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
             if r[1] == P.BEST_SET]
     assert [r[10] for r in rows] == best.p_stays_best.tolist()
     assert rows[0][3] == t.king_sets[best.best]
+    # PPI with another measure by name: its scores are the automatic side
+    other = P.Settings(trials=30, ks=(3,), seed=5, ppi_measure="HBR")
+    rows = P.run_unit(("ppi", t.task, "relevance", 3), t, other)["ppi"]
+    assert {r[2] for r in rows} == {"HBR"}
+    human = t.measures["relevance"][1]
+    sim = ppi.simulate(human, t.measures["HBR"][1], [3], 30, 5, t.task, "relevance",
+                       t.measures["relevance"][0], t.topics)
+    assert [r[8] for r in rows if r[3] == "ppi++"] == sim.coverage[0, 2].tolist()
+    assert P.ppi_measure_of(t, P.Settings(ppi_measure="coherence")) is None
 
 
 def test_the_answers_are_smallest_n_of_each_curve():
@@ -192,6 +202,9 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
             assert np.nanmean(a.king[:, k]) == pytest.approx(float(want.iloc[0]), abs=1e-12)
         assert a.best_set in a.king_sets
     config = RunConfig(plan_trials=12, plan_ks=(2,), plan_sizes=(2, 4, 6, 9))
+    from qarla_spark.errors import ConfigError
+    with pytest.raises(ConfigError, match="--plan-measure nope: task news has no such measure"):
+        pipeline.plan_tables(spark, run, info["qarla"], RunConfig(plan_measure="nope"), 4)
     result = pipeline.plan_run(spark, run, config)
     after = json.load(open(os.path.join(run, "run.json")))
     assert after["status"] == "complete" and after["plan"]["trials"] == 12
