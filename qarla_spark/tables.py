@@ -351,7 +351,7 @@ TABLES: Tuple[Table, ...] = (
           "task × criterion × method × system × k judged summaries per system (the rest "
           "scored by `measure` only): coverage of the system's mean over all its judgments, "
           "mean width, the classical judgments giving that width (`k_equivalent`) and "
-          "1 − k/k_equivalent saved; `lam`: PPI++'s mean λ (SPEC §12)"),
+          "1 − k/k_equivalent saved; `lam`: the λ (PPI++: its mean; 0 and 1 for the others; SPEC §12)"),
 )
 
 BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}
