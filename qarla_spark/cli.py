@@ -212,11 +212,18 @@ def cmd_similarities(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from qarla_spark import pipeline
     from qarla_spark.stages.planning import describe_plan
+    from qarla_spark.paths import local_path
     config = config_from_args(args)
+    if local_path(args.run_dir) is not None:
+        # not a finished run: said before Spark starts
+        from qarla_spark.report.data import ReportError, read_local_run_json
+        try:
+            read_local_run_json(args.run_dir)
+        except ReportError as exc:
+            raise ConfigError(str(exc)) from None
     spark = session_for(config, args.verbose, debug=args.debug)
     result = pipeline.plan_run(spark, args.run_dir, config)
     print(describe_plan(result))
-    from qarla_spark.paths import local_path
     if local_path(args.run_dir) is not None:
         # the report shows the plan's curves: rebuilt (its pages renamed into place)
         from qarla_spark.report import write_report

@@ -176,6 +176,16 @@ def test_the_plan_options_parse_and_refuse():
     assert RunConfig(plan=True).plan and "plan" not in RunConfig().stages
 
 
+def test_qarla_plan_refuses_an_unfinished_run_before_spark_starts(tmp_path, capsys,
+                                                                   monkeypatch):
+    from qarla_spark import cli
+    monkeypatch.setattr(cli, "session_for", lambda *a, **k: pytest.fail("Spark started"))
+    assert cli.main(["plan", str(tmp_path)]) == 2
+    assert "has no run.json: it is not a finished qarla run" in capsys.readouterr().err
+    (tmp_path / "run.json").write_text('{"status": "incomplete"}')
+    assert cli.main(["plan", str(tmp_path)]) == 2
+
+
 @pytest.mark.spark
 def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     from qarla_spark import pipeline
