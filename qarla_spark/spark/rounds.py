@@ -37,7 +37,9 @@ partitioning; the kernels and reducers are pure functions of their inputs.
 
 from __future__ import annotations
 
+import functools
 import pickle
+import zlib
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.spark.worker import worker_ready
@@ -164,11 +166,80 @@ def over_rows(frame, func: Callable[[Any, Any], Iterable[Record]], context=None)
     return frame.mapInPandas(run, ENVELOPE)
 
 
+_MASK = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK
+
+
+def murmur3_int(value: int, seed: int = 42) -> int:
+    """Spark's Murmur3 hash of a 32-bit int (``hash(int)``; the hash
+    ``repartition(n, column)`` places an int column's rows by, seed 42), a
+    signed 32-bit int."""
+    k1 = _rotl((value & _MASK) * 0xCC9E2D51 & _MASK, 15) * 0x1B873593 & _MASK
+    h1 = (_rotl(seed ^ k1, 13) * 5 + 0xE6546B64) & _MASK
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & _MASK
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & _MASK
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def spark_partition_of(value: int, n_partitions: int) -> int:
+    """The partition ``repartition(n_partitions, column)`` puts a row whose
+    int column is ``value`` in (``pmod(hash, n)``)."""
+    return murmur3_int(value) % n_partitions
+
+
+@functools.lru_cache(maxsize=64)
+def partition_handles(n_partitions: int) -> Tuple[int, ...]:
+    """For each partition p of ``n_partitions``, the smallest int ≥ 0 that
+    ``repartition(n_partitions, column)`` sends to p: a column of handles
+    puts each row in the partition chosen for it."""
+    handles: Dict[int, int] = {}
+    value = 0
+    while len(handles) < n_partitions:
+        handles.setdefault(spark_partition_of(value, n_partitions), value)
+        value += 1
+    return tuple(handles[p] for p in range(n_partitions))
+
+
+def fallback_partition(key: str, n_partitions: int) -> int:
+    """The partition of a key a placement does not name (a stable hash)."""
+    return zlib.crc32(key.encode("utf-8")) % n_partitions
+
+
+def _placed(records, n_partitions: int, placement: Dict[str, int]):
+    """``records`` repartitioned so that the records of key k are in
+    partition ``placement[k]`` (keys it does not name: by
+    :func:`fallback_partition`): a column of :func:`partition_handles`
+    computed on the executors from the key alone (a pandas UDF: no Spark
+    job, no shuffle besides the repartition's)."""
+    from pyspark.sql import functions as F
+    handles = partition_handles(n_partitions)
+    table = {k: handles[p] for k, p in placement.items()}
+
+    def handle(keys):
+        import pandas as pd
+        return pd.Series([table[k] if k in table else
+                          handles[fallback_partition(k, n_partitions)] for k in keys],
+                         dtype="int32")
+
+    part = F.pandas_udf(handle, "int")
+    return records.withColumn("_part", part(F.col("key"))) \
+        .repartition(n_partitions, "_part").select(*ENVELOPE_COLUMNS)
+
+
 def reduce_by_key(records, reducer: Callable[[str, List[Tuple[str, Any]], Any], Iterable[Record]],
-                  n_partitions: int, context=None):
-    """The records grouped by key (hash-partitioned into ``n_partitions``),
-    and ``reducer(key, [(kind, value), ...], context)`` on each group, on
-    the executors; the group's records sorted by (kind, pickled bytes).
+                  n_partitions: int, context=None, placement: Optional[Dict[str, int]] = None):
+    """The records grouped by key (hash-partitioned into ``n_partitions``,
+    or each key in the partition ``placement`` gives it: groups of known
+    costs spread evenly, :func:`placement_by_cost`), and
+    ``reducer(key, [(kind, value), ...], context)`` on each group, on the
+    executors; the group's records sorted by (kind, pickled bytes).
     Returns the reducer's records (lazy)."""
 
     def run(batches):
@@ -184,7 +255,26 @@ def reduce_by_key(records, reducer: Callable[[str, List[Tuple[str, Any]], Any], 
             out.extend(reducer(key, [(kind, loads(data)) for kind, data in items], value))
         yield envelope_frame(out)
 
-    return records.repartition(max(1, int(n_partitions)), "key").mapInPandas(run, ENVELOPE)
+    n = max(1, int(n_partitions))
+    shuffled = _placed(records, n, placement) if placement else records.repartition(n, "key")
+    return shuffled.mapInPandas(run, ENVELOPE)
+
+
+def placement_by_cost(costs: Dict[str, float], n_partitions: int) -> Dict[str, int]:
+    """Each key's partition, the groups' estimated ``costs`` spread over
+    ``n_partitions`` as evenly as the greedy rule can: the costliest first,
+    each to the partition with the least so far (ties: the lower
+    partition; equal costs: key order) — a partition's longest task is at
+    most 4/3 of the best possible (Graham's bound for this rule)."""
+    import heapq
+    n = max(1, int(n_partitions))
+    loads = [(0.0, p) for p in range(n)]
+    out: Dict[str, int] = {}
+    for key in sorted(costs, key=lambda k: (-costs[k], k)):
+        load, p = heapq.heappop(loads)
+        out[key] = p
+        heapq.heappush(loads, (load + costs[key], p))
+    return out
 
 
 def of_kinds(records, kinds: Sequence[str]):

@@ -1,0 +1,109 @@
+"""Groups placed in the partitions their costs give them (issue 36): the
+hash Spark places an int column's rows by, the handles that put a row in a
+chosen partition, the greedy spread of costs, and a reduce whose groups run
+where the placement says and give what a hashed reduce gives."""
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.spark import rounds as rd
+
+
+def test_murmur3_of_ints_is_spark_s_hash(spark):
+    from pyspark.sql import functions as F
+    values = [0, 1, -1, 2, 7, 42, 1000, 123456, 2 ** 31 - 1, -2 ** 31, -987654]
+    rows = spark.createDataFrame([(v,) for v in values], "v int") \
+        .select("v", F.hash("v").alias("h")).collect()
+    assert {r["v"]: r["h"] for r in rows} == {v: rd.murmur3_int(v) for v in values}
+
+
+def test_handles_put_each_row_in_its_chosen_partition(spark):
+    from pyspark.sql import functions as F
+    for n in (1, 3, 16):
+        handles = rd.partition_handles(n)
+        assert len(handles) == n
+        assert [rd.spark_partition_of(h, n) for h in handles] == list(range(n))
+        wanted = [(i, (5 * i + 1) % n) for i in range(40)]
+        frame = spark.createDataFrame([(i, handles[p]) for i, p in wanted], "i int, h int")
+        got = frame.repartition(n, "h").select("i", F.spark_partition_id().alias("p")).collect()
+        assert sorted((r["i"], r["p"]) for r in got) == wanted
+
+
+def _brute_best(costs, n):
+    best = None
+    for assign in itertools.product(range(n), repeat=len(costs)):
+        loads = [0.0] * n
+        for c, p in zip(costs, assign):
+            loads[p] += c
+        best = max(loads) if best is None else min(best, max(loads))
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=7), st.integers(1, 3))
+def test_the_greedy_spread_is_within_four_thirds_of_the_best(costs, n):
+    keys = {f"k{i}": float(c) for i, c in enumerate(costs)}
+    placed = rd.placement_by_cost(keys, n)
+    assert set(placed) == set(keys) and set(placed.values()) <= set(range(n))
+    loads = [sum(keys[k] for k in keys if placed[k] == p) for p in range(n)]
+    assert max(loads) <= 4 / 3 * _brute_best(list(keys.values()), n) + 1e-9
+    # the same placement whatever the order the costs come in
+    assert rd.placement_by_cost(dict(reversed(list(keys.items()))), n) == placed
+
+
+def test_a_placed_reduce_runs_each_group_where_it_is_placed(spark):
+    import pandas as pd
+
+    records = [(f"g{k}", "x", rd.dumps(i)) for k in range(9) for i in range(k + 1)]
+    frame = spark.createDataFrame(pd.DataFrame(records, columns=list(rd.ENVELOPE_COLUMNS)),
+                                  rd.ENVELOPE)
+
+    def reducer(key, items, _):
+        from pyspark import TaskContext
+        return [(key, "out", (sum(v for _, v in items), TaskContext.get().partitionId()))]
+
+    costs = {f"g{k}": float(k + 1) for k in range(9)}
+    placement = rd.placement_by_cost(costs, 4)
+    placed = {k: rd.loads(d) for k, _, d in rd.reduce_by_key(
+        frame, reducer, 4, placement=placement).collect()}
+    hashed = {k: rd.loads(d) for k, _, d in rd.reduce_by_key(frame, reducer, 4).collect()}
+    assert {k: v[0] for k, v in placed.items()} == {k: v[0] for k, v in hashed.items()} \
+        == {f"g{k}": k * (k + 1) // 2 for k in range(9)}
+    assert {k: v[1] for k, v in placed.items()} == placement
+    # a key the placement does not name goes by its stable hash
+    partial = {k: rd.loads(d) for k, _, d in rd.reduce_by_key(
+        frame, reducer, 4, placement={"g0": 3}).collect()}
+    assert partial["g0"][1] == 3
+    assert all(partial[k][1] == rd.fallback_partition(k, 4) for k in partial if k != "g0")
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_placement_by_cost_fills_the_cheapest_partition_first(n):
+    placed = rd.placement_by_cost({"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0, "e": 1.0}, n)
+    if n == 1:
+        assert set(placed.values()) == {0}
+    if n == 2:
+        # a → 0, b → 1, c → 1 (4 < 5), d → 0 (5 < 7), e → 1 (7 < 8)
+        assert placed == {"a": 0, "b": 1, "c": 1, "d": 0, "e": 1}
+    if n == 5:
+        assert sorted(placed.values()) == list(range(5))
+
+
+def test_the_per_task_reduces_spread_the_tasks_by_their_topics(spark):
+    from qarla_spark.stages.cube import TopicCube
+    cube = TopicCube(None, ("m",), 3)
+    assert cube.task_placement(4) is None                # sizes not known: by hash
+    sized = cube.for_tasks(5, {"e": 10, "a": 100, "b": 10, "c": 10, "d": 10})
+    placed = sized.task_placement(2)
+    # the big task alone in a partition, the four small ones in the other
+    assert placed["a"] != placed["b"] == placed["c"] == placed["d"] == placed["e"]
+    # kept through the cube's other views
+    class Frame:
+        def filter(self, _):
+            return self
+    assert sized.__class__(Frame(), ("m",), 3, task_sizes=sized.task_sizes).restrict(
+        99).task_sizes == sized.task_sizes
+    assert sorted(sized.for_tasks(5, {"x": 1}).task_sizes) == [("x", 1)]
