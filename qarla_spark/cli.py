@@ -103,6 +103,20 @@ def build_parser(options: Sequence[Option] = OPTIONS) -> argparse.ArgumentParser
         + tables.help_text(stages=("testbed", "similarities")))
     add_arguments(s, "similarities", options)
 
+    pl = sub.add_parser(
+        "plan", help="plan the next shared task from a finished run: topics and judgments",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Simulate, on a finished run's tables (no similarity recomputed), how "
+                    "many topics each comparison needs — the probability the run's order "
+                    "holds and the power of a paired t-test at 5% for every pair of systems "
+                    "under the best set's QUEEN, the best single metric, HBR and each human "
+                    "criterion, the stability of the whole ranking, whether the best set stays "
+                    "best — and how many judgments prediction-powered inference saves; add "
+                    "power/ and ppi/ to the run and print the answers (SPEC §12).",
+        epilog=tables.help_text(stages=("plan",)))
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="a run directory qarla run wrote")
+    add_arguments(pl, "plan", options)
+
     m = sub.add_parser("metrics", help="list the metrics and what they compute")
     m.add_argument("names", nargs="*", metavar="NAME",
                    help="names, patterns or groups to list (default: all)")
@@ -195,6 +209,30 @@ def cmd_similarities(args: argparse.Namespace) -> int:
     return launch(args, stages=("testbed", "similarities"))
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from qarla_spark import pipeline
+    from qarla_spark.stages.planning import describe_plan
+    from qarla_spark.paths import local_path
+    config = config_from_args(args)
+    if local_path(args.run_dir) is not None:
+        # not a finished run: said before Spark starts
+        from qarla_spark.report.data import ReportError, read_local_run_json
+        try:
+            read_local_run_json(args.run_dir)
+        except ReportError as exc:
+            raise ConfigError(str(exc)) from None
+    spark = session_for(config, args.verbose, debug=args.debug)
+    result = pipeline.plan_run(spark, args.run_dir, config)
+    print(describe_plan(result))
+    if local_path(args.run_dir) is not None:
+        # the report shows the plan's curves: rebuilt (its pages renamed into place)
+        from qarla_spark.report import write_report
+        print(f"report: {write_report(args.run_dir, spark=spark)}")
+    print(f"plan: {args.run_dir.rstrip('/')}/power/, ppi/ ({result.n_units} simulations in "
+          f"{result.n_partitions} partitions, {result.timings['total_s']:.1f} s)")
+    return 0
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from qarla_spark.paths import is_local
     from qarla_spark.metrics import registry
@@ -275,11 +313,12 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"validate": cmd_validate, "run": cmd_run, "similarities": cmd_similarities,
+            "plan": cmd_plan,
             "metrics": cmd_metrics, "info": cmd_info, "report": cmd_report,
             "export": cmd_export, "profile": cmd_profile, "package": cmd_package}
 #: the commands that read inputs or tables in this process: their pyarrow
 #: memory comes from the system's allocator (qarla_spark.memory)
-READS_TABLES = ("validate", "run", "similarities", "report", "export")
+READS_TABLES = ("validate", "run", "similarities", "plan", "report", "export")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

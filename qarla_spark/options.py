@@ -36,15 +36,19 @@ from qarla_spark.names import COMMIT_MODES
 DEFAULT_SEED = 13
 DEFAULT_OUT = "runs/latest"
 #: stages of a run, in order (each writes the tables named in pipeline.py)
-STAGES = ("testbed", "similarities", "qarla", "hbr", "statistics")
+STAGES = ("testbed", "similarities", "qarla", "hbr", "statistics", "plan")
+#: the stages a run runs unless told: all but the plan (``--plan``)
+RUN_STAGES = STAGES[:-1]
 
 #: commands taking options: the ``qarla`` command itself (before the
 #: subcommand), its subcommands, and ``job``: the spark-submit entry point
 #: ``jobs/qarla_run.py``
-COMMANDS = ("qarla", "validate", "run", "similarities", "job")
+COMMANDS = ("qarla", "validate", "run", "similarities", "plan", "job")
 _READ = ("validate", "run", "similarities")  # commands that read inputs
 _WRITE = ("run", "similarities", "job")      # commands that write a run directory
 _COMPUTE = ("run", "similarities")           # commands that compute similarities
+_PLAN = ("run", "plan", "job")               # commands that plan the next task
+_SPARK = (*_READ, "plan")                    # commands that start Spark
 
 
 def _is_int(value: Any) -> bool:
@@ -210,6 +214,41 @@ class Strings(Kind):
 
     def from_cli(self, parsed, current):
         return tuple(parsed) if parsed else None
+
+    def plain(self, value):
+        return list(value)
+
+
+@dataclass(frozen=True)
+class Integers(Kind):
+    """A list of integers of at least ``minimum``, increasing (a tuple in
+    ``RunConfig``); on the command line comma-separated (``10,20,50``)."""
+
+    minimum: int = 1
+    annotation = Tuple[int, ...]
+
+    @property
+    def describe(self) -> str:
+        return "increasing positive integers" if self.minimum == 1 else \
+            f"increasing integers of at least {self.minimum}"
+
+    def check(self, label, value):
+        if isinstance(value, str):
+            try:
+                value = [int(v) for v in value.split(",") if v.strip()]
+            except ValueError:
+                raise ConfigError(f"{label} must be {self.describe}, comma-separated, found "
+                                  f"{value!r}") from None
+        if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+            raise ConfigError(f"{label} must be {self.describe}, found {value!r}")
+        value = tuple(value)
+        if not all(_is_int(v) and v >= self.minimum for v in value) or \
+                any(b <= a for a, b in zip(value, value[1:])):
+            raise ConfigError(f"{label} must be {self.describe}, found {list(value)!r}")
+        return value
+
+    def from_cli(self, parsed, current):
+        return parsed
 
     def plain(self, value):
         return list(value)
@@ -465,9 +504,9 @@ OPTIONS: Tuple[Option, ...] = (
                 "missing or not complete"),
     Option("seed", Integer(0), DEFAULT_SEED, flags=("--seed",), commands=_WRITE,
            help="seed of every random choice (default {default})"),
-    Option("stages", Strings(choices=STAGES), STAGES,
-           help="the stages to run, in order (default: all; 'qarla similarities' runs the "
-                "first two)"),
+    Option("stages", Strings(choices=STAGES), RUN_STAGES,
+           help="the stages to run, in order (default: all but plan, which --plan adds; "
+                "'qarla similarities' runs the first two)"),
     # metrics
     Option("metrics", Strings(single=True), (), flags=("--metrics",), metavar="NAMES",
            commands=_COMPUTE, group="metrics",
@@ -520,18 +559,36 @@ OPTIONS: Tuple[Option, ...] = (
            help="bootstrap replicates over topics (and sign patterns of the paired tests) "
                 "behind every interval and p-value; 0: no statistics stage (default "
                 "{default})"),
+    # plan (issue 40)
+    Option("plan", Flag(), False, flags=("--plan",), commands=("run", "job"), group="plan",
+           help="also plan the next shared task (the plan stage: power/ and ppi/, SPEC §12); "
+                "'qarla plan RUN_DIR' plans a finished run"),
+    Option("plan_trials", Integer(1), 1000, flags=("--plan-trials",), metavar="T",
+           commands=_PLAN, group="plan",
+           help="seeded trials per size and per k (default {default})"),
+    Option("plan_sizes", Integers(), (), flags=("--plan-sizes",), metavar="N,N,...",
+           commands=_PLAN, group="plan",
+           help="numbers of topics simulated (default: 10, 20, ... up to each task's topics, "
+                "then 1.5x and 2x them, drawn with replacement)"),
+    Option("plan_ks", Integers(2), (10, 20, 30, 40, 50), flags=("--plan-ks",),
+           metavar="K,K,...", commands=_PLAN, group="plan",
+           help="judged summaries per system in the PPI simulation"),
+    Option("plan_measure", Text("a measure name", optional=True), None,
+           flags=("--plan-measure",), metavar="NAME", commands=_PLAN, group="plan",
+           help="PPI's automatic measure: QUEEN(<set>) of the best set or the best single "
+                "metric, or HBR (default: the best set's QUEEN)"),
     # Spark
     Option("profile", Text("a profile name or file"), "local", flags=("--profile",),
-           commands=_READ, group="Spark",
+           commands=_SPARK, group="Spark",
            help="Spark profile: 'local' (default: local[*], conf/local.conf), "
                 "'cluster' (conf/cluster.conf) or a spark-defaults file"),
     Option("master", Text("a Spark master URL", optional=True), None, flags=("--master",),
-           commands=_READ, group="Spark",
+           commands=_SPARK, group="Spark",
            help="Spark master, e.g. local[2], spark://host:7077, yarn (wins over the profile)"),
     Option("spark_conf", Table("a table of Spark settings"), {}, flags=("--conf",),
-           metavar="KEY=VALUE", commands=_READ, group="Spark",
+           metavar="KEY=VALUE", commands=_SPARK, group="Spark",
            help="extra Spark setting (wins over the profile); repeatable"),
-    Option("verbose", Flag(), False, flags=("--verbose",), commands=_READ, group="Spark",
+    Option("verbose", Flag(), False, flags=("--verbose",), commands=_SPARK, group="Spark",
            setting=False,
            help="show Spark's INFO logs (without it Spark logs nothing: its failures reach "
                 "you as qarla's one-sentence message, --debug for the traceback)"),
@@ -541,7 +598,7 @@ OPTIONS: Tuple[Option, ...] = (
                 "progress lines"),
     # switches of the qarla command itself (before or after the command name)
     # and of the spark-submit job
-    Option("debug", Flag(), False, flags=("--debug",), commands=("qarla", *_READ, "job"),
+    Option("debug", Flag(), False, flags=("--debug",), commands=("qarla", *_SPARK, "job"),
            setting=False, help="show the full traceback of errors"),
 )
 

@@ -320,6 +320,13 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
                 extra[analysis.name].setdefault("timings", {})
                 writer.submit(result.tables, extra[analysis.name]["timings"])
         qarla, hbr, stats = (found.get(name) for name in ("qarla", "hbr", "statistics"))
+        planned = None
+        if (config.plan or "plan" in config.stages) and qarla is not None:
+            with run_stage(spark, windows, progress, "plan", timings):
+                writer.wait()           # the tables the plan reads
+                planned = plan_tables(spark, out.staging, extra["qarla"], config, config.seed)
+                extra["plan"] = planned.info(config)
+                writer.submit(planned.tables, extra["plan"]["timings"])
         with run_stage(spark, windows, progress, "writing", timings, "commit_s"):
             writer.wait()
             from qarla_spark.summary import (describe_across, describe_hbr, describe_judges,
@@ -334,6 +341,9 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
                 texts += [t for t in (describe_judges(stats, best), describe_across(stats))
                           if t]
                 texts.append(describe_statistics(stats))
+            if planned is not None:
+                from qarla_spark.stages.planning import describe_plan
+                texts.append(describe_plan(planned))
             extra["qarla_summary"] = "\n".join(texts)   # what the run prints of its stages
             info = run_info(spark, config, command, report, started, timings,
                             languages.get("languages"))
@@ -390,3 +400,65 @@ def run_info(spark, config: RunConfig, command, report: ValidationReport, starte
         "problems": {"errors": report.n_errors, "warnings": report.n_warnings,
                      "groups": [g.to_dict() for g in report.groups]},
     }
+
+
+# ---------------------------------------------------------------------------
+# the plan of the next shared task (issue 40)
+# ---------------------------------------------------------------------------
+
+def plan_settings(config: RunConfig, seed: int):
+    """The plan's :class:`~qarla_spark.stages.planning.Settings` of a run's
+    configuration (``seed``: the run's)."""
+    from qarla_spark.stages.planning import Settings
+    return Settings(trials=config.plan_trials, sizes=tuple(config.plan_sizes) or None,
+                    ks=tuple(config.plan_ks), seed=int(seed),
+                    ppi_measure=config.plan_measure)
+
+
+def plan_tables(spark, folder: str, qarla_info: Dict[str, Any], config: RunConfig, seed: int,
+                n_partitions: Optional[int] = None):
+    """The plan stage on the tables under ``folder``
+    (:mod:`qarla_spark.stages.planning`): its result, whose ``tables`` are
+    ``power/`` and ``ppi/``."""
+    from qarla_spark.stages import planning
+    started = time.time()
+    inputs = planning.read_inputs(spark, folder, qarla_info)
+    read_s = round(time.time() - started, 3)
+    settings = plan_settings(config, seed)
+    if settings.ppi_measure is not None:
+        for t in inputs:
+            if t.criteria and planning.ppi_measure_of(t, settings) is None:
+                from qarla_spark.errors import ConfigError
+                raise ConfigError(f"--plan-measure {settings.ppi_measure}: task {t.task} has "
+                                  f"no such measure (it has {', '.join(t.measures)})")
+    result = planning.run_plan(spark, inputs, settings, n_partitions)
+    result.timings = {"read_inputs_s": read_s, **result.timings}
+    return result
+
+
+def plan_run(spark, run_dir: str, config: RunConfig, n_partitions: Optional[int] = None):
+    """``qarla plan RUN_DIR``: the plan of a finished run, its tables and
+    ``run.json``'s ``plan`` entry added to the run
+    (:func:`~qarla_spark.spark.output.add_tables`). Returns the result."""
+    from qarla_spark.errors import ConfigError
+    from qarla_spark.spark.output import add_tables, read_run_json
+    run_dir = str(run_dir).rstrip("/")
+    info = read_run_json(spark, run_dir)
+    if not (info.get("qarla") or {}).get("tasks"):
+        raise ConfigError(f"{run_dir}: the run has no QARLA stage (no best set): nothing to "
+                          "plan from")
+    started = time.time()
+    sc = spark.sparkContext
+    before = sc.getLocalProperty(STAGE_PROPERTY)
+    sc.setLocalProperty(STAGE_PROPERTY, "plan")    # qarla profile groups its jobs so
+    with cache.scope():
+        result = plan_tables(spark, run_dir, info["qarla"], config, info.get("seed", 13),
+                             n_partitions)
+        tables = result.tables
+        t0 = time.time()
+        entry = result.info(config)
+        add_tables(spark, run_dir, tables, "plan", entry)
+        entry["timings"]["write_s"] = round(time.time() - t0, 3)
+    sc.setLocalProperty(STAGE_PROPERTY, before)
+    result.timings.update(entry["timings"], total_s=round(time.time() - started, 3))
+    return result

@@ -329,6 +329,29 @@ TABLES: Tuple[Table, ...] = (
           "stratified by task; KING's interval percentile, pairwise accuracy's recentred) "
           "with its cluster rank and the tasks it is best or tied in "
           "(rank 1 there), and each task's value and rank"),
+    # -- plan (issue 40: `qarla plan`, `qarla run --plan`) -----------------------
+    Table("power", "plan", "power and sample size: each question per number of topics",
+          _cols("task string, question string, measure string, a string, b string, "
+                "adjacent boolean, n_topics int, testbed_topics int, extrapolated boolean, "
+                "trials int, p_same_order double, p_significant double, ci_width double, "
+                "n_needed double, needed_at_most boolean",
+                question="`pair`\\|`ranking`\\|`best_set`\\|`best_vs_single`"),
+          "task × question × measure (QUEEN of the best set and of the best single metric, "
+          "HBR, each criterion; `KING` for the best set's questions) × pair × size: over "
+          "`trials` seeded draws of `n_topics` topics (`extrapolated`: with replacement, "
+          "beyond the testbed) the probability the testbed's order holds, the paired "
+          "t-test's power at 5%, the mean 95% interval width; `ranking`: two disjoint halves "
+          "agree on every pair (p_significant: on every test's conclusion); `n_needed`: the "
+          "smallest n from which the curve stays ≥ 80% (SPEC §12)"),
+    Table("ppi", "plan", "fewer judgments: prediction-powered intervals, simulated",
+          _cols("task string, criterion string, measure string, method string, "
+                "system string, k int, n_cells int, trials int, coverage double, width double, "
+                "classical_width double, k_equivalent double, judgments_saved double, "
+                "lam double", method="`classical`\\|`ppi`\\|`ppi++`"),
+          "task × criterion × method × system × k judged summaries per system (the rest "
+          "scored by `measure` only): coverage of the system's mean over all its judgments, "
+          "mean width, the classical judgments giving that width (`k_equivalent`) and "
+          "1 − k/k_equivalent saved; `lam`: the λ (PPI++: its mean; 0 and 1 for the others; SPEC §12)"),
 )
 
 BY_NAME: Dict[str, Table] = {t.name: t for t in TABLES}

@@ -401,3 +401,63 @@ FIGURES: Dict[str, object] = {
     "robustness": robustness_figure, "hetero_curve": hetero_curve_figure,
     "comparisons": comparisons_figure,
 }
+
+
+# ------------------------------------------------------------------ plan
+
+def power_figure(rows, testbed_topics: Optional[int] = None) -> Figure:
+    """The plan's curves (``power/`` rows of one task): a panel per measure
+    with each adjacent pair's power (grey) and the ranking's stability
+    (red) against the number of topics; a panel ``KING`` with the
+    probability that the best set stays best and the power of its lead
+    over the best single metric; 80% dashed, the testbed's topics a
+    vertical line (beyond it, extrapolated: shaded)."""
+    rows = _Rows(rows)
+    question, measure = rows["question"], rows["measure"]
+    n, p_same, p_sig = rows.floats("n_topics"), rows.floats("p_same_order"), \
+        rows.floats("p_significant")
+    adjacent = _true(rows["adjacent"])
+    measures = list(dict.fromkeys(measure[question == "pair"].tolist()))
+    if np.any(question == "best_set"):
+        measures.append("KING")
+    fig, axes = _panels(len(measures), 2.6)
+    for ax, name in zip(axes, measures):
+        mine = measure == name
+        top = float(np.nanmax(n[mine])) if mine.any() else 1.0
+        if testbed_topics and testbed_topics < top:
+            ax.axvspan(testbed_topics, top, GREY, opacity=0.12)
+            ax.axvline(testbed_topics, colour=GREY, width=0.8)
+        ax.axhline(0.8, colour=BLACK, width=0.8, dash="--", label="80%")
+        if name == "KING":
+            for q, colour, label in (("best_set", RED, "best set stays best"),
+                                     ("best_vs_single", BLUE, "power: best set > best single")):
+                idx = np.flatnonzero(mine & (question == q))
+                idx = idx[np.argsort(n[idx], kind="stable")]
+                y = p_same[idx] if q == "best_set" else p_sig[idx]
+                if len(idx):
+                    ax.plot(n[idx], y, colour=colour, width=2.0, marker="o", marker_size=3.0,
+                            label=label)
+        else:
+            pairs = np.flatnonzero(mine & (question == "pair") & adjacent)
+            keys = list(zip(rows["a"][pairs].tolist(), rows["b"][pairs].tolist()))
+            first = True
+            for key in dict.fromkeys(keys):
+                idx = pairs[[k == key for k in keys]]
+                idx = idx[np.argsort(n[idx], kind="stable")]
+                ax.plot(n[idx], p_sig[idx], colour=GREY, width=0.9, opacity=0.8,
+                        label="power, an adjacent pair" if first else None)
+                first = False
+            idx = np.flatnonzero(mine & (question == "ranking"))
+            idx = idx[np.argsort(n[idx], kind="stable")]
+            if len(idx):
+                ax.plot(n[idx], p_same[idx], colour=RED, width=2.0, marker="o",
+                        marker_size=3.0, label="ranking stable (halves agree)")
+        ax.title = str(name)
+        ax.xlabel = "topics"
+        ax.ylabel = "probability"
+        ax.ylim = (0, 1.02)
+    if measures:
+        axes[0].legend(size=7.0, loc="best")
+        if measures[-1] == "KING" and len(measures) > 1:
+            axes[len(measures) - 1].legend(size=7.0, loc="best")
+    return fig

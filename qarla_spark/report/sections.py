@@ -843,6 +843,58 @@ def across_section(run: Run) -> str:
     return section("across", "Across tasks: which metric to trust", "".join(out), 2)
 
 
+def plan_section(view: TaskView) -> str:
+    """The plan of the next task (``power/``, ``ppi/``; SPEC §12)."""
+    why = missing(view, "power")
+    if why:
+        return note(why + " Run 'qarla plan RUN_DIR' (or 'qarla run --plan') to plan the "
+                          "next shared task.")
+    power = view.cols("power")
+    topics = power["testbed_topics"]
+    testbed = int(topics[0]) if len(topics) else None
+    svg = _svg(fg.power_figure(power, testbed), f"{view.ident}-plan")
+    trials = int(power["trials"][0]) if len(power) else 0
+    caption = (f"How many topics the comparisons need, over {trials:,} seeded draws of n "
+               "topics per size (beyond the testbed's topics, shaded: drawn with "
+               "replacement). Grey: the power of a paired t-test at 5% for each pair of "
+               "systems adjacent in the testbed's ranking; red: the probability that two "
+               "disjoint halves order every pair alike (the ranking's stability). KING: how "
+               "often the best set stays the best (among itself and the representatives) and "
+               "the power of its lead over the best single metric. A curve above the dashed "
+               "80% line at n says n topics suffice for that question. Up to the testbed's "
+               "topics a draw is a subset of this testbed, so at its size every draw is the "
+               "testbed itself: power is then 0 or 1 (the testbed's own test), not that of a "
+               "new testbed of as many topics.")
+    out = figure(svg, caption, "power")
+    ppi_rows = view.cols("ppi")
+    if ppi_rows is None or not len(ppi_rows):
+        return out + note("No ppi/ rows for this task: it has no human judgments.")
+    plus = ppi_rows.where(ppi_rows["method"] == "ppi++")
+    groups: Dict[Tuple[str, int], List[int]] = {}
+    for i, key in enumerate(plus.rows("criterion", "k")):
+        groups.setdefault(key, []).append(i)
+    keys = sorted(groups)
+
+    def mean(column, idx):
+        values = [v for v in plus[column][idx].tolist() if v is not None and v == v]
+        return sum(values) / len(values) if values else NAN
+
+    columns = [[k[0] for k in keys], [k[1] for k in keys]]
+    for column in ("n_cells", "coverage", "width", "classical_width", "k_equivalent",
+                   "judgments_saved"):
+        columns.append([mean(column, groups[k]) for k in keys])
+    measure = plus["measure"][0] if len(plus) else ""
+    out += table_of(["criterion", "k judged", "judged summaries", "coverage", "width",
+                     "classical width", "k equivalent", "judgments saved"], columns,
+                    table_id=view.sub("ppi-table"))
+    out += note(f"PPI++ with {measure} as the automatic measure: the mean over systems of "
+                "the coverage of each system's mean human score, the interval widths, the "
+                "classical judgments giving the same width (k equivalent) and 1 − k / k "
+                "equivalent (judgments saved). Below ~90% coverage the CLT interval is not "
+                "to be trusted (few judgments, skewed scores).")
+    return out
+
+
 # ------------------------------------------------------------------ a task
 
 #: (id suffix, link text, title, function) of every section of a task
@@ -862,6 +914,7 @@ SECTIONS: Sequence[Tuple[str, str, str, Callable[[TaskView], str]]] = (
     ("significance", "significance", "Is the difference real? Significance tests",
      significance_section),
     ("judges", "judges", "Which metrics agree with the judges", judges_section),
+    ("plan", "plan", "Planning the next task: topics and judgments", plan_section),
 )
 
 

@@ -592,3 +592,57 @@ def check_reused_table(spark, path: str) -> None:
     reason = unfinished(parent, text)
     if reason is not None:
         raise ConfigError(f"--similarities {path}: {reason}")
+
+
+def add_tables(spark, run_dir: str, tables: Dict[str, Any], entry: str,
+               value: Dict[str, Any]) -> Dict[str, Any]:
+    """Add declared tables (pyarrow tables, :meth:`RunDirectory.write_arrow`)
+    and ``run.json``'s ``entry`` to a finished run (``qarla plan RUN_DIR``):
+    the tables are written into a staging folder inside the run
+    (``.<entry>.incomplete-<id>``, which no reader takes for a table), then
+    each is moved into place (a previous table of its name moved aside
+    first and deleted after), then ``run.json`` is replaced by a complete
+    one listing them (written beside it and renamed over it: atomic on a
+    local file system; on HDFS, whose rename does not replace, deleted and
+    renamed). Returns the new ``run.json``."""
+    from qarla_spark.tables import table
+    run_dir = str(run_dir).rstrip("/")
+    info = read_run_json(spark, run_dir)
+    staged = RunDirectory(spark, f"{run_dir}/.{entry}", overwrite=True, commit="rename")
+    fs, path = staged.fs, staged._Path
+    try:
+        for name, rows in tables.items():
+            staged.write(table(name), rows)
+        for name in tables:
+            target = path(f"{run_dir}/{name}")
+            old = None
+            if fs.exists(target):
+                old = path(f"{run_dir}/.{name}.replaced-{staged.run_id}")
+                if not fs.rename(target, old):
+                    raise ConfigError(f"cannot move the previous {name}/ of {run_dir} aside")
+            if not fs.rename(path(f"{staged.staging}/{name}"), target):
+                raise ConfigError(f"cannot move the new {name}/ into {run_dir}")
+            if old is not None:
+                fs.delete(old, True)
+        listed = dict(info.get("tables") or {})
+        listed.update(staged.tables)
+        from qarla_spark.tables import TABLES
+        order = {t.name: i for i, t in enumerate(TABLES)}
+        info["tables"] = {n: listed[n] for n in sorted(listed, key=lambda n: order.get(
+            n, len(order)))}
+        info[entry] = value
+        text = json.dumps(info, indent=2, sort_keys=False, default=str) + "\n"
+        tmp = path(f"{run_dir}/.{RUN_JSON}.{staged.run_id}")
+        stream = fs.create(tmp, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+        final = path(f"{run_dir}/{RUN_JSON}")
+        if not fs.rename(tmp, final):
+            fs.delete(final, False)
+            if not fs.rename(tmp, final):
+                raise ConfigError(f"cannot replace {run_dir}/{RUN_JSON}")
+    finally:
+        staged.abort()
+    return info

@@ -1,0 +1,797 @@
+"""The plan stage (issue 40, second increment): how many topics and how
+many judgments the next shared task needs, simulated on a finished run's
+tables (``qarla plan RUN_DIR``, ``qarla run --plan``); no similarity is
+recomputed.
+
+**Inputs** (:func:`read_inputs`: one Spark job over the run's tables, its
+small per-topic rows gathered): per task, the per-topic scores of the peer
+systems under the best set's QUEEN, the best single metric's QUEEN (both
+``queen/``, all models), HBR (``hbr/``) and, with judgments, each human
+criterion (``judgments/``: a summary's score the exact mean over its
+raters); and each topic's KING share — the share of its held-out models
+ranked strictly above every peer, from ``queen/``'s held-out rows — of the
+best set and each representative (the subsets of the representatives the
+run scored per summary: the other 1,013 subsets' per-topic counts are not
+in a finished run's tables).
+
+**Work** (:func:`run_plan`): units keyed (task × measure × size) for the
+systems' plan (:func:`~qarla_spark.measures.planning.plan_systems` of one
+size), (task × question) for the best measure
+(:func:`~qarla_spark.measures.planning.plan_best` and the best set against
+the best single metric) and (task × criterion × k) for PPI
+(:func:`~qarla_spark.measures.ppi.simulate` of one k), all in one Spark
+job: the units in bins of about equal estimated cost, one bin per
+partition, as many partitions as Spark reports cores
+(``defaultParallelism``) unless given; the task's inputs broadcast; each
+unit returns its small rows. Every draw is keyed by (the run's seed, the
+unit's labels) as the pure modules key them, so neither the bins nor the
+partitions change a bit of the tables (tested at 1 and 3 partitions).
+
+**Outputs**: ``power/`` and ``ppi/`` (:mod:`qarla_spark.tables`), the
+answers (the smallest n reaching 80%, :func:`~qarla_spark.measures.
+planning.smallest_n`; the judgments PPI saves) and their printed form
+(:func:`describe_plan`), and ``run.json``'s ``plan`` entry (seed, sizes,
+trials, ks, the draws' keys, timings).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.measures import planning as pl
+from qarla_spark.measures import ppi
+from qarla_spark.measures import resampling as rs
+from qarla_spark.names import HBR, SEPARATOR, queen_of
+
+#: the measure of the best-measure questions (``power/``'s ``measure``)
+KING = "KING"
+#: ``power/``'s questions
+PAIR, RANKING, BEST_SET, BEST_VS_SINGLE = "pair", "ranking", "best_set", "best_vs_single"
+QUESTIONS = (PAIR, RANKING, BEST_SET, BEST_VS_SINGLE)
+DEFAULT_TRIALS = 1000
+DEFAULT_KS = (10, 20, 30, 40, 50)
+
+
+def default_sizes(n_topics: int) -> Tuple[int, ...]:
+    """10, 20, … up to the testbed's topics (and the testbed's own size),
+    then 1.5× and 2× it, extrapolated (SummEval's 100 topics: 10..100,
+    150, 200)."""
+    n_topics = int(n_topics)
+    if n_topics < 1:
+        return ()
+    sizes = set(range(10, n_topics, 10)) | {n_topics, math.ceil(1.5 * n_topics),
+                                             2 * n_topics}
+    return tuple(sorted(sizes))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the plan simulates: ``sizes`` (None: :func:`default_sizes` of
+    each task), ``trials``, PPI's ``ks``, the ``seed`` of every draw, the
+    PPI measure (``None``: the best set's QUEEN; else a measure of the
+    systems' plan by name: ``QUEEN(<set>)`` of a detailed set, or ``HBR``)."""
+
+    trials: int = DEFAULT_TRIALS
+    sizes: Optional[Tuple[int, ...]] = None
+    ks: Tuple[int, ...] = DEFAULT_KS
+    seed: int = 13
+    ppi_measure: Optional[str] = None
+
+    def sizes_of(self, n_topics: int) -> Tuple[int, ...]:
+        return tuple(self.sizes) if self.sizes else default_sizes(n_topics)
+
+
+@dataclass
+class TaskInputs:
+    """One task's inputs, topics in code-point order: ``measures``: measure
+    → (systems, scores topics × systems, NaN missing), in the order
+    best set's QUEEN, best single metric's QUEEN, HBR, criteria by name;
+    ``criteria``: the human criteria among them; ``king_sets``: the
+    candidate sets in tie-break order (fewer metrics, then the name) and
+    ``king``: their per-topic KING shares (topics × sets)."""
+
+    task: str
+    topics: Tuple[str, ...]
+    best_set: str
+    best_single: str
+    measures: Dict[str, Tuple[Tuple[str, ...], np.ndarray]] = field(default_factory=dict)
+    criteria: Tuple[str, ...] = ()
+    king_sets: Tuple[str, ...] = ()
+    king: Optional[np.ndarray] = None
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
+
+# ---------------------------------------------------------------------------
+# the units
+# ---------------------------------------------------------------------------
+
+#: a unit: (kind, task, label, size or k); kind "systems", "best" (label: the
+#: question, best_set or best_vs_single) or "ppi"
+Unit = Tuple[str, str, str, int]
+
+
+def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Unit, float]]:
+    """Every unit of the plan with its estimated cost (trials × topic
+    columns × pairs or systems), in a fixed order."""
+    out: List[Tuple[Unit, float]] = []
+    for t in inputs:
+        sizes = settings.sizes_of(t.n_topics)
+        for measure, (systems, _) in t.measures.items():
+            pairs = len(systems) * (len(systems) - 1) // 2
+            for n in sizes:
+                out.append((("systems", t.task, measure, int(n)),
+                            settings.trials * (t.n_topics + 2 * n) * (3 * pairs + len(systems))))
+        if t.king is not None and len(t.king_sets):
+            cost = len(sizes) * settings.trials * (t.n_topics + 2 * max(sizes))
+            out.append((("best", t.task, BEST_SET, 0), cost * (3 * len(t.king_sets) + 1)))
+            if has_single(t):
+                out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
+        auto = ppi_measure_of(t, settings)
+        if auto is not None:
+            n_s = len(t.measures[auto][0])
+            for criterion in t.criteria:
+                for k in settings.ks:
+                    # calibrated on SummEval's measured CPU (run.json's units_cpu_s):
+                    # a PPI unit costs ~2.3 systems units of the mean size
+                    out.append((("ppi", t.task, criterion, int(k)),
+                                140.0 * settings.trials * t.n_topics * n_s))
+    return out
+
+
+def bins_of(units: Sequence[Tuple[Unit, float]], n_bins: int) -> List[List[Unit]]:
+    """The units in at most ``n_bins`` bins of about equal cost (the
+    costliest first, each to the least loaded bin; ties to the lower bin):
+    one bin per Spark partition."""
+    import heapq
+    n_bins = max(1, min(int(n_bins), len(units)))
+    heap = [(0.0, k) for k in range(n_bins)]        # (load, bin): the least loaded first
+    bins: List[List[Unit]] = [[] for _ in range(n_bins)]
+    for index in sorted(range(len(units)), key=lambda i: (-units[i][1], i)):
+        load, b = heapq.heappop(heap)
+        bins[b].append(units[index][0])
+        heapq.heappush(heap, (load + units[index][1], b))
+    return [b for b in bins if b]
+
+
+def ppi_measure_of(t: TaskInputs, settings: Settings) -> Optional[str]:
+    """The automatic side of PPI in task ``t`` (None: no criterion, or the
+    measure is missing there)."""
+    if not t.criteria:
+        return None
+    name = settings.ppi_measure or queen_of(t.best_set)
+    return name if name in t.measures and name not in t.criteria else None
+
+
+def _ordered_pair(plan: pl.SystemPlan, p: int) -> Tuple[int, int]:
+    """The pair's systems, the better on the testbed first (a tie: the
+    testbed's ranking order)."""
+    i, j = int(plan.i[p]), int(plan.j[p])
+    return (i, j) if plan.rank[i] < plan.rank[j] else (j, i)
+
+
+def _value(x) -> Optional[float]:
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tuple]]:
+    """The rows of one unit: ``power`` rows (task, question, measure, a, b,
+    adjacent, n_topics, testbed_topics, extrapolated, trials, p_same_order,
+    p_significant, ci_width) and ``ppi`` rows (task, criterion, measure,
+    method, system, k, n_cells, trials, coverage, width, classical_width,
+    k_equivalent, judgments_saved, lam)."""
+    kind, task, label, size = unit
+    trials, seed, n_t = settings.trials, settings.seed, t.n_topics
+    power: List[tuple] = []
+    rows_ppi: List[tuple] = []
+    if kind == "systems":
+        systems, scores = t.measures[label]
+        plan = pl.plan_systems(scores, [size], trials, seed, task, label, systems, t.topics)
+        adjacent = plan.adjacent
+        same, sig, width = plan.p_same_order[0], plan.p_significant[0], plan.ci_width[0]
+        for p in range(plan.i.size):
+            a, b = _ordered_pair(plan, p)
+            power.append((task, PAIR, label, systems[a], systems[b], bool(adjacent[p]), size,
+                          n_t, bool(plan.extrapolated[0]), trials, _value(same[p]),
+                          _value(sig[p]), _value(width[p])))
+        power.append((task, RANKING, label, None, None, None, size, n_t,
+                      bool(plan.halves_extrapolated[0]), trials, _value(plan.stable[0]),
+                      _value(plan.stable_significant[0]), None))
+    elif kind == "best" and label == BEST_SET:
+        sizes = settings.sizes_of(n_t)
+        best = pl.plan_best(t.king, sizes, trials, seed, task, KING, t.topics)
+        full = t.king_sets[best.best]
+        widths = mean_interval_widths(t.king[:, best.best], sizes, trials, seed, task, t.topics)
+        for row, n in enumerate(sizes):
+            power.append((task, BEST_SET, KING, full, None, None, int(n), n_t,
+                          bool(best.extrapolated[row]), trials,
+                          _value(best.p_stays_best[row]), None, _value(widths[row])))
+    elif kind == "best" and label == BEST_VS_SINGLE:
+        sizes = settings.sizes_of(n_t)
+        if has_single(t):
+            cols = [t.king_sets.index(t.best_set), t.king_sets.index(t.best_single)]
+            plan = pl.plan_systems(t.king[:, cols], sizes, trials, seed, task, KING,
+                                   (t.best_set, t.best_single), t.topics)
+            for row, n in enumerate(sizes):
+                power.append((task, BEST_VS_SINGLE, KING, t.best_set, t.best_single, None,
+                              int(n), n_t, bool(plan.extrapolated[row]), trials,
+                              _value(plan.p_same_order[row, 0]),
+                              _value(plan.p_significant[row, 0]),
+                              _value(plan.ci_width[row, 0])))
+    elif kind == "ppi":
+        auto_name = ppi_measure_of(t, settings)
+        systems, human = t.measures[label]
+        auto = _aligned(t.measures[auto_name], systems)
+        sim = ppi.simulate(human, auto, [size], trials, seed, task, label, systems, t.topics)
+        coverage, k_eq, saved = sim.coverage[0], sim.k_equivalent[0], sim.saved[0]
+        for m, method in enumerate(ppi.METHODS):
+            for s, system in enumerate(systems):
+                valid = bool(sim.valid[0, s])
+                rows_ppi.append((task, label, auto_name, method, system, size,
+                                 int(sim.n_cells[s]), trials, _value(coverage[m, s]),
+                                 _value(sim.width[0, m, s]), _value(sim.width[0, 0, s]),
+                                 _value(k_eq[m, s]) if valid else None,
+                                 _value(saved[m, s]) if valid else None,
+                                 _value(sim.lam[0, s]) if method == ppi.PPI_PLUS else
+                                 (1.0 if method == ppi.PPI else 0.0)))
+    else:
+        raise ValueError(f"unknown unit {unit!r}")
+    return {"power": power, "ppi": rows_ppi}
+
+
+def has_single(t: TaskInputs) -> bool:
+    """The task's best set is not its best single metric, and both have
+    per-topic KING shares."""
+    return t.best_single != t.best_set and t.best_single in t.king_sets \
+        and t.best_set in t.king_sets
+
+
+def _aligned(measure: Tuple[Tuple[str, ...], np.ndarray], systems: Sequence[str]) -> np.ndarray:
+    """The measure's scores (topics × ``systems``), NaN for a system it lacks."""
+    names, scores = measure
+    at = {s: k for k, s in enumerate(names)}
+    out = np.full((scores.shape[0], len(systems)), math.nan)
+    for k, s in enumerate(systems):
+        if s in at:
+            out[:, k] = scores[:, at[s]]
+    return out
+
+
+def mean_interval_widths(values, sizes: Sequence[int], trials: int, seed: int, task: str,
+                         topics: Sequence[str]) -> np.ndarray:
+    """Per size, the mean over trials of the width of the 95% t-interval of
+    the mean of ``values`` (per topic, NaN missing) over the trial's drawn
+    topics (the draws of :func:`~qarla_spark.measures.planning.draw_topics`
+    under :data:`KING`; widths averaged exactly, rounded once)."""
+    values = np.asarray(values, dtype=np.float64)
+    order = sorted(range(len(topics)), key=lambda k: str(topics[k]))
+    values = values[order]
+    present = np.isfinite(values)
+    d = np.where(present, values, 0.0)[:, None]
+    out = np.full(len(sizes), math.nan)
+    for row, n in enumerate(sizes):
+        draws = pl.draw_topics(seed, task, KING, values.size, int(n), trials)
+        sums = pl.pair_sums(d, present[:, None], pl.topic_counts(draws.sample, values.size))
+        widths = pl.t_interval_width(sums.s1, sums.s2, sums.m)
+        if trials:
+            out[row] = rs.real_means(widths.T)[0]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the inputs, read from a finished run's tables
+# ---------------------------------------------------------------------------
+
+def tie_break_order(sets: Sequence[str]) -> Tuple[str, ...]:
+    """Sets in the project's tie-break order: fewer metrics, then the name."""
+    return tuple(sorted(sets, key=lambda s: (len(s.split(SEPARATOR)), s)))
+
+
+def wanted_sets(qarla_info: Dict[str, Any]) -> List[Tuple[str, str, str]]:
+    """(task, metric set, its part: ``best``, ``single`` or ``rep``) of
+    every task the QARLA stage describes (``run.json``'s ``qarla`` entry)."""
+    wanted = []
+    for task, d in sorted((qarla_info.get("tasks") or {}).items()):
+        if not d.get("best_set"):
+            continue
+        reps = set(d.get("representatives") or ())
+        wanted.append((task, d["best_set"], "best"))
+        if d.get("best_single") and d["best_single"] != d["best_set"]:
+            wanted.append((task, d["best_single"], "single"))
+        for r in sorted(reps - {d["best_set"], d.get("best_single")}):
+            wanted.append((task, r, "rep"))
+    return wanted
+
+
+def read_inputs(spark, folder: str, qarla_info: Dict[str, Any]) -> List[TaskInputs]:
+    """The inputs of every task the QARLA stage describes (``qarla_info``:
+    ``run.json``'s ``qarla`` entry) from the run's tables under ``folder``:
+    with pyarrow in the driver when the folder is local (as the report
+    reads a run: ~1 s for SummEval where Spark's shuffles took 17 s on the
+    shared machine), else one Spark job (:func:`read_inputs_spark`); the
+    same rows either way (tested)."""
+    import os
+
+    from qarla_spark.paths import local_path
+    here = local_path(folder)
+    if here is not None and os.path.isdir(here):
+        return inputs_of(read_rows_local(here, qarla_info), qarla_info.get("tasks") or {})
+    return read_inputs_spark(spark, folder, qarla_info)
+
+
+def read_rows_local(folder: str, qarla_info: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """:func:`read_inputs_spark`'s rows, read with pyarrow and pandas from a
+    local run folder."""
+    import os
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    wanted = wanted_sets(qarla_info)
+    if not wanted:
+        return []
+    sets = pd.DataFrame(wanted, columns=["task", "metric_set", "kind"])
+    queen = pq.read_table(os.path.join(folder, "queen"),
+                          columns=["task", "topic", "summarizer", "role", "metric_set",
+                                   "holdout", "queen"],
+                          filters=[("metric_set", "in", sorted(set(sets["metric_set"])))],
+                          pre_buffer=False).to_pandas()
+    queen = queen.merge(sets, on=["task", "metric_set"])
+    rows: List[Dict[str, Any]] = []
+    peers = queen[queen["holdout"].isna() & (queen["role"] == "peer")
+                  & queen["kind"].isin(["best", "single"])]
+    rows += [{"task": t, "kind": "queen", "name": m, "topic": tp, "summarizer": s,
+              "values": [v]} for t, m, tp, s, v in zip(peers["task"], peers["metric_set"],
+                                                       peers["topic"], peers["summarizer"],
+                                                       peers["queen"])]
+    held = queen[queen["holdout"].notna()]
+    keys = ["task", "topic", "metric_set", "holdout"]
+    model = held[(held["role"] == "model") & (held["summarizer"] == held["holdout"])][
+        keys + ["queen"]].rename(columns={"queen": "mq"})
+    top = held[held["role"] == "peer"].groupby(keys, sort=False)["queen"].max() \
+        .rename("pq").reset_index()
+    cases = model.merge(top, on=keys, how="left")
+    cases["win"] = (cases["pq"].isna() | (cases["mq"] > cases["pq"])).astype("int64")
+    king = cases.groupby(["task", "topic", "metric_set"], sort=True)["win"].agg(["sum", "count"])
+    rows += [{"task": t, "kind": "king", "name": m, "topic": tp, "summarizer": None,
+              "values": [float(w), float(c)]}
+             for (t, tp, m), w, c in zip(king.index, king["sum"], king["count"])]
+    roles = None
+    if os.path.isdir(os.path.join(folder, "systems")):
+        roles = pq.read_table(os.path.join(folder, "systems"), columns=["task", "summarizer",
+                                                                         "role"]).to_pandas()
+        roles = roles[roles["role"] == "peer"][["task", "summarizer"]].drop_duplicates()
+    if os.path.isdir(os.path.join(folder, "hbr")):
+        hbr = pq.read_table(os.path.join(folder, "hbr"), columns=[
+            "task", "topic", "summarizer", "measure_set", "hbr"]).to_pandas()
+        if roles is not None:
+            hbr = hbr.merge(roles, on=["task", "summarizer"])
+        rows += [{"task": t, "kind": "hbr", "name": m, "topic": tp, "summarizer": s,
+                  "values": [v]} for t, m, tp, s, v in zip(hbr["task"], hbr["measure_set"],
+                                                           hbr["topic"], hbr["summarizer"],
+                                                           hbr["hbr"])]
+    if os.path.isdir(os.path.join(folder, "judgments")):
+        judged = pq.read_table(os.path.join(folder, "judgments"), columns=[
+            "task", "topic", "summarizer", "criterion", "score"]).to_pandas()
+        judged = judged[judged["score"].notna()]
+        if roles is not None:
+            judged = judged.merge(roles, on=["task", "summarizer"])
+        grouped: Dict[tuple, List[float]] = {}
+        for t, c, tp, s, v in zip(judged["task"], judged["criterion"], judged["topic"],
+                                  judged["summarizer"], judged["score"]):
+            grouped.setdefault((t, c, tp, s), []).append(float(v))
+        rows += [{"task": t, "kind": "judg", "name": c, "topic": tp, "summarizer": s,
+                  "values": v} for (t, c, tp, s), v in grouped.items()]
+    return rows
+
+
+def read_inputs_spark(spark, folder: str, qarla_info: Dict[str, Any]) -> List[TaskInputs]:
+    """The inputs from the run's tables under ``folder`` (any Hadoop file
+    system): one Spark job (the union of four small aggregations) whose
+    rows — (task, kind, name, topic, summarizer, values), one per topic and
+    system per measure, one per topic and set for KING — are gathered."""
+    from pyspark.sql import functions as F
+
+    tasks = qarla_info.get("tasks") or {}
+    wanted = wanted_sets(qarla_info)
+    if not wanted:
+        return []
+    sets = spark.createDataFrame(wanted, "task string, metric_set string, kind string")
+    queen = spark.read.parquet(f"{folder}/queen").join(F.broadcast(sets),
+                                                       ["task", "metric_set"])
+    peers = queen.filter(F.col("holdout").isNull() & (F.col("role") == "peer")
+                         & F.col("kind").isin("best", "single"))
+    scores = peers.select("task", F.lit("queen").alias("kind"),
+                          F.col("metric_set").alias("name"), "topic", "summarizer",
+                          F.array(F.col("queen")).alias("values"))
+    held = queen.filter(F.col("holdout").isNotNull())
+    keys = ["task", "topic", "metric_set", "holdout"]
+    model = held.filter((F.col("role") == "model") & (F.col("summarizer") == F.col("holdout"))
+                        ).select(*keys, F.col("queen").alias("mq"))
+    top = held.filter(F.col("role") == "peer").groupBy(*keys).agg(F.max("queen").alias("pq"))
+    cases = model.join(top, keys, "left").select(
+        "task", "topic", "metric_set",
+        (F.col("pq").isNull() | (F.col("mq") > F.col("pq"))).cast("long").alias("win"))
+    king = cases.groupBy("task", "topic", "metric_set").agg(
+        F.sum("win").alias("wins"), F.count(F.lit(1)).alias("cases")).select(
+        "task", F.lit("king").alias("kind"), F.col("metric_set").alias("name"), "topic",
+        F.lit(None).cast("string").alias("summarizer"),
+        F.array(F.col("wins").cast("double"), F.col("cases").cast("double")).alias("values"))
+    parts = [scores, king]
+    import os
+    from qarla_spark.paths import local_path
+    here = local_path(folder)
+
+    def exists(name):
+        if here is not None:
+            return os.path.isdir(os.path.join(here, name))
+        try:
+            spark.read.parquet(f"{folder}/{name}").schema
+            return True
+        except Exception:   # noqa: BLE001 - the table is not there
+            return False
+
+    roles = None
+    if exists("systems"):
+        roles = spark.read.parquet(f"{folder}/systems").filter(F.col("role") == "peer") \
+            .select("task", "summarizer").distinct()
+    if exists("hbr"):
+        hbr = spark.read.parquet(f"{folder}/hbr")
+        if roles is not None:
+            hbr = hbr.join(roles, ["task", "summarizer"])
+        parts.append(hbr.select("task", F.lit("hbr").alias("kind"),
+                                F.col("measure_set").alias("name"), "topic", "summarizer",
+                                F.array(F.col("hbr")).alias("values")))
+    if exists("judgments"):
+        judged = spark.read.parquet(f"{folder}/judgments").filter(F.col("score").isNotNull())
+        if roles is not None:
+            judged = judged.join(roles, ["task", "summarizer"])
+        parts.append(judged.groupBy("task", "criterion", "topic", "summarizer").agg(
+            F.collect_list("score").alias("values")).select(
+            "task", F.lit("judg").alias("kind"), F.col("criterion").alias("name"), "topic",
+            "summarizer", "values"))
+    frame = parts[0]
+    for part in parts[1:]:
+        frame = frame.unionByName(part)
+    rows = frame.collect()
+    return inputs_of(rows, tasks)
+
+
+def inputs_of(rows, tasks: Dict[str, Any]) -> List[TaskInputs]:
+    """:class:`TaskInputs` of the gathered rows (each with task, kind, name,
+    topic, summarizer, values), every order fixed by names; a judged
+    summary's score the exact mean of its raters' (order-free)."""
+    from qarla_spark.measures.exact import real_mean
+    by_task: Dict[str, List[Any]] = {}
+    for r in rows:
+        by_task.setdefault(r["task"], []).append(r)
+    out = []
+    for task in sorted(by_task):
+        d = tasks.get(task) or {}
+        mine = by_task[task]
+        topics = tuple(sorted({r["topic"] for r in mine}))
+        at = {name: k for k, name in enumerate(topics)}
+        cells: Dict[Tuple[str, str], Dict[Tuple[str, str], float]] = {}
+        king: Dict[str, Dict[str, float]] = {}
+        for r in mine:
+            kind, name, values = r["kind"], r["name"], list(r["values"])
+            if kind == "king":
+                wins, count = values
+                king.setdefault(name, {})[r["topic"]] = wins / count if count else math.nan
+                continue
+            value = real_mean(sorted(values)) if kind == "judg" else values[0]
+            cells.setdefault((kind, name), {})[(r["topic"], r["summarizer"])] = value
+        best, single = d.get("best_set"), d.get("best_single")
+        t = TaskInputs(task, topics, best, single or best)
+        hbr_names = sorted(n for k, n in cells if k == "hbr")
+        order = [("queen", best, queen_of(best))]
+        if single and single != best:
+            order.append(("queen", single, queen_of(single)))
+        if len(hbr_names) == 1:
+            order.append(("hbr", hbr_names[0], HBR))
+        else:       # several HBR measure sets: each by its name
+            order += [("hbr", n, f"{HBR}({n})") for n in hbr_names]
+        criteria = sorted(n for k, n in cells if k == "judg")
+        order += [("judg", c, c) for c in criteria]
+        for kind, name, label in order:
+            found = cells.get((kind, name))
+            if not found:
+                continue
+            systems = tuple(sorted({s for _, s in found}))
+            s_at = {s: k for k, s in enumerate(systems)}
+            scores = np.full((len(topics), len(systems)), math.nan)
+            for (topic, system), value in found.items():
+                scores[at[topic], s_at[system]] = value
+            t.measures[label] = (systems, scores)
+        t.criteria = tuple(c for c in criteria if c in t.measures)
+        if king:
+            t.king_sets = tie_break_order(king)
+            t.king = np.array([[king[s].get(topic, math.nan) for s in t.king_sets]
+                               for topic in topics])
+        out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the stage
+# ---------------------------------------------------------------------------
+
+POWER_SORT = (0, 1, 2, 3, 4, 6)         # task, question, measure, a, b, n_topics
+PPI_SORT = (0, 1, 2, 3, 4, 5)           # task, criterion, measure, method, system, k
+
+
+@dataclass
+class PlanResult:
+    """The plan's rows (``power`` and ``ppi``, sorted), the tables to
+    write, the answers and what ``run.json`` records."""
+
+    settings: Settings
+    inputs: List[TaskInputs]
+    power: List[tuple]
+    ppi: List[tuple]
+    timings: Dict[str, float]
+    n_partitions: int
+    n_units: int
+
+    @property
+    def tables(self) -> Dict[str, Any]:
+        return {"power": arrow_table("power", with_answers(self.power)),
+                "ppi": arrow_table("ppi", self.ppi)}
+
+    def info(self, config=None) -> Dict[str, Any]:
+        s = self.settings
+        return {"seed": s.seed, "trials": s.trials,
+                "sizes": {t.task: list(s.sizes_of(t.n_topics)) for t in self.inputs},
+                "ks": list(s.ks), "alpha": pl.ALPHA, "target": pl.TARGET,
+                "replace": pl.BEYOND,
+                "ppi_measure": {t.task: ppi_measure_of(t, s) for t in self.inputs},
+                "draws": "Philox streams keyed by (seed, 'plan', task, measure, n, trial) and "
+                         "(seed, 'ppi', task, criterion, trial); KING's questions under "
+                         "measure 'KING'",
+                "units": self.n_units, "partitions": self.n_partitions,
+                "timings": dict(self.timings),
+                "answers": describe_plan(self).splitlines()}
+
+
+def run_plan(spark, inputs: Sequence[TaskInputs], settings: Settings,
+             n_partitions: Optional[int] = None) -> PlanResult:
+    """Every unit of ``inputs`` in one Spark job (module doc): ``n_partitions``
+    bins (default: ``defaultParallelism``); the rows gathered and sorted."""
+    from qarla_spark.spark import rounds as rd
+    from qarla_spark.spark.worker import blas_threads, worker_ready
+    started = time.time()
+    units = units_of(inputs, settings)
+    n = n_partitions or max(1, spark.sparkContext.defaultParallelism)
+    bins = bins_of(units, n)
+    power: List[tuple] = []
+    found_ppi: List[tuple] = []
+    cpu: List[Tuple[Unit, float]] = []
+    if bins:
+        shared = rd.broadcast(spark, ({t.task: t for t in inputs}, settings))
+
+        def run_bin(units_of_bin):
+            worker_ready()
+            by_task, s = shared.value
+            out = []
+            with blas_threads(1):       # one core per partition: no oversubscription
+                for unit in units_of_bin:
+                    began = time.process_time()
+                    rows = run_unit(unit, by_task[unit[1]], s)
+                    rows["cpu_s"] = [(unit, time.process_time() - began)]
+                    out.append(rows)
+            return out
+
+        results = spark.sparkContext.parallelize(bins, len(bins)).flatMap(run_bin).collect()
+        for r in results:
+            power += r["power"]
+            found_ppi += r["ppi"]
+            cpu += r["cpu_s"]
+    power.sort(key=lambda r: _sort_key(r, POWER_SORT))
+    found_ppi.sort(key=lambda r: _sort_key(r, PPI_SORT))
+    timings = {"simulate_s": round(time.time() - started, 3)}
+    timings.update(cpu_timings(cpu, len(bins)))
+    return PlanResult(settings, list(inputs), power, found_ppi, timings, len(bins), len(units))
+
+
+def cpu_timings(cpu: Sequence[Tuple[Unit, float]], n_bins: int) -> Dict[str, float]:
+    """The units' CPU seconds (measured in the workers): in all, of the
+    costliest unit, and the critical path the same units would have in 16
+    bins (the largest bin's, binned by these times): what 16 cores cannot
+    beat, free of the shared machine's other load."""
+    cpu = sorted(cpu)
+    if not cpu:
+        return {}
+    return {"units_cpu_s": round(sum(c for _, c in cpu), 3),
+            "largest_unit_cpu_s": round(max(c for _, c in cpu), 3),
+            "critical_cpu_16_s": round(max(sum(c for _, c in found) for found in [
+                [u for u in cpu if u[0] in set(b)] for b in bins_of(cpu, 16)]), 3)}
+
+
+def _sort_key(row, columns):
+    return tuple((row[c] is None, row[c] if row[c] is not None else 0) for c in columns)
+
+
+# ---------------------------------------------------------------------------
+# the answers
+# ---------------------------------------------------------------------------
+
+#: which probability a question's answer reads
+ANSWERED = {PAIR: 11, RANKING: 10, BEST_SET: 10, BEST_VS_SINGLE: 11}
+
+
+def curves(power: Sequence[tuple]) -> Dict[tuple, List[tuple]]:
+    """The rows of each curve (task, question, measure, a, b), by size."""
+    out: Dict[tuple, List[tuple]] = {}
+    for r in power:
+        out.setdefault(tuple(r[:5]), []).append(r)
+    for rows in out.values():
+        rows.sort(key=lambda r: r[6])
+    return out
+
+
+def answer_of(rows: Sequence[tuple]) -> pl.SmallestN:
+    """The smallest n of one curve (its question's probability ≥ 80%)."""
+    column = ANSWERED[rows[0][1]]
+    sizes = [r[6] for r in rows]
+    values = [math.nan if r[column] is None else r[column] for r in rows]
+    return pl.smallest_n(sizes, values, pl.TARGET, rows[0][7])
+
+
+def with_answers(power: Sequence[tuple]) -> List[tuple]:
+    """``power``'s rows with each curve's answer: n_needed (null: not
+    within the grid), needed_at_most."""
+    found = {key: answer_of(rows) for key, rows in curves(power).items()}
+    out = []
+    for r in power:
+        a = found[tuple(r[:5])]
+        out.append(tuple(r) + ((a.n if a.reached else None), a.at_most))
+    return out
+
+
+def arrow_table(name: str, rows: Sequence[tuple]):
+    """The declared table ``name`` of rows in its column order (pyarrow)."""
+    import pyarrow as pa
+
+    from qarla_spark.tables import table
+    schema = table(name).arrow_schema()
+    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+    return pa.table([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)],
+                    schema=schema)
+
+
+def _topics(a: pl.SmallestN) -> str:
+    if not a.reached:
+        return "not within the sizes simulated"
+    text = f"≤ {a.n:.0f}" if a.at_most else f"~{a.n:.0f}"
+    return text + " topics" + (" (extrapolated)" if a.extrapolated else "")
+
+
+def describe_plan(result: PlanResult) -> str:
+    """The printed answers, per task: per measure, the adjacent pairs 80%
+    power separates within the testbed's size and the hardest one, the
+    whole ranking's stability; the best set's questions; PPI's saving."""
+    lines = [f"plan: {result.settings.trials:,} trials per size, seed "
+             f"{result.settings.seed}; n for 80% (power of a paired t-test at 5%, or "
+             "probability)"]
+    found = curves(result.power)
+    for t in result.inputs:
+        lines.append(f"task {t.task} ({t.n_topics} topics):")
+        for measure in t.measures:
+            pairs = [(key, rows) for key, rows in found.items()
+                     if key[0] == t.task and key[1] == PAIR and key[2] == measure
+                     and rows[0][5]]
+            if not pairs:
+                continue
+            answers = sorted(((answer_of(rows), key) for key, rows in pairs),
+                             key=lambda x: (not x[0].reached, x[0].n if x[0].reached else 0,
+                                            x[1][3], x[1][4]))
+            within = [x for x in answers if x[0].reached and x[0].n <= t.n_topics]
+            beyond = [x for x in answers if x[0].reached and x[0].n > t.n_topics]
+            never = len(answers) - len(within) - len(beyond)
+            largest = max(settings_sizes(found, t.task, measure), default=t.n_topics)
+            parts = [f"{len(within)} of {len(answers)} adjacent pairs reach 80% power within "
+                     f"the {t.n_topics} topics you have"]
+            # the pairs more topics would separate (extrapolated), the easiest first
+            parts += [f"to separate {k[3]} from {k[4]} with 80% power: {_topics(a)}"
+                      for a, k in beyond[:3]]
+            if within:
+                a, k = within[-1]
+                parts.append(f"the last of them, {k[3]} vs {k[4]}: {_topics(a)}")
+            if never:
+                a, k = max(answers[len(within) + len(beyond):],
+                           key=lambda x: (_at(pairs_of(found, x[1]), largest, 11), x[1][3]))
+                power = _at(pairs_of(found, k), largest, 11)
+                parts.append(f"{never} not even with {largest} (the closest, {k[3]} vs {k[4]}: "
+                             f"power {power:.0%} at {largest})")
+            ranking = found.get((t.task, RANKING, measure, None, None))
+            stable = _topics(answer_of(ranking)) if ranking else "?"
+            lines.append(f"  {measure}: " + "; ".join(parts)
+                         + f". Whole ranking stable (two halves agree) with 80%: {stable}")
+        best = found.get((t.task, BEST_SET, KING, t.best_set, None))
+        if best is None:
+            best = next((rows for key, rows in found.items()
+                         if key[0] == t.task and key[1] == BEST_SET), None)
+        if best is not None:
+            top = max(r[6] for r in best)
+            lines.append(f"  the best set {best[0][3]} stays best by KING (among it and the "
+                         f"representatives) with 80%: {_topics(answer_of(best))} (at "
+                         f"{t.n_topics} topics {_at(best, t.n_topics, 10):.0%}, at {top} "
+                         f"{_at(best, top, 10):.0%})")
+        vs = found.get((t.task, BEST_VS_SINGLE, KING, t.best_set, t.best_single))
+        if vs is not None:
+            lines.append(f"  its KING above the best single metric {t.best_single} with 80% "
+                         f"power: {_topics(answer_of(vs))}")
+        lines += _describe_ppi(result, t)
+    return "\n".join(lines)
+
+
+def pairs_of(found: Dict[tuple, List[tuple]], key: tuple) -> List[tuple]:
+    return found.get(tuple(key), [])
+
+
+def _at(rows: Sequence[tuple], n: int, column: int) -> float:
+    """A curve's value at size n (NaN: not simulated)."""
+    for r in rows:
+        if r[6] == n and r[column] is not None:
+            return float(r[column])
+    return math.nan
+
+
+def settings_sizes(found: Dict[tuple, List[tuple]], task: str, measure: str) -> List[int]:
+    """The sizes simulated for a task's measure."""
+    return [r[6] for key, rows in found.items() if key[0] == task and key[2] == measure
+            for r in rows]
+
+
+def _describe_ppi(result: PlanResult, t: TaskInputs) -> List[str]:
+    """Per criterion: PPI++ with the measure, at each k, the share of the
+    judgments it needs for the classical interval's width with them all
+    (k_eq from the systems' summed squared widths)."""
+    rows = [r for r in result.ppi if r[0] == t.task]
+    if not rows:
+        return []
+    out = []
+    measure = rows[0][2]
+    for criterion in t.criteria:
+        mine = [r for r in rows if r[1] == criterion]
+        per_k: Dict[int, Dict[str, List[tuple]]] = {}
+        for r in mine:
+            per_k.setdefault(r[5], {}).setdefault(r[3], []).append(r)
+        best_line = None
+        parts = []
+        low = False
+        for k in sorted(per_k):
+            plus = [r for r in per_k[k].get(ppi.PPI_PLUS, []) if r[11] is not None]
+            if not plus:
+                continue
+            # k_eq over the systems: k · Σ w²_classical / Σ w²_ppi++ (from the mean widths)
+            k_eq = _k_equivalent(plus)
+            cells = sum(r[6] for r in plus) / len(plus)
+            coverage = sum(r[8] for r in plus) / len(plus)
+            low |= coverage < 0.9
+            parts.append(f"k={k} of {cells:.0f}: ≈ {k_eq:.0f} judgments' worth, coverage "
+                         f"{coverage:.0%}")
+            if best_line is None and k_eq >= cells:
+                best_line = (f"  {criterion}: with {measure}, {k / cells:.0%} of the judgments "
+                             f"(k = {k} per system) give the intervals of 100% "
+                             f"(PPI++, coverage {coverage:.0%})")
+        warn = " (under 90%: too few judgments or skewed scores for the CLT interval)" \
+            if low else ""
+        if best_line:
+            out.append(best_line + warn)
+        elif parts:
+            out.append(f"  {criterion}: PPI++ with {measure}: " + "; ".join(parts) + warn)
+    return out
+
+
+def _k_equivalent(rows: Sequence[tuple]) -> float:
+    """The classical judgments per system giving PPI++'s variance, over the
+    systems: the mean of the rows' k_equivalent."""
+    return float(sum(r[11] for r in rows) / len(rows))

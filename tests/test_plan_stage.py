@@ -1,0 +1,242 @@
+"""The plan stage (stages/planning.py, issue 40, second increment): the
+units run as one Spark job give the same tables bit for bit at any number
+of partitions and as a plain loop over the units in the driver; the inputs
+read from a finished run (pyarrow or Spark: the same) give the run's own
+KING; ``qarla plan`` adds ``power/`` and ``ppi/`` to the run and its
+``run.json``; the defaults and the answers."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import planning as pl
+from qarla_spark.measures import ppi
+from qarla_spark.stages import planning as P
+
+
+def test_default_sizes_are_tens_then_one_and_a_half_and_twice():
+    assert P.default_sizes(100) == (10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 150, 200)
+    assert P.default_sizes(45) == (10, 20, 30, 40, 45, 68, 90)
+    assert P.default_sizes(5) == (5, 8, 10)
+    assert P.default_sizes(0) == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 100.0), min_size=0, max_size=30), st.integers(1, 6))
+def test_bins_hold_every_unit_once_and_are_balanced(costs, n_bins):
+    units = [(("systems", "t", "m", k), c) for k, c in enumerate(costs)]
+    bins = P.bins_of(units, n_bins)
+    flat = [u for b in bins for u in b]
+    assert sorted(flat) == sorted(u for u, _ in units)
+    assert len(bins) <= max(1, min(n_bins, len(units))) and all(bins)
+    if bins:
+        loads = [sum(c for (u, c) in units if u in b) for b in bins]
+        # greedy to the least loaded: no bin exceeds another by more than one unit
+        assert max(loads) - min(loads) <= max(costs, default=0.0) + 1e-9
+
+
+def _inputs(seed=3):
+    """Two small tasks: one judged (two criteria), one not; a system
+    missing a topic; a tie on the testbed."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for task, n_t, n_s, judged in (("news", 14, 5, True), ("chat", 9, 4, False)):
+        topics = tuple(f"{task}-t{k:02d}" for k in range(n_t))
+        systems = tuple(f"S{k}" for k in range(n_s))
+        t = P.TaskInputs(task, topics, "A,B", "A")
+        base = rng.normal(0.0, 0.3, n_s)
+        for measure in ("QUEEN(A,B)", "QUEEN(A)", "HBR"):
+            scores = base + rng.normal(0.0, 0.5, (n_t, n_s))
+            scores[2, 1] = math.nan
+            scores[:, -1] = scores[:, 0]             # a tie with the first system
+            t.measures[measure] = (systems, scores)
+        if judged:
+            for criterion in ("coherence", "relevance"):
+                human = t.measures["QUEEN(A,B)"][1] * 2 + rng.normal(0.0, 0.4, (n_t, n_s))
+                t.measures[criterion] = (systems, np.round(human, 1))
+            t.criteria = ("coherence", "relevance")
+        t.king_sets = P.tie_break_order(["A", "B", "A,B"])
+        t.king = rng.integers(0, 4, (n_t, 3)) / 3.0
+        out.append(t)
+    return out
+
+
+def _loop(inputs, s):
+    """The plan as a plain loop over the units in the driver, no Spark."""
+    power, found = [], []
+    by_task = {t.task: t for t in inputs}
+    for unit, _ in P.units_of(inputs, s):
+        rows = P.run_unit(unit, by_task[unit[1]], s)
+        power += rows["power"]
+        found += rows["ppi"]
+    power.sort(key=lambda r: P._sort_key(r, P.POWER_SORT))
+    found.sort(key=lambda r: P._sort_key(r, P.PPI_SORT))
+    return power, found
+
+
+@pytest.mark.spark
+def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark):
+    inputs = _inputs()
+    s = P.Settings(trials=24, sizes=(3, 6, 14, 21), ks=(2, 4), seed=11)
+    one = P.run_plan(spark, inputs, s, n_partitions=1)
+    three = P.run_plan(spark, inputs, s, n_partitions=3)
+    assert one.n_partitions == 1 and three.n_partitions == 3
+    for name in ("power", "ppi"):
+        assert one.tables[name].equals(three.tables[name]), name
+    power, found = _loop(inputs, s)
+    # bit for bit: NaN-free comparisons of the rows as Python values
+    assert repr(one.power) == repr(power) and repr(one.ppi) == repr(found)
+    table = one.tables["power"].to_pandas()
+    assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single"}
+    assert set(table.loc[table["question"] == "pair", "measure"]) == {
+        "QUEEN(A,B)", "QUEEN(A)", "HBR", "coherence", "relevance"}
+    # the tied pair keeps no order (NaN), the extrapolated size is marked
+    tied = table[(table["question"] == "pair") & (table["a"] == "S0") & (table["b"] == "S4")]
+    assert tied["p_same_order"].isna().all() and len(tied)
+    pairs = table[table["question"] == "pair"]
+    assert (pairs["extrapolated"] == (pairs["n_topics"] > pairs["testbed_topics"])).all()
+    ppi_rows = one.tables["ppi"].to_pandas()
+    assert set(ppi_rows["method"]) == {"classical", "ppi", "ppi++"}
+    assert set(ppi_rows["task"]) == {"news"} and set(ppi_rows["measure"]) == {"QUEEN(A,B)"}
+    classical = ppi_rows[ppi_rows["method"] == "classical"]
+    assert np.allclose(classical["width"], classical["classical_width"], equal_nan=True)
+
+
+def test_a_unit_is_the_pure_module_s_plan_of_that_size():
+    """A systems unit is plan_systems of its one size; the best unit's
+    stays-best counts are plan_best's; a PPI unit is simulate's of its k."""
+    t = _inputs()[0]
+    s = P.Settings(trials=30, sizes=(4, 14, 20), ks=(3,), seed=5)
+    systems, scores = t.measures["HBR"]
+    whole = pl.plan_systems(scores, s.sizes, s.trials, s.seed, t.task, "HBR", systems, t.topics)
+    for row, n in enumerate(s.sizes):
+        rows = [r for r in P.run_unit(("systems", t.task, "HBR", n), t, s)["power"]
+                if r[1] == P.PAIR]
+        assert [r[11] for r in rows] == whole.p_significant[row].tolist()
+    best = pl.plan_best(t.king, s.sizes, s.trials, s.seed, t.task, P.KING, t.topics)
+    rows = [r for r in P.run_unit(("best", t.task, P.BEST_SET, 0), t, s)["power"]
+            if r[1] == P.BEST_SET]
+    assert [r[10] for r in rows] == best.p_stays_best.tolist()
+    assert rows[0][3] == t.king_sets[best.best]
+    # PPI with another measure by name: its scores are the automatic side
+    other = P.Settings(trials=30, ks=(3,), seed=5, ppi_measure="HBR")
+    rows = P.run_unit(("ppi", t.task, "relevance", 3), t, other)["ppi"]
+    assert {r[2] for r in rows} == {"HBR"}
+    human = t.measures["relevance"][1]
+    sim = ppi.simulate(human, t.measures["HBR"][1], [3], 30, 5, t.task, "relevance",
+                       t.measures["relevance"][0], t.topics)
+    assert [r[8] for r in rows if r[3] == "ppi++"] == sim.coverage[0, 2].tolist()
+    assert P.ppi_measure_of(t, P.Settings(ppi_measure="coherence")) is None
+
+
+def test_the_answers_are_smallest_n_of_each_curve():
+    rows = [("t", P.PAIR, "m", "a", "b", True, n, 50, n > 50, 100, 0.9, p, 0.1)
+            for n, p in ((10, 0.3), (20, 0.7), (30, 0.9), (50, 0.95), (75, 0.99))]
+    rows += [("t", P.RANKING, "m", None, None, None, n, 50, False, 100, p, 0.0, None)
+             for n, p in ((10, 0.1), (20, 0.2))]
+    out = P.with_answers(rows)
+    assert out[0][-2:] == (float(math.ceil(20 + 0.1 / 0.2 * 10 - 1e-9)), False)
+    assert all(r[-2] is None and r[-1] is False for r in out[5:])
+
+
+def test_the_printed_answer_names_the_topics_a_pair_needs():
+    t = P.TaskInputs("t", tuple(f"x{k}" for k in range(100)), "A,B", "A")
+    t.measures["HBR"] = (("M22", "M23"), np.zeros((100, 2)))
+    sizes = (50, 100, 150, 200)
+    rows = [("t", P.PAIR, "HBR", "M22", "M23", True, n, 100, n > 100, 1000, 0.9, p, 0.1)
+            for n, p in zip(sizes, (0.3, 0.6, 0.75, 0.85))]
+    rows += [("t", P.RANKING, "HBR", None, None, None, n, 100, n > 50, 1000, p, 0.0, None)
+             for n, p in zip(sizes, (0.5, 0.7, 0.9, 0.95))]
+    text = P.describe_plan(P.PlanResult(P.Settings(), [t], rows, [], {}, 1, 2))
+    assert ("0 of 1 adjacent pairs reach 80% power within the 100 topics you have; to "
+            "separate M22 from M23 with 80% power: ~175 topics (extrapolated)") in text
+    assert "Whole ranking stable (two halves agree) with 80%: ~125 topics (extrapolated)" in text
+
+
+def test_the_plan_options_parse_and_refuse():
+    from qarla_spark.cli import build_parser
+    from qarla_spark.config import RunConfig, config_from_args
+    from qarla_spark.errors import ConfigError
+    args = build_parser().parse_args(["plan", "runs/x", "--plan-sizes", "5,10,40",
+                                      "--plan-trials", "50"])
+    config = config_from_args(args)
+    assert config.plan_sizes == (5, 10, 40) and config.plan_trials == 50
+    assert config.plan_ks == (10, 20, 30, 40, 50) and args.run_dir == "runs/x"
+    for bad in ("10,5", "0,3", "a"):
+        with pytest.raises(ConfigError, match="--plan-sizes must be increasing"):
+            config_from_args(build_parser().parse_args(["plan", "r", "--plan-sizes", bad]))
+    assert RunConfig(plan=True).plan and "plan" not in RunConfig().stages
+
+
+def test_qarla_plan_refuses_an_unfinished_run_before_spark_starts(tmp_path, capsys,
+                                                                   monkeypatch):
+    from qarla_spark import cli
+    monkeypatch.setattr(cli, "session_for", lambda *a, **k: pytest.fail("Spark started"))
+    assert cli.main(["plan", str(tmp_path)]) == 2
+    assert "has no run.json: it is not a finished qarla run" in capsys.readouterr().err
+    (tmp_path / "run.json").write_text('{"status": "incomplete"}')
+    assert cli.main(["plan", str(tmp_path)]) == 2
+
+
+@pytest.mark.spark
+def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    import pyarrow.parquet as pq
+    run = str(tmp_path / "run")
+    shutil.copytree(two_task_run.out, run)           # the shared run stays as it is
+    info = json.load(open(os.path.join(run, "run.json")))
+    local = P.read_inputs(spark, run, info["qarla"])
+    remote = P.read_inputs_spark(spark, f"file://{run}", info["qarla"])
+    assert [t.task for t in local] == [t.task for t in remote] == sorted(info["qarla"]["tasks"])
+    king = pq.read_table(os.path.join(run, "king")).to_pandas()
+    for a, b in zip(local, remote):
+        assert (a.topics, a.best_set, a.best_single, a.criteria, a.king_sets) == \
+            (b.topics, b.best_set, b.best_single, b.criteria, b.king_sets)
+        assert list(a.measures) == list(b.measures)
+        for m in a.measures:
+            assert a.measures[m][0] == b.measures[m][0]
+            np.testing.assert_array_equal(a.measures[m][1], b.measures[m][1])
+        np.testing.assert_array_equal(a.king, b.king)
+        # the per-topic shares average to the run's own KING of each set
+        for k, name in enumerate(a.king_sets):
+            want = king[(king["task"] == a.task) & (king["metric_set"] == name)]["king"]
+            assert np.nanmean(a.king[:, k]) == pytest.approx(float(want.iloc[0]), abs=1e-12)
+        assert a.best_set in a.king_sets
+    config = RunConfig(plan_trials=12, plan_ks=(2,), plan_sizes=(2, 4, 6, 9))
+    from qarla_spark.errors import ConfigError
+    with pytest.raises(ConfigError, match="--plan-measure nope: task news has no such measure"):
+        pipeline.plan_tables(spark, run, info["qarla"], RunConfig(plan_measure="nope"), 4)
+    result = pipeline.plan_run(spark, run, config)
+    after = json.load(open(os.path.join(run, "run.json")))
+    assert after["status"] == "complete" and after["plan"]["trials"] == 12
+    assert list(after["tables"])[-2:] == ["power", "ppi"]
+    assert set(info["tables"]) <= set(after["tables"])
+    assert not [f for f in os.listdir(run) if f.startswith(".")]     # nothing staged left
+    power = pq.read_table(os.path.join(run, "power")).to_pandas()
+    assert len(power) == len(result.power) and set(power["task"]) == set(info["qarla"]["tasks"])
+    ppi_rows = pq.read_table(os.path.join(run, "ppi")).to_pandas()
+    judged = [t.task for t in local if t.criteria]
+    assert set(ppi_rows["task"]) == set(judged)
+    text = P.describe_plan(result)
+    assert "the 6 topics you have" in text and "with 80%" in text
+    # the report shows the curves and the PPI table
+    from qarla_spark.report import write_report
+    page = open(write_report(run, str(tmp_path / "r.html")), encoding="utf-8").read()
+    assert page.count('data-figure="power"') == len(info["qarla"]["tasks"])
+    assert "ppi-table" in page and "could not be drawn" not in page
+    # adding the tables again replaces them, and run.json with them
+    from qarla_spark.spark.output import add_tables
+    add_tables(spark, run, {"power": result.tables["power"]}, "plan", {"again": True})
+    assert pq.read_table(os.path.join(run, "power")).to_pandas().equals(power)
+    after = json.load(open(os.path.join(run, "run.json")))
+    assert after["plan"] == {"again": True} and list(after["tables"])[-2:] == ["power", "ppi"]
+    assert not [f for f in os.listdir(run) if f.startswith(".")]
