@@ -185,6 +185,20 @@ def weighted_real_means(values, weights) -> np.ndarray:
     return _divide_scaled(sums, base, weights.sum(axis=1).astype(object)[:, None])
 
 
+def weighted_present_means(values, present, weights) -> np.ndarray:
+    """(B × S): Σ_t w_bt·values[t, s] / Σ_t w_bt·present[t, s] of finite
+    doubles, exact and rounded once; ``present`` (T × S, 0 or 1) says which
+    rows a column has (``values`` 0 elsewhere); NaN for a column without a
+    weighted row."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.int64)
+    if not np.isfinite(values).all():
+        raise ValueError("weighted_present_means needs finite values")
+    sums, base = _real_sums(values, weights)
+    counts = weights @ np.asarray(present, dtype=np.int64)
+    return _divide_scaled(sums, base, counts.astype(object))
+
+
 def real_means(values) -> np.ndarray:
     """The mean of each row of doubles (the last axis), exact and rounded
     once (:func:`weighted_real_means` with every weight 1); NaN for a row
