@@ -27,7 +27,8 @@ that explains it. From :data:`STATISTICS` derive
   summary, ``metric_ranks/``, the report's order).
 
 Adding a statistic is adding one :class:`Statistic` here and its kernel
-to :data:`~qarla_spark.measures.judge_statistics.KERNELS` (and a test;
+to :data:`~qarla_spark.measures.judge_statistics.KERNELS`, keyed by
+(level, name): a name may be declared at both levels (and a test;
 ``tests/test_contract.py`` adds a toy one through both). Like the rest of
 the floor, this module imports nothing of the project but the floor.
 """
@@ -75,6 +76,8 @@ class Statistic:
     short: str = ""
     #: the digits the report shows
     digits: int = 3
+    #: ``king_vs_judges/`` sets it against KING (when it has replicates)
+    against_king: bool = True
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -111,6 +114,13 @@ STATISTICS: Tuple[Statistic, ...] = (
               "Deutsch et al. 2023: summary level, pairs within a topic, tie threshold "
               "epsilon calibrated once on all topics (the smallest of equal maxima), mean "
               "over topics", (0.0, 1.0), PERCENTILE, calibrated=True, short="acc_eq"),
+    # summary level, as SummEval and SacreROUGE report them (issue 39, part 5)
+    *(Statistic(name, "summary", f"summary-level {title}",
+                f"summary level, as SacreROUGE's summary_level_corr: {title} over each "
+                "topic's judged systems, the mean over the topics where both sides vary",
+                (-1.0, 1.0), PERCENTILE, short=f"summary {title}", against_king=False)
+      for name, title in (("pearson", "Pearson"), ("spearman", "Spearman"),
+                          ("kendall", "Kendall tau-b"))),
 )
 
 #: the statistic the measures are ranked by: the significance clusters of
@@ -123,22 +133,37 @@ REPORTED = ("pairwise_accuracy", "soft_pairwise_accuracy", "kendall", "acc_eq")
 
 
 def by_name() -> Dict[str, Statistic]:
-    """Every declared statistic by name (of :data:`STATISTICS` as it is now)."""
-    return {s.name: s for s in STATISTICS}
+    """Every declared statistic by name, the first declared of a name (the
+    system level's: a name may be declared at both levels), of
+    :data:`STATISTICS` as it is now."""
+    out: Dict[str, Statistic] = {}
+    for s in STATISTICS:
+        out.setdefault(s.name, s)
+    return out
 
 
-def statistic(name: str) -> Statistic:
-    """The declaration of ``name`` (a ``KeyError`` names the known ones)."""
+def statistic(name: str, level: Optional[str] = None) -> Statistic:
+    """The declaration of ``name`` (at ``level``; without one, the first
+    declared: :func:`by_name`); a ``KeyError`` names the known ones."""
+    found = by_name() if level is None else {s.name: s for s in STATISTICS if s.level == level}
     try:
-        return by_name()[name]
+        return found[name]
     except KeyError:
         raise KeyError(f"no statistic {name!r} is declared in qarla_spark.meta_statistics "
-                       f"(known: {', '.join(s.name for s in STATISTICS)})") from None
+                       f"(known: {', '.join(f'{s.level} {s.name}' for s in STATISTICS)})"
+                       ) from None
+
+
+def label(st: Statistic) -> str:
+    """How ``run.json`` names a statistic: its name, with its level when
+    the name is declared at both."""
+    return st.name if sum(s.name == st.name for s in STATISTICS) == 1 \
+        else f"{st.name} ({st.level})"
 
 
 def statistic_note() -> str:
     """The note of ``metric_eval/``'s ``statistic`` column (README, --help)."""
-    return "\\|".join(f"`{s.name}`" for s in STATISTICS)
+    return "\\|".join(f"`{name}`" for name in dict.fromkeys(s.name for s in STATISTICS))
 
 
 def interval_note() -> str:

@@ -298,8 +298,10 @@ TABLES: Tuple[Table, ...] = (
           "criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
           "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
-          "summary level acc_eq with its tie threshold `epsilon`; 95% interval over topics "
-          "(`interval`: system level recentred on the value, acc_eq percentile); `chance`: "
+          "summary level acc_eq with its tie threshold `epsilon`, and Pearson, Spearman, "
+          "Kendall per topic averaged over the topics where both vary; 95% interval over "
+          "topics (`interval`: system level recentred on the value, summary level "
+          "percentile); `chance`: "
           "random scores, mean and 95% band over draws (`unit`)"),
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",

@@ -9,12 +9,14 @@ judgments ``{(task, topic, summarizer, criterion): score}``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Dict, List, Sequence, Tuple
 
 
 def scores(sim, roles, measures: Sequence[str], models: bool = False, agg: str = "mean"):
     """x(s) per scored summary: {(task, topic, s): [x_1(s), ...]} — the mean
-    (or max) over the topic's models m ≠ s of x(s, m)."""
+    (exact, in Fractions, rounded once) or max over the topic's models m ≠ s
+    of x(s, m)."""
     topics: Dict[tuple, Dict[str, str]] = {}
     for (task, topic, who), role in roles.items():
         topics.setdefault((task, topic), {})[who] = role
@@ -26,7 +28,8 @@ def scores(sim, roles, measures: Sequence[str], models: bool = False, agg: str =
                 row = []
                 for x in measures:
                     vals = [sim[(task, topic, s, m, x)] for m in model_list if m != s]
-                    row.append(sum(vals) / len(vals) if agg == "mean" else max(vals))
+                    row.append(float(sum(map(Fraction, vals), Fraction(0)) / len(vals))
+                               if agg == "mean" else max(vals))
                 out[(task, topic, s)] = row
     return out
 

@@ -46,8 +46,8 @@ def _best(scores: js.SystemScores) -> np.ndarray:
 def toys(monkeypatch):
     """The two toys declared and given their kernels (undone after)."""
     monkeypatch.setattr(ms, "STATISTICS", ms.STATISTICS + (SCORED, BEST))
-    monkeypatch.setitem(js.KERNELS, SCORED.name, _scored)
-    monkeypatch.setitem(js.KERNELS, BEST.name, _best)
+    monkeypatch.setitem(js.KERNELS, SCORED.key, _scored)
+    monkeypatch.setitem(js.KERNELS, BEST.key, _best)
 
 
 def _items(data: js.JudgedScores):
@@ -86,8 +86,9 @@ def _groups():
 
 def test_every_declared_statistic_has_one_kernel_and_a_valid_declaration():
     names = [st.name for st in ms.STATISTICS]
-    assert len(set(names)) == len(names)
-    assert set(js.KERNELS) == set(names)
+    keys = [st.key for st in ms.STATISTICS]       # a name may be declared at both levels
+    assert len(set(keys)) == len(keys)
+    assert set(js.KERNELS) == set(keys)
     for st in ms.STATISTICS:
         assert st.level in ms.LEVELS and st.interval in (ms.RECENTRED, ms.PERCENTILE, None)
         assert st.bounds[0] < st.bounds[1]
@@ -109,9 +110,10 @@ def test_a_toy_statistic_flows_to_metric_eval(toys):
     assert best["interval"].isna().all() and best["ci_low"].isna().all()
     assert np.isfinite(best["value"]).all()
     # after the declared statistics, in the declared order
-    assert list(dict.fromkeys(rows["statistic"])) == [st.name for st in ms.STATISTICS]
+    assert list(dict.fromkeys(zip(rows["level"], rows["statistic"]))) == \
+        [st.key for st in ms.STATISTICS]
     # the chance baseline: every declared statistic's band
-    assert list(chance["statistic"]) == [st.name for st in ms.STATISTICS]
+    assert list(zip(chance["level"], chance["statistic"])) == [st.key for st in ms.STATISTICS]
     band = chance[chance["statistic"] == SCORED.name].iloc[0]
     assert band["measure"] == CHANCE and band["interval"] == ms.BAND
     assert band["value"] == band["ci_low"] == band["ci_high"] == band["n_systems"]
@@ -136,7 +138,7 @@ def test_a_statistic_without_replicates_is_no_special_case():
     no interval, its unit is its own, and KING is not set against it."""
     rows, _ = _groups()
     for st in ms.STATISTICS:
-        mine = rows[rows["statistic"] == st.name]
+        mine = rows[(rows["statistic"] == st.name) & (rows["level"] == st.level)]
         assert len(mine) == 3 and (mine["unit"] == st.unit).all()
         assert mine["interval"].isna().all() == (not st.replicates)
         assert mine["epsilon"].notna().all() == st.calibrated

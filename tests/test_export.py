@@ -7,7 +7,13 @@
   QUEEN and HBR tables; byte-identical when exported again;
 - mt-metrics-eval: the layout read as ``mt_metrics_eval.data.EvalSet`` reads
   it (:func:`read_mtme`), segment scores equal to the same loop, system
-  scores their mean over topics, human scores from the judgments;
+  scores their exact mean over topics, human scores from the judgments;
+- one value per (summary, measure) (issue 39, part 1): the exported metric
+  scores bit-equal to HBR's topic scores (the statistics' inputs) and to
+  the exact mean of the similarities in Fractions; metric_eval/ equal to
+  correlations/, correlation_ci/ and hbr_correlations/ wherever they hold
+  the same (task, measure, criterion, level, statistic), and its
+  single-metric system-level correlations recomputed from the export;
 - missing values (``None`` in mt-metrics-eval, left out in SacreROUGE) and
   names that are not file names, on a run directory made here with pyarrow;
 - bad inputs: one line, exit status 1, nothing written.
@@ -24,6 +30,7 @@ import json
 import math
 import os
 from collections import defaultdict
+from fractions import Fraction
 
 import pandas as pd
 import pyarrow as pa
@@ -145,7 +152,7 @@ def expected_scores(run_dir, task):
             got = [value[(topic, s, r, m)] for r in models
                    if (topic, s, r, m) in value and not math.isnan(value[(topic, s, r, m)])]
             if got:
-                out[(topic, s)][m] = sum(got) / len(got)
+                out[(topic, s)][m] = fraction_mean(got)
     queen = frame(run_dir, "queen")
     for r in (queen.itertuples() if queen is not None else ()):
         if r.task == task and (r.holdout is None or r.holdout == r.summarizer):
@@ -161,9 +168,17 @@ def close(a, b):
     return a == pytest.approx(b, rel=1e-12, abs=1e-15)
 
 
+def fraction_mean(values):
+    """The exact mean of doubles, rounded once (the reference)."""
+    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
+
+
 def assert_hbr_measures_agree(run_dir, task, records):
-    """The metric scores are HBR's measures: ``measures.hbr.topic_scores``
-    (mean aggregate, models too) on each topic's cube."""
+    """The metric scores are HBR's measures, bit for bit (issue 39, part 1):
+    ``measures.hbr.topic_scores`` (mean aggregate, models too) on each
+    topic's cube — what the HBR stage computes and hands the statistics
+    (``HbrMeta.x``: metric_eval's cells) — and both the exact mean of the
+    similarities in Fractions."""
     import numpy as np
 
     from qarla_spark.measures.hbr import topic_scores
@@ -180,9 +195,12 @@ def assert_hbr_measures_agree(run_dir, task, records):
                  metrics.index(r.metric)] = r.value
         who, scores = topic_scores([role[(topic, s)] for s in names], cube,
                                    range(len(metrics)), models=True)
+        models = [b for b, s in enumerate(names) if role[(topic, s)] == "model"]
         for i, row in zip(who, scores):
             for j, m in enumerate(metrics):
-                assert close(got[(topic, names[i])][m], row[j]), (topic, names[i], m)
+                mine = [cube[i, b, j] for b in models if not np.isnan(cube[i, b, j])]
+                assert got[(topic, names[i])][m] == row[j] == fraction_mean(mine), \
+                    (topic, names[i], m)
 
 
 # ----------------------------------------------------------- SacreROUGE
@@ -206,7 +224,7 @@ def test_sacrerouge_export_reads_back_as_the_scores_by_a_loop(two_task_run, tmp_
             assert rec["summarizer_type"] == {"peer": "peer", "model": "reference"}[role[key]]
             assert set(rec["metrics"]) == set(want[key]), key
             for name, v in want[key].items():
-                assert close(rec["metrics"][name], v), (key, name)
+                assert rec["metrics"][name] == v, (key, name)
         measures = set().union(*(r["metrics"] for r in records))
         assert {"R-1.a", "R-2.a", "Rpre-1.a", "AVLS", "HBR"} <= measures
         assert any(m.startswith("QUEEN(") for m in measures)
@@ -250,9 +268,9 @@ def test_mtme_export_layout_and_values(two_task_run, tmp_path):
             for peer in peers:
                 seg = [want[(t, peer)].get(name) for t in topics]
                 if level == "seg":
-                    assert all(close(a, b) for a, b in zip(scores[peer], seg)), (name, peer)
-                else:
-                    assert close(scores[peer][0], sum(seg) / len(seg)), (name, peer)
+                    assert scores[peer] == seg, (name, peer)
+                else:           # the exact mean of the segment scores
+                    assert scores[peer][0] == fraction_mean(seg), (name, peer)
         if task != "news":
             assert got["human"] == {}
             continue
@@ -266,6 +284,70 @@ def test_mtme_export_layout_and_values(two_task_run, tmp_path):
                     assert scores[peer] == [mine.get(t) for t in topics]
                 else:
                     assert close(scores[peer][0], mine.mean())
+
+
+# ----------------------------------------------------------- one value per score
+
+def test_metric_eval_holds_the_exported_scores_and_the_correlation_tables(two_task_run,
+                                                                          tmp_path):
+    """Issue 39, part 1: metric_eval/ and correlations/, correlation_ci/,
+    hbr_correlations/ give the same double for the same (task, measure,
+    criterion, level, statistic); metric_eval's system-level correlations
+    of every measure are those of the exported scores, each system's score
+    the exact mean (Fractions) of its exported segment scores over its
+    cells (judged, scored by every measure of metric_eval/)."""
+    import numpy as np
+
+    from qarla_spark.measures import agreement
+    run = two_task_run.out
+    me = frame(run, "metric_eval")
+    me = me[me["measure"] != "chance"]
+    value = {}
+    for r in me.itertuples():
+        key = (str(r.task), r.criterion, r.measure, r.level, r.statistic)
+        assert value.setdefault(key, r.value) == r.value or (
+            np.isnan(r.value) and np.isnan(value[key]))     # one value a key
+    kinds = ("pearson", "spearman", "kendall")
+
+    def check(key, v):
+        if key not in value:
+            return 0
+        assert value[key] == v or (np.isnan(value[key]) and (v is None or np.isnan(v))), key
+        return 1
+    compared = {}
+    for r in frame(run, "correlations").itertuples():
+        compared["correlations"] = compared.get("correlations", 0) + sum(
+            check((str(r.task), r.criterion, f"QUEEN({r.metric_set})", r.level, k),
+                  getattr(r, k)) for k in kinds)
+    for r in frame(run, "correlation_ci").itertuples():
+        measure = f"QUEEN({r.metric_set})" if r.score == "QUEEN" else "HBR"
+        compared["correlation_ci"] = compared.get("correlation_ci", 0) + check(
+            (str(r.task), r.criterion, measure, r.level, r.correlation), r.value)
+    for r in frame(run, "hbr_correlations").itertuples():
+        compared["hbr_correlations"] = compared.get("hbr_correlations", 0) + sum(
+            check((str(r.task), r.criterion, "HBR", r.level, k), getattr(r, k)) for k in kinds)
+    assert all(n >= 6 for n in compared.values()) and len(compared) == 3, compared
+
+    out = tmp_path / "mt"
+    assert main(["export", run, "--format", "mtme", "--out", str(out)]) == 0
+    got = read_mtme(str(out / os.path.basename(run)), "news")
+    measures = sorted(set(me[me["task"].astype(str) == "news"]["measure"]))
+    systems = sorted(got["systems"])
+    checked = 0
+    for (criterion, level), human in got["human"].items():
+        if level != "seg":
+            continue
+        seg = {m: got["metric"][(m, "seg")] for m in measures}
+        cells = {s: [t for t in range(len(got["segments"])) if human[s][t] is not None and
+                     all(seg[m][s][t] is not None for m in measures)] for s in systems}
+        who = [s for s in systems if cells[s]]
+        ys = [fraction_mean([human[s][t] for t in cells[s]]) for s in who]
+        for m in measures:
+            xs = [fraction_mean([seg[m][s][t] for t in cells[s]]) for s in who]
+            want = agreement.correlations(who, xs, ys)
+            for k, v in zip(kinds, want):
+                checked += check(("news", criterion, m, "system", k), float(v))
+    assert checked >= 3 * len(measures)
 
 
 # ----------------------------------------------------------- missing values, names

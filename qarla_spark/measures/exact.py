@@ -202,3 +202,51 @@ def divide(nums, dens):
         return nums.astype(np.float64) / dens.astype(np.float64)
     flat = [int(a) / int(b) for a, b in zip(nums.ravel(), dens.ravel())]
     return np.asarray(flat, dtype=np.float64).reshape(nums.shape)
+
+
+# ---------------------------------------------------------------------------
+# sums of many ratios' doubles (numpy): fixed-point pieces
+# ---------------------------------------------------------------------------
+
+#: a double num / den (0 ≤ num ≤ den < 2^53, so 0 or ≥ 2^-53: its last bit
+#: is worth ≥ 2^-106) times 2^FIXED_BITS is an integer
+FIXED_BITS = 160
+#: … cut in FIXED_LEVELS pieces of FIXED_CHUNK bits (int64 sums of up to
+#: 2^35 of them are exact)
+FIXED_CHUNK = 28
+FIXED_LEVELS = 6
+
+
+def fixed_parts(values):
+    """(FIXED_LEVELS, *shape) int64: each double of ``values`` (0, or in
+    [2^-107, 2^8)) times 2^FIXED_BITS, an integer, cut in FIXED_CHUNK-bit
+    pieces, lowest first: sums of them over many values are exact sums of
+    the doubles (:func:`fixed_value`)."""
+    import numpy as np
+    v = np.asarray(values, dtype=np.float64)
+    mant, expo = np.frexp(v)
+    m = (mant * 2.0 ** 53).astype(np.int64)                  # v = m · 2^(expo − 53)
+    shift = expo.astype(np.int64) - 53 + FIXED_BITS          # v · 2^FIXED_BITS = m << shift
+    nonzero = m != 0
+    if (m < 0).any() or (nonzero & (shift < 0)).any() or \
+            (nonzero & (shift + 53 > FIXED_CHUNK * FIXED_LEVELS)).any():
+        raise ValueError("fixed_parts needs doubles 0 or in [2^-107, 2^8)")
+    mask = (1 << FIXED_CHUNK) - 1
+    out = np.empty((FIXED_LEVELS,) + v.shape, dtype=np.int64)
+    for level in range(FIXED_LEVELS):
+        lo = FIXED_CHUNK * level - shift                     # m's bit at this level
+        piece = np.where(lo >= 0, m >> np.clip(lo, 0, 63), m << np.clip(-lo, 0, 63)) & mask
+        out[level] = np.where(lo <= 53, piece, 0)
+    return out
+
+
+def fixed_value(parts):
+    """The integers (Python's, dtype object) that :func:`fixed_parts` (or
+    sums of them, over the first axis's pieces) stand for, times
+    2^FIXED_BITS."""
+    import numpy as np
+    parts = np.asarray(parts, dtype=np.int64)
+    total = np.zeros(parts.shape[1:], dtype=object)
+    for level in range(parts.shape[0]):
+        total = total + parts[level].astype(object) * (1 << (FIXED_CHUNK * level))
+    return total

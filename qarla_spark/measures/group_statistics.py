@@ -269,7 +269,8 @@ def auc_group(key, frame, plans, seed: int, n: int):
 class Paired(NamedTuple):
     """The rows of one criterion's correlations of one (task, set or HBR):
     x — a system's score in a topic as a ratio (``x_topic``,
-    ``x_name``, ``x_num``, ``x_den``), y — a human score (``y_topic``,
+    ``x_name``, ``x_num``, ``x_den``; its value is the double num / den,
+    correctly rounded), y — a human score (``y_topic``,
     ``y_name``, ``y_score``). A (topic, system) may have several rows of
     a side (one per judgment): its mean then weighs each row."""
 
@@ -330,13 +331,14 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
         weights_all = (np.ones((1, len(topics)), dtype=np.int64), weights,
                        rs.jackknife_weights(len(topics)))
         p0 = mine[0][1]
-        x_num = np.asarray(p0.x_num, dtype=np.int64)
-        x_den = np.asarray(p0.x_den, dtype=np.int64)
+        # a summary's score is its one double, num / den correctly rounded
+        # (the export's, metric_eval's); a system's, the exact mean of those
+        x_val = (np.asarray(p0.x_num, dtype=np.int64).astype(object)
+                 / np.asarray(p0.x_den, dtype=np.int64).astype(object)).astype(np.float64)
         xs = _side_means(
             p0.x_topic, p0.x_name, t_at, systems, weights_all,
-            lambda rows, where, w: rs.grouped_ratio_means(x_num[rows], x_den[rows], where,
-                                                          len(systems), w),
-            lambda rows, w: rs.weighted_ratio_means(x_num[rows][:, None], x_den[rows], w))
+            lambda rows, where, w: rs.grouped_real_means(x_val[rows], where, len(systems), w),
+            lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
         for _, p in mine:
             score = np.asarray(p.y_score, dtype=np.float64)

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from qarla_spark.measures.masks import pack, set_words
+from qarla_spark.measures.resampling import nan_real_means
 
 AGGREGATES = ("mean", "max")
 DEFAULT_PAIRS = 10_000
@@ -44,7 +45,9 @@ DEFAULT_PAIRS = 10_000
 def topic_scores(roles, values, measures: Sequence[int], aggregate: str = "mean",
                  models: bool = False):
     """(summary indices, scores): scores[k, j] = x_j(s_k), the aggregate over
-    the topic's models m ≠ s_k of values[s_k, m, measures[j]]; summaries are
+    the topic's models m ≠ s_k of values[s_k, m, measures[j]], NaN values
+    left out (the mean: exact and rounded once,
+    :func:`~qarla_spark.measures.resampling.nan_real_means`); summaries are
     the peers (and the models if ``models``), in index order."""
     roles = np.asarray(roles)
     model_idx = np.flatnonzero(roles == "model")
@@ -52,12 +55,16 @@ def topic_scores(roles, values, measures: Sequence[int], aggregate: str = "mean"
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}")
     v = values[np.ix_(who, model_idx, np.asarray(measures, dtype=np.int64))]  # S × M × X
-    # the diagonal (a model against itself) is NaN in the cube: excluded
+    # the diagonal (a model against itself) is NaN in the cube: excluded; a
+    # topic's only model is scored against no one: NaN
+    if aggregate == "mean":
+        # the exact mean, rounded once: the one value of each (summary,
+        # measure) that the export writes too (issue 39)
+        return who, nan_real_means(np.swapaxes(v, 1, 2))
     import warnings
-    with warnings.catch_warnings():   # a topic's only model scored against no one: NaN
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        out = np.nanmean(v, axis=1) if aggregate == "mean" else np.nanmax(v, axis=1)
-    return who, out
+        return who, np.nanmax(v, axis=1)
 
 
 def pair_masks(scores):

@@ -202,6 +202,31 @@ class SystemScores:
                 len(self.flips))
         return self.memo["human_p"]
 
+    def topic_correlations(self):
+        """(T × M × 3 correlations, T × M defined): Pearson, Spearman and
+        Kendall's τ_b of each measure with the human scores within each
+        topic, over its cells' systems (``agreement.correlation_rows``,
+        at least ``agreement.MIN_POINTS``; NaN when a side is constant),
+        and where Pearson is defined (both sides vary)."""
+        if "topic_correlations" not in self.memo:
+            data = self.data
+            n_t, n_m = data.cells.shape[0], len(data.measures)
+            r = np.full((n_t, n_m, len(agreement.KINDS)), np.nan)
+            systems = np.asarray(data.systems, dtype=object)
+            # the topics with the same cells' systems in one call (row by
+            # row: the numbers of one topic at a time)
+            batches: Dict[bytes, list] = {}
+            for t in range(n_t):
+                if data.cells[t].any():
+                    batches.setdefault(data.cells[t].tobytes(), []).append(t)
+            for mine in batches.values():
+                sel = np.flatnonzero(data.cells[mine[0]])
+                r[mine] = agreement.correlation_rows_shared(
+                    systems[sel], data.scores[np.ix_(mine, sel)].transpose(0, 2, 1),
+                    data.human[np.ix_(mine, sel)], min_n=agreement.MIN_POINTS)
+            self.memo["topic_correlations"] = (r, np.isfinite(r[:, :, 0]))
+        return self.memo["topic_correlations"]
+
     def calibrations(self):
         """Tie calibration of every measure at summary level, grouped by
         topic (:func:`~qarla_spark.measures.meta_eval.tie_calibrations`,
@@ -215,17 +240,18 @@ class SystemScores:
 
 
 #: the kernel of each declared statistic (:data:`qarla_spark.meta_statistics.
-#: STATISTICS`), by name: ``kernel(scores)`` of a :class:`SystemScores`
-#: gives (1 + B) × M values, row 0 the point values and rows 1.. the
-#: replicates (one row for a statistic without replicates, or when the
-#: scores have none: the chance baseline)
-KERNELS: Dict[str, Callable[[SystemScores], np.ndarray]] = {}
+#: STATISTICS`), by its key (level, name): ``kernel(scores)`` of a
+#: :class:`SystemScores` gives (1 + B) × M values, row 0 the point values
+#: and rows 1.. the replicates (one row for a statistic without replicates,
+#: or when the scores have none: the chance baseline)
+KERNELS: Dict[Tuple[str, str], Callable[[SystemScores], np.ndarray]] = {}
 
 
-def kernel(name: str):
-    """Register the decorated function as the kernel of statistic ``name``."""
+def kernel(name: str, level: str = "system"):
+    """Register the decorated function as the kernel of statistic ``name``
+    at ``level``."""
     def register(func):
-        KERNELS[name] = func
+        KERNELS[(level, name)] = func
         return func
     return register
 
@@ -270,7 +296,7 @@ def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
                     dtype=np.float64).reshape(1, -1)
 
 
-@kernel("acc_eq")
+@kernel("acc_eq", "summary")
 def _acc_eq(scores: SystemScores) -> np.ndarray:
     """acc_eq at the ε calibrated once on all topics
     (:meth:`SystemScores.calibrations`) and its replicates: the weighted
@@ -287,6 +313,50 @@ def _acc_eq(scores: SystemScores) -> np.ndarray:
     replicates = rs.weighted_ratio_means(correct, pairs, scores.weights[:, at]) if len(at) \
         else np.full((len(scores.weights), len(point)), np.nan)
     return np.vstack([point[None, :], replicates])
+
+
+def _summary_level(scores: SystemScores, k: int) -> np.ndarray:
+    """Correlation ``k`` (agreement.KINDS) at summary level, as SummEval
+    and SacreROUGE's ``summary_level_corr``: per topic over its cells'
+    systems (:meth:`SystemScores.topic_correlations`), the mean over the
+    topics where both sides vary (Pearson defined, as ``correlations/``'s
+    summary level) — exact and rounded once for the point value, the
+    replicates' weighted means by
+    :func:`~qarla_spark.measures.resampling.replicate_sums`
+    (deterministic, within a few ulp); NaN without such a topic. The three
+    correlations at once (the memo ``summary_level``)."""
+    if "summary_level" not in scores.memo:
+        r, defined = scores.topic_correlations()
+        n_t, n_m, n_k = r.shape
+        values = np.where(defined[:, :, None], r, 0.0).reshape(n_t, n_m * n_k)      # T × (M·K)
+        present = np.repeat(defined.astype(np.int64), n_k, axis=1)
+        ones = np.ones((1, n_t), dtype=np.int64)
+        out = rs.weighted_present_means(values, present, ones)
+        if scores.replicates:
+            w = np.asarray(scores.weights, dtype=np.int64)
+            # the counts as a double matrix product (small integers: exact,
+            # and BLAS's, unlike int64's)
+            counts = w.astype(np.float64) @ present.astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                reps = rs.replicate_sums(values, w) / counts
+            out = np.vstack([out, reps])
+        scores.memo["summary_level"] = out.reshape(len(out), n_m, n_k)
+    return scores.memo["summary_level"][:, :, k]
+
+
+@kernel("pearson", "summary")
+def _summary_pearson(scores: SystemScores) -> np.ndarray:
+    return _summary_level(scores, 0)
+
+
+@kernel("spearman", "summary")
+def _summary_spearman(scores: SystemScores) -> np.ndarray:
+    return _summary_level(scores, 1)
+
+
+@kernel("kendall", "summary")
+def _summary_kendall(scores: SystemScores) -> np.ndarray:
+    return _summary_level(scores, 2)
 
 
 # ---------------------------------------------------------------------------
@@ -409,7 +479,7 @@ def _estimates_of(scores: SystemScores) -> Dict[Tuple[str, str], List[Estimate]]
     percentile), without one when it has none."""
     out: Dict[Tuple[str, str], List[Estimate]] = {}
     for st in ms.STATISTICS:
-        values = KERNELS[st.name](scores)
+        values = KERNELS[st.key](scores)
         if st.replicates:
             out[st.key] = _estimates(values[0], values[1:], st.recentred_within)
         else:
@@ -441,7 +511,7 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
                                           kinds=("pearson", "spearman"))
     scores = SystemScores(random, x, h, r, me.sign_sums(x, h), np.zeros((0, len(data.topics))),
                           flips)
-    return {st.key: _band(KERNELS[st.name](scores)[0]) for st in ms.STATISTICS}
+    return {st.key: _band(KERNELS[st.key](scores)[0]) for st in ms.STATISTICS}
 
 
 def configuration(draws: int = CHANCE_DRAWS) -> dict:
@@ -458,11 +528,11 @@ def configuration(draws: int = CHANCE_DRAWS) -> dict:
         # then each other statistic's sentence
         "correlations": ", ".join(st.title for st in ms.STATISTICS if not st.explains)
                         + " of the system scores",
-        **{st.name: st.explains for st in ms.STATISTICS if st.explains},
+        **{ms.label(st): st.explains for st in ms.STATISTICS if st.explains},
         "interval": "95%, Poisson bootstrap over topics (the run's replicates): system "
                     "level recentred (the percentile interval moved by the value minus "
-                    "the replicates' median, within the statistic's range), acc_eq "
-                    "percentile",
+                    "the replicates' median, within the statistic's range), summary "
+                    "level (acc_eq, the correlations) percentile",
         "chance": f"{draws} measures of uniform random scores per cell, seeded by (seed, "
                   "task, criterion, draw): mean and 2.5-97.5% band",
         "clusters": "mt-metrics-eval's greedy rank assignment; paired bootstrap p-values "

@@ -11,8 +11,6 @@ Rows are tuples in the column order of the table they belong to.
 
 from __future__ import annotations
 
-import math
-
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -69,70 +67,72 @@ def orange_plain(task: str, metrics: Sequence[str], plains: Sequence[Any]) -> Li
 
 
 class PeerSums:
-    """Σ over topics of each peer's passing samples (all models) per metric
-    set, grouped by the peer's sample count (the denominator), and how many
-    topics each sum covers: enough for the exact mean of a peer's QUEEN over
-    its topics (SPEC §3's system score) of every set."""
+    """Each peer's QUEEN (all models) per metric set summed over its topics
+    and how many topics the sums cover: the exact sum of the summaries'
+    doubles num / den (correctly rounded: the ``queen/`` table's, the
+    export's, the statistics'), as :func:`~qarla_spark.measures.exact.
+    fixed_parts` pieces, so that a system's score (SPEC §3) is the exact
+    mean of those doubles, rounded once (issue 39: the same double as
+    ``correlations/`` and ``metric_eval/``)."""
 
     def __init__(self, n_sets: int):
         self.n_sets = n_sets
-        self.sums: Dict[Tuple[str, int], np.ndarray] = {}
-        self.counts: Dict[Tuple[str, int], int] = {}
+        self.sums: Dict[str, np.ndarray] = {}
+        self.counts: Dict[str, int] = {}
 
-    def add(self, peers: Sequence[str], num: np.ndarray, den: Sequence[int],
-            count: Optional[Sequence[int]] = None) -> "PeerSums":
-        num = np.asarray(num, dtype=np.int64).reshape(len(peers), self.n_sets)
-        for k, (name, d) in enumerate(zip(peers, den)):
-            key = (str(name), int(d))
-            if key in self.sums:
-                self.sums[key] = self.sums[key] + num[k]
+    def add(self, peers: Sequence[str], num: Optional[np.ndarray], den: Optional[Sequence[int]],
+            count: Sequence[int], real: Optional[np.ndarray] = None) -> "PeerSums":
+        """One topic's rows (``num`` / ``den``, each ``count`` 1) or sums
+        already made (``real``: pieces, peers × levels × sets, over
+        ``count`` topics)."""
+        if real is None:
+            num = np.asarray(num, dtype=np.int64).reshape(len(peers), self.n_sets)
+            den = np.asarray(den, dtype=np.int64)
+            if len(peers) and not (np.asarray(count) == 1).all():
+                raise ValueError("a PeerCounts row without its sums is one topic's")
+            real = np.moveaxis(exact.fixed_parts(num / den[:, None]), 0, 1)
+        for k, name in enumerate(peers):
+            name = str(name)
+            if name in self.sums:
+                self.sums[name] = self.sums[name] + real[k]
             else:
-                self.sums[key] = num[k].copy()
-            self.counts[key] = self.counts.get(key, 0) + (1 if count is None else int(count[k]))
+                self.sums[name] = np.array(real[k], dtype=np.int64)
+            self.counts[name] = self.counts.get(name, 0) + int(count[k])
         return self
 
     def merge(self, other: "PeerSums") -> "PeerSums":
-        for key, value in other.sums.items():
-            self.sums[key] = self.sums[key] + value if key in self.sums else value.copy()
-            self.counts[key] = self.counts.get(key, 0) + other.counts[key]
+        for name, value in other.sums.items():
+            self.sums[name] = self.sums[name] + value if name in self.sums else value.copy()
+            self.counts[name] = self.counts.get(name, 0) + other.counts[name]
         return self
 
     def to_value(self) -> dict:
-        """The sums as the fields of a record (``peer``, ``den``, ``count``,
-        ``num``: the QARLA stage's ``PeerCounts``)."""
-        keys = sorted(self.sums)
-        return {"peer": [k[0] for k in keys], "den": [k[1] for k in keys],
-                "count": [self.counts[k] for k in keys],
-                "num": (np.stack([self.sums[k] for k in keys]) if keys
-                        else np.zeros((0, self.n_sets), dtype=np.int64))}
+        """The sums as the fields of a record (``peer``, ``count``,
+        ``real``; ``num`` and ``den`` None: the QARLA stage's
+        ``PeerCounts``)."""
+        names = sorted(self.sums)
+        return {"peer": names, "num": None, "den": None,
+                "count": [self.counts[n] for n in names],
+                "real": (np.stack([self.sums[n] for n in names]) if names
+                         else np.zeros((0, exact.FIXED_LEVELS, self.n_sets), dtype=np.int64))}
 
     @classmethod
     def of_values(cls, n_sets: int, values: Iterable[Any]) -> "PeerSums":
         """The sums of records with fields ``peer``, ``num``, ``den``,
-        ``count`` (the QARLA stage's ``PeerCounts``)."""
+        ``count``, ``real`` (the QARLA stage's ``PeerCounts``)."""
         out = cls(n_sets)
         for v in values:
-            out.add(v.peer, v.num, v.den, v.count)
+            out.add(v.peer, v.num, v.den, v.count, getattr(v, "real", None))
         return out
 
     def means(self) -> Dict[str, np.ndarray]:
         """peer -> (n_sets,) float: the exact mean over its topics of its
-        QUEEN, per set, rounded once."""
-        peers = sorted({p for p, _ in self.sums})
+        QUEEN's doubles, per set, rounded once."""
         out = {}
-        for name in peers:
-            keys = sorted(k for k in self.sums if k[0] == name)
-            # Σ_key sums[key]/den_key over (Σ counts): one common denominator
-            # for every set, divided once (correctly rounded: exact.divide)
-            lcm = math.lcm(*(k[1] for k in keys))
-            count = sum(self.counts[k] for k in keys)
-            top = max(int(np.abs(self.sums[k]).max(initial=0)) * (lcm // k[1]) for k in keys)
-            if top * len(keys) < 2 ** 62:
-                num = sum(self.sums[k].astype(np.int64) * (lcm // k[1]) for k in keys)
-            else:
-                num = sum(self.sums[k].astype(object) * (lcm // k[1]) for k in keys)
-            out[name] = exact.divide(np.asarray(num)[None, :], np.asarray([lcm * count],
-                                                                        dtype=object))[0]
+        for name in sorted(self.sums):
+            total = exact.fixed_value(self.sums[name])
+            out[name] = exact.divide(total[None, :], np.asarray(
+                [self.counts[name] << exact.FIXED_BITS], dtype=object))[0]
         return out
 
 
@@ -219,38 +219,6 @@ def system_rows(task: str, label: str, jk: Mapping[Tuple[str, str, str], exact.M
     for name, f in full.items():
         if (name, "peer") not in scores:    # a peer of topics without a jackknife only
             out.append((task, name, "peer", label, None, exact.to_float(f.value()), None, None))
-    return out
-
-
-def correlation_rows(task: str, label: str, criterion: str,
-                     points: Sequence[Tuple[str, str, int, int, float]]) -> List[tuple]:
-    """``correlations/`` rows of one (task, set, criterion) from the judged
-    peers' points (topic, summarizer, QUEEN num, den, human score): system
-    level — a system's exact mean QUEEN against its exact mean human score;
-    summary level — per topic, then the exact mean over the topics where
-    both sides vary. Rows: (task, metric_set, criterion, level, pearson,
-    spearman, kendall)."""
-    xs: Dict[str, exact.Mean] = {}
-    ys: Dict[str, exact.Mean] = {}
-    topics: Dict[str, list] = {}
-    for topic, name, num, den, score in points:
-        xs.setdefault(name, exact.Mean()).add_ratio(num, den)
-        ys.setdefault(name, exact.Mean()).add_real(score)
-        topics.setdefault(topic, []).append((name, num / den, score))
-    names = list(xs)
-    out = [(task, label, criterion, "system", *agreement.correlations(
-        names, [exact.to_float(xs[n].value()) for n in names],
-        [exact.to_float(ys[n].value()) for n in names]))]
-    per_topic = []
-    for topic in sorted(topics):
-        who, x, y = zip(*topics[topic])
-        r = agreement.correlations(who, x, y, min_n=agreement.MIN_POINTS)
-        if np.isfinite(r[0]):
-            per_topic.append(r)
-    if per_topic:
-        out.append((task, label, criterion, "summary",
-                    *(exact.to_float(exact.mean(exact.real(r[i]) for r in per_topic))
-                      for i in range(3))))
     return out
 
 

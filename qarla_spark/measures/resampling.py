@@ -185,6 +185,20 @@ def weighted_real_means(values, weights) -> np.ndarray:
     return _divide_scaled(sums, base, weights.sum(axis=1).astype(object)[:, None])
 
 
+def weighted_present_means(values, present, weights) -> np.ndarray:
+    """(B × S): Σ_t w_bt·values[t, s] / Σ_t w_bt·present[t, s] of finite
+    doubles, exact and rounded once; ``present`` (T × S, 0 or 1) says which
+    rows a column has (``values`` 0 elsewhere); NaN for a column without a
+    weighted row."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.int64)
+    if not np.isfinite(values).all():
+        raise ValueError("weighted_present_means needs finite values")
+    sums, base = _real_sums(values, weights)
+    counts = weights @ np.asarray(present, dtype=np.int64)
+    return _divide_scaled(sums, base, counts.astype(object))
+
+
 def real_means(values) -> np.ndarray:
     """The mean of each row of doubles (the last axis), exact and rounded
     once (:func:`weighted_real_means` with every weight 1); NaN for a row
@@ -196,6 +210,50 @@ def real_means(values) -> np.ndarray:
     if flat.shape[1] and ok.any():
         out[ok] = weighted_real_means(flat[ok].T, np.ones((1, flat.shape[1]), dtype=np.int64))[0]
     return out.reshape(values.shape[:-1])
+
+
+def nan_real_means(values) -> np.ndarray:
+    """The mean of each row's values (the last axis) with the NaN values
+    left out, as numpy's ``nanmean``, but exact (the doubles' exact values
+    summed as integers: :func:`level_parts`) and rounded once; NaN for a
+    row without a value; infinities refused. A summary's score under a
+    similarity metric — its mean similarity to the topic's models — is
+    this function's, wherever it is computed (HBR's topic scores, hence
+    the statistics' inputs, and the export): one double per (summary,
+    measure) (issue 39)."""
+    values = np.asarray(values, dtype=np.float64)
+    shape = values.shape[:-1]
+    flat = values.reshape(math.prod(shape), values.shape[-1])
+    present = ~np.isnan(flat)
+    if np.isinf(flat).any():
+        raise ValueError("nan_real_means needs finite values or NaN")
+    counts = present.sum(axis=1)
+    out = np.full(flat.shape[0], np.nan)
+    ok = counts > 0
+    if ok.any():
+        terms = np.where(present, flat, 0.0)[ok].T                  # row terms × rows
+        sums, base = _real_sums(terms, np.ones((1, terms.shape[0]), dtype=np.int64))
+        out[ok] = _divide_scaled(sums, base, counts[ok].astype(object)[None, :])[0]
+    return out.reshape(shape)
+
+
+def grouped_nan_real_means(values, groups, n_groups: int) -> np.ndarray:
+    """(n_groups × C), or (n_groups,) for ``values`` (N,): the exact mean of
+    each group's rows of ``values`` (N × C), column by column, NaN values
+    left out, rounded once (:func:`nan_real_means` of the groups' rows
+    side by side); NaN for a group without a value."""
+    values = np.asarray(values, dtype=np.float64)
+    flat = values.ndim == 1
+    v = values[:, None] if flat else values
+    groups = np.asarray(groups, dtype=np.int64)
+    order = np.argsort(groups, kind="stable")
+    g = groups[order]
+    counts = np.bincount(groups, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    padded = np.full((n_groups, v.shape[1], max(int(counts.max(initial=0)), 1)), np.nan)
+    padded[g, :, np.arange(len(g)) - starts[g]] = v[order]
+    out = nan_real_means(padded)
+    return out[:, 0] if flat else out
 
 
 def _divide_scaled(sums, base: int, counts) -> np.ndarray:

@@ -4,8 +4,9 @@ formats of two evaluation toolkits, read without Spark (pyarrow only, like
 
 A summary's score under a similarity metric x is its mean similarity to the
 topic's models: for a peer s, the mean over the models r of x(s, r); for a
-model, over the other models (jackknifed) — the mean of
-:func:`qarla_spark.measures.hbr.topic_scores`, NaN values left out. Also,
+model, over the other models (jackknifed), NaN values left out — exact and
+rounded once, the double :func:`qarla_spark.measures.hbr.topic_scores`
+gives HBR and the statistics (issue 39). Also,
 where the run has them: ``QUEEN(<metric set>)`` (``queen/``: a peer's with
 all models, a model's with itself held out) and ``HBR`` (``hbr/``).
 
@@ -43,6 +44,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from qarla_spark import tables as declared
 from qarla_spark.measures import exact
+from qarla_spark.measures.resampling import grouped_nan_real_means
 from qarla_spark.names import HBR, queen_of
 from qarla_spark.paths import local_path
 from qarla_spark.report.data import ReportError, load_run
@@ -113,8 +115,10 @@ def _number(value: Optional[float]) -> str:
 
 
 def _mean(values: Iterable[Optional[float]]) -> Optional[float]:
-    present = [v for v in values if v is not None]
-    return math.fsum(present) / len(present) if present else None
+    """A system's score: the exact mean of its topics' scores, rounded once
+    (the statistics' system means of the same doubles)."""
+    present = [float(v) for v in values if v is not None]
+    return exact.real_mean(present) if present else None
 
 
 # --------------------------------------------------------------------- reading
@@ -245,8 +249,9 @@ class RunScores:
         model, the other models: no row has s = r), per metric. The task's
         rows are read batch by batch and only those whose r is a model of
         the topic and whose value is not NaN are kept, as codes; each mean
-        is summed in the models' name order (the same whatever order the
-        files are read in)."""
+        is exact and rounded once
+        (:func:`~qarla_spark.measures.resampling.grouped_nan_real_means`, as HBR's
+        topic scores: the same double the statistics read)."""
         import numpy as np
         import pyarrow.dataset as ds
         if self.similarities is None:
@@ -287,7 +292,10 @@ class RunScores:
         del r, order
         starts = np.concatenate(([0], np.flatnonzero(np.diff(key)) + 1))
         counts = np.diff(np.append(starts, len(key)))
-        means = np.add.reduceat(value, starts) / counts
+        # the exact mean rounded once, by the function HBR's topic scores
+        # use (the same double)
+        means = grouped_nan_real_means(value, np.repeat(np.arange(len(starts)), counts),
+                                       len(starts))
         for k, mean in zip(key[starts].tolist(), means.tolist()):
             summary = (topic_names[k // n_sm], s_names[(k % n_sm) // n_m])
             scores.setdefault(summary, {})[metric_names[k % n_m]] = mean

@@ -757,20 +757,21 @@ def judges_section(view: TaskView) -> str:
     best = {view.best_set and queen_of(view.best_set), view.best_single, HBR, CHANCE}
     criteria = ev["criterion"]
     shown, calibrated = _judges_columns()
+    primary = ms.statistic(ms.PRIMARY).key
     head = ["measure", "rank", *(st.short for st in shown), *("ε" for _ in calibrated)]
     if ranks is not None:
         ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
     for criterion in sorted(set(criteria)):
         mine = ev.where(criteria == criterion)
         wide: Dict[str, Dict[str, tuple]] = {}
-        for m, s, *v in mine.rows("measure", "statistic", "value", "ci_low", "ci_high",
-                                  "epsilon"):
-            wide.setdefault(m, {})[s] = v
+        for m, lv, s, *v in mine.rows("measure", "level", "statistic", "value", "ci_low",
+                                      "ci_high", "epsilon"):
+            wide.setdefault(m, {})[(lv, s)] = v         # a name may be at both levels
         rank = {} if ranks is None else dict(ranks.where(ranks["criterion"] == criterion).rows(
             "measure", "rank"))
 
         def key(m):
-            v = wide[m].get(ms.PRIMARY, (-1,))[0]
+            v = wide[m].get(primary, (-1,))[0]
             return (-(v if not math.isnan(v) else -1), m)
         order = sorted(wide, key=key)
         nothing = (None,) * 4
@@ -780,12 +781,12 @@ def judges_section(view: TaskView) -> str:
                              for v in (wide[m].get(k) for m in order)],
                             all(k in wide[m] for m in order))
         columns = [order, [rank.get(m) for m in order],
-                   *(stat(st.name, st.digits) for st in shown),
-                   *([(wide[m].get(st.name) or nothing)[3] for m in order]
+                   *(stat(st.key, st.digits) for st in shown),
+                   *([(wide[m].get(st.key) or nothing)[3] for m in order]
                      for st in calibrated)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
-        chance = wide.get(CHANCE, {}).get(ms.PRIMARY)
+        chance = wide.get(CHANCE, {}).get(primary)
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")

@@ -380,12 +380,13 @@ def _heterogeneity(task, items, sample: PairSample, measures: List[str]) -> List
 
 def _hbr_systems(task, items, label: str) -> List[HbrSystemRow]:
     """``hbr_systems/``: the exact mean over topics of each summary's HBR
-    (its ``hbr_x`` records)."""
+    (its ``hbr_x`` records), rounded once: of the summaries' doubles (num /
+    den correctly rounded: ``hbr/``'s, the export's, metric_eval's)."""
     means: Dict[Tuple[str, str], exact.Mean] = {}
     for k, v in items:
         if k == "hbr_x":
             for name, role, num, den in v.rows:
-                means.setdefault((name, role), exact.Mean()).add_fraction(exact.ratio(num, den))
+                means.setdefault((name, role), exact.Mean()).add_real(int(num) / int(den))
     return [HbrSystemRow(task, name, role, label, exact.to_float(m.value()))
             for (name, role), m in sorted(means.items())]
 

@@ -144,7 +144,7 @@ def meta_group(key, task, items, ctx):
         # the statistics with replicates, set against KING's
         stats = {st.name: (np.array([found[m].value for m in cols]),
                            np.column_stack([found[m].replicates for m in cols]))
-                 for st in ms.STATISTICS if cols and st.replicates
+                 for st in ms.STATISTICS if cols and st.replicates and st.against_king
                  for found in [e.estimates[st.key]]}
         if cols and king is not None:
             judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))

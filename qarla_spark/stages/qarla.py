@@ -36,6 +36,7 @@ from qarla_spark import thresholds
 from qarla_spark.names import SKIP_REASONS, QarlaWarning, queen_of
 from qarla_spark.measures import agreement, exact
 from qarla_spark.measures import qarla_task as qt
+from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
                                              slice_counts, subsets)
 from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover, peer_orders
@@ -353,6 +354,11 @@ def _first_kernel(row, ctx: "FirstRound"):
     return with_statistics(out, ctx.statistics)
 
 
+def _n_sets(value: PeerCounts) -> int:
+    """How many sets a ``sys`` or ``sys2`` record counts."""
+    return np.asarray(value.num).shape[1] if value.real is None else value.real.shape[2]
+
+
 def _combine_first(records):
     """Per partition: the peers' sums, bit slices and plain counts of each
     task merged into one record (integer sums, concatenated slices)."""
@@ -361,8 +367,8 @@ def _combine_first(records):
         if kind == "sys":
             if not len(value.peer):
                 continue
-            sums.setdefault(key, qt.PeerSums(np.asarray(value.num).shape[1])).add(
-                value.peer, value.num, value.den, value.count)
+            sums.setdefault(key, qt.PeerSums(_n_sets(value))).add(
+                value.peer, value.num, value.den, value.count, value.real)
         elif kind == "bits":
             bits.setdefault(key, []).append(value)
         elif kind == "plain":
@@ -517,8 +523,8 @@ def _combine_subsets(records):
     out, sums = [], {}
     for key, kind, value in records:
         if kind == "sys2" and len(value.peer):
-            sums.setdefault(key, qt.PeerSums(np.asarray(value.num).shape[1])).add(
-                value.peer, value.num, value.den, value.count)
+            sums.setdefault(key, qt.PeerSums(_n_sets(value))).add(
+                value.peer, value.num, value.den, value.count, value.real)
         elif kind != "sys2":
             out.append((key, kind, value))
     return out + [(key, "sys2", PeerCounts(**s.to_value())) for key, s in sums.items()]
@@ -878,14 +884,19 @@ class _JudgedPoint(NamedTuple):
 
 def _correlation_rows(task, labels, criterion, points: Sequence[_JudgedPoint]):
     """``correlations/`` rows of every detailed set for one (task,
-    criterion) (:func:`~qarla_spark.measures.qarla_task.correlation_rows`,
-    every set at once) from the judged peers' points."""
+    criterion), every set at once, from the judged peers' points: a
+    summary's QUEEN is its one double, num / den correctly rounded (the
+    ``queen/`` table's, the export's, metric_eval's); system level — a
+    system's exact mean of those doubles, rounded once (metric_eval's system
+    scores), against its exact mean human score; summary level — per topic,
+    then the exact mean over the topics where both sides vary."""
     n_sets = len(labels)
     names = sorted({p.summarizer for p in points})
     at = {n: i for i, n in enumerate(names)}
-    num, den = _means(np.stack([p.num for p in points]), [p.den for p in points],
-                      [at[p.summarizer] for p in points], len(names))
-    xs = exact.divide(num, den)                                   # names × sets
+    x_all = np.stack([np.asarray(p.num, dtype=np.int64) for p in points]) \
+        / np.asarray([p.den for p in points], dtype=np.int64)[:, None]
+    xs = rs.grouped_nan_real_means(x_all, [at[p.summarizer] for p in points],
+                                   len(names))                    # names × sets
     ys_mean: Dict[str, exact.Mean] = {}
     for p in points:
         ys_mean.setdefault(p.summarizer, exact.Mean()).add_real(p.score)

@@ -38,13 +38,17 @@ class TopicPeers(NamedTuple):
 class PeerCounts(NamedTuple):
     """``sys`` (round 1's sets), ``sys2`` (a task's subsets): each peer's
     QUEEN counts with all models, a row of ``num`` per set family, its
-    denominator, and how many topics the row sums (1 from a kernel; more
-    once combined: :class:`~qarla_spark.measures.qarla_task.PeerSums`)."""
+    denominator, and how many topics the row sums: 1 from a kernel; once
+    combined (:class:`~qarla_spark.measures.qarla_task.PeerSums`), the
+    exact sums of the doubles num / den as ``real`` (peers × pieces × sets,
+    :func:`~qarla_spark.measures.exact.fixed_parts`), ``num`` and ``den``
+    None."""
 
     peer: List[str]
-    num: np.ndarray
-    den: List[int]
+    num: Optional[np.ndarray]
+    den: Optional[List[int]]
     count: List[int]
+    real: Optional[np.ndarray] = None
 
 
 class KingCases(NamedTuple):
