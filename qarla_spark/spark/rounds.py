@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import pickle
-import zlib
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from qarla_spark.spark.worker import worker_ready
@@ -207,29 +206,21 @@ def partition_handles(n_partitions: int) -> Tuple[int, ...]:
     return tuple(handles[p] for p in range(n_partitions))
 
 
-def fallback_partition(key: str, n_partitions: int) -> int:
-    """The partition of a key a placement does not name (a stable hash)."""
-    return zlib.crc32(key.encode("utf-8")) % n_partitions
-
-
 def _placed(records, n_partitions: int, placement: Dict[str, int]):
     """``records`` repartitioned so that the records of key k are in
-    partition ``placement[k]`` (keys it does not name: by
-    :func:`fallback_partition`): a column of :func:`partition_handles`
-    computed on the executors from the key alone (a pandas UDF: no Spark
-    job, no shuffle besides the repartition's)."""
+    partition ``placement[k]``: a column of :func:`partition_handles`
+    looked up from the key in a map literal (the JVM's own expression,
+    constant-folded: no Python worker, no Spark job, no shuffle besides the
+    repartition's). A key the placement does not name goes by Spark's hash
+    of the key. (A pandas UDF did the same, but the first task of each
+    Python worker paid about 2 s for it, on the critical path.)"""
     from pyspark.sql import functions as F
     handles = partition_handles(n_partitions)
-    table = {k: handles[p] for k, p in placement.items()}
-
-    def handle(keys):
-        import pandas as pd
-        return pd.Series([table[k] if k in table else
-                          handles[fallback_partition(k, n_partitions)] for k in keys],
-                         dtype="int32")
-
-    part = F.pandas_udf(handle, "int")
-    return records.withColumn("_part", part(F.col("key"))) \
+    keys = sorted(placement)
+    table = F.map_from_arrays(F.array(*[F.lit(k) for k in keys]),
+                              F.array(*[F.lit(handles[placement[k]]) for k in keys]))
+    part = F.coalesce(table[F.col("key")], F.hash(F.col("key")))
+    return records.withColumn("_part", part) \
         .repartition(n_partitions, "_part").select(*ENVELOPE_COLUMNS)
 
 
