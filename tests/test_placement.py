@@ -94,19 +94,3 @@ def test_placement_by_cost_fills_the_cheapest_partition_first(n):
     if n == 5:
         assert sorted(placed.values()) == list(range(5))
 
-
-def test_the_per_task_reduces_spread_the_tasks_by_their_topics(spark):
-    from qarla_spark.stages.cube import TopicCube
-    cube = TopicCube(None, ("m",), 3)
-    assert cube.task_placement(4) is None                # sizes not known: by hash
-    sized = cube.for_tasks(5, {"e": 10, "a": 100, "b": 10, "c": 10, "d": 10})
-    placed = sized.task_placement(2)
-    # the big task alone in a partition, the four small ones in the other
-    assert placed["a"] != placed["b"] == placed["c"] == placed["d"] == placed["e"]
-    # kept through the cube's other views
-    class Frame:
-        def filter(self, _):
-            return self
-    assert sized.__class__(Frame(), ("m",), 3, task_sizes=sized.task_sizes).restrict(
-        99).task_sizes == sized.task_sizes
-    assert sorted(sized.for_tasks(5, {"x": 1}).task_sizes) == [("x", 1)]

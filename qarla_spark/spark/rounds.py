@@ -251,21 +251,27 @@ def reduce_by_key(records, reducer: Callable[[str, List[Tuple[str, Any]], Any], 
     return shuffled.mapInPandas(run, ENVELOPE)
 
 
+def spread_by_cost(costs: Sequence[float], n_bins: int) -> List[int]:
+    """The bin of each item of ``costs``, spread over ``n_bins`` as evenly
+    as the greedy rule can: the costliest first (equal costs: the earlier
+    item), each to the bin with the least so far (ties: the lower bin) — the
+    largest bin is at most 4/3 of the best possible (Graham's bound for
+    this rule)."""
+    import heapq
+    loads = [(0.0, b) for b in range(max(1, int(n_bins)))]
+    out = [0] * len(costs)
+    for i in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
+        load, b = heapq.heappop(loads)
+        out[i] = b
+        heapq.heappush(loads, (load + costs[i], b))
+    return out
+
+
 def placement_by_cost(costs: Dict[str, float], n_partitions: int) -> Dict[str, int]:
     """Each key's partition, the groups' estimated ``costs`` spread over
-    ``n_partitions`` as evenly as the greedy rule can: the costliest first,
-    each to the partition with the least so far (ties: the lower
-    partition; equal costs: key order) — a partition's longest task is at
-    most 4/3 of the best possible (Graham's bound for this rule)."""
-    import heapq
-    n = max(1, int(n_partitions))
-    loads = [(0.0, p) for p in range(n)]
-    out: Dict[str, int] = {}
-    for key in sorted(costs, key=lambda k: (-costs[k], k)):
-        load, p = heapq.heappop(loads)
-        out[key] = p
-        heapq.heappush(loads, (load + costs[key], p))
-    return out
+    ``n_partitions`` by :func:`spread_by_cost` (equal costs: key order)."""
+    keys = sorted(costs)
+    return dict(zip(keys, spread_by_cost([costs[k] for k in keys], n_partitions)))
 
 
 def of_kinds(records, kinds: Sequence[str]):

@@ -23,7 +23,7 @@ the cube's partitioning: no further shuffle).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -72,9 +72,6 @@ class TopicCube:
     #: how many tasks the cube's topics belong to, when known (the per-task
     #: reduces take one partition per task, at most the topic partitions)
     n_tasks: Optional[int] = None
-    #: each task's topics, when known ((task, topics) in task order): the
-    #: per-task reduces place the tasks by them (:meth:`task_placement`)
-    task_sizes: Tuple[Tuple[str, int], ...] = ()
 
     @classmethod
     def build(cls, similarities, summaries, metrics: Sequence[str],
@@ -174,23 +171,9 @@ class TopicCube:
                                               ["task", "topic"], "left"))
         return replace(self, frame=frame, judged=True)
 
-    def for_tasks(self, n_tasks: int, sizes: Optional[Dict[str, int]] = None) -> "TopicCube":
-        """The cube, knowing that its topics belong to ``n_tasks`` tasks
-        (and, with ``sizes``, how many topics each has)."""
-        return replace(self, n_tasks=int(n_tasks),
-                       task_sizes=tuple(sorted((str(t), int(n)) for t, n in (sizes or {}).items())))
-
-    def task_placement(self, n_partitions: int) -> Optional[Dict[str, int]]:
-        """The partition of each task's per-task reduce (keyed by the task):
-        the tasks spread by their topics + 10 (a reduce's cost grows with
-        its topics, and part of it does not;
-        :func:`~qarla_spark.spark.rounds.placement_by_cost`), so that no
-        partition holds twice its share; None (by hash) when the sizes are
-        not known."""
-        if not self.task_sizes:
-            return None
-        from qarla_spark.spark.rounds import placement_by_cost
-        return placement_by_cost({t: n + 10.0 for t, n in self.task_sizes}, n_partitions)
+    def for_tasks(self, n_tasks: int) -> "TopicCube":
+        """The cube, knowing that its topics belong to ``n_tasks`` tasks."""
+        return replace(self, n_tasks=int(n_tasks))
 
     def check(self) -> None:
         """Raise :class:`ConfigError` naming the first incomplete topics (an

@@ -147,17 +147,15 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
 
 
 def bins_of(units: Sequence[Tuple[Unit, float]], n_bins: int) -> List[List[Unit]]:
-    """The units in at most ``n_bins`` bins of about equal cost (the
-    costliest first, each to the least loaded bin; ties to the lower bin):
-    one bin per Spark partition."""
-    import heapq
+    """The units in at most ``n_bins`` bins of about equal cost
+    (:func:`~qarla_spark.spark.rounds.spread_by_cost`), each bin's units
+    costliest first: one bin per Spark partition."""
+    from qarla_spark.spark.rounds import spread_by_cost
     n_bins = max(1, min(int(n_bins), len(units)))
-    heap = [(0.0, k) for k in range(n_bins)]        # (load, bin): the least loaded first
+    where = spread_by_cost([cost for _, cost in units], n_bins)
     bins: List[List[Unit]] = [[] for _ in range(n_bins)]
     for index in sorted(range(len(units)), key=lambda i: (-units[i][1], i)):
-        load, b = heapq.heappop(heap)
-        bins[b].append(units[index][0])
-        heapq.heappush(heap, (load + units[index][1], b))
+        bins[where[index]].append(units[index][0])
     return [b for b in bins if b]
 
 
