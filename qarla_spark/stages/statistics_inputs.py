@@ -15,6 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from qarla_spark.measures.exact import real_mean
 from qarla_spark.spark import rounds as rd
 
 # ---------------------------------------------------------------------------
@@ -238,7 +239,7 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     out = []
     for criterion in sorted(found):
         mine = sorted(found[criterion])
-        human = [_exact_mean(found[criterion][n]) for n in mine]
+        human = [real_mean(found[criterion][n]) for n in mine]
         value = MetaScores(topic, criterion, mine,
                            np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
                            np.asarray(human, dtype=np.float64))
@@ -247,12 +248,6 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
         out += [(rd.key_of(task, "meta"), kind, value),
                 (rd.key_of(task, "chance", criterion), kind, value)]
     return out
-
-
-def _exact_mean(values) -> float:
-    """The mean of doubles, exact and rounded once."""
-    from fractions import Fraction
-    return float(sum(map(Fraction, values), Fraction(0)) / len(values))
 
 
 def with_statistics(records: List[tuple], ctx: Optional[StatisticsContext]) -> List[tuple]:
