@@ -129,3 +129,12 @@ def compiled(function):
     import numba
     with kernel_cache():
         return numba.njit(cache=True, nogil=True)(function)
+
+
+def compiled_ieee(function):
+    """:func:`compiled` with numpy's floating-point errors: a division by
+    zero gives ±inf or NaN, as numpy's, instead of raising (the kernels
+    that reproduce numpy's arithmetic)."""
+    import numba
+    with kernel_cache():
+        return numba.njit(cache=True, nogil=True, error_model="numpy")(function)

@@ -61,6 +61,34 @@ def test_the_backend_can_be_chosen(monkeypatch):
 
 
 @SETTINGS
+@given(st.integers(1, 6), st.integers(1, 12), st.integers(1, 5), st.integers(1, 3),
+       st.booleans(), st.data())
+def test_at_least_patterns_count_each_replicate(n_t, n_b, n_s, n_k, two, data):
+    """The counts of the distinct sign patterns, each as often as drawn, are
+    the counts of the replicates' own sums (at_least_levels), compiled and
+    in numpy."""
+    chunk = data.draw(st.sampled_from([3, 20, 49]))
+    size = n_t * n_s * n_k
+    low = np.asarray(data.draw(st.lists(st.integers(-2 ** 40, 2 ** 40), min_size=size,
+                                        max_size=size)), dtype=np.int64).reshape(n_t, n_s, n_k)
+    if data.draw(st.booleans()):
+        low = low % 5                                 # small pieces: many ties
+    high = np.asarray(data.draw(st.lists(st.integers(-5, 5), min_size=size, max_size=size)),
+                      dtype=np.int64).reshape(low.shape) if two else None
+    scale = np.asarray(data.draw(st.lists(st.integers(1, 6), min_size=n_s, max_size=n_s)),
+                       dtype=np.int64)
+    flips = np.asarray(data.draw(st.lists(st.integers(0, 1), min_size=n_b * n_t,
+                                          max_size=n_b * n_t)), dtype=np.int64).reshape(n_b, n_t)
+    patterns, mult = np.unique(flips, axis=0, return_counts=True)
+    sums_lo = (flips @ low.reshape(n_t, -1)).reshape(n_b, n_s, n_k)
+    sums_hi = (flips @ high.reshape(n_t, -1)).reshape(n_b, n_s, n_k) if two else None
+    want = pc.at_least_levels_numpy(sums_lo, sums_hi, scale, chunk)
+    assert np.array_equal(pc.at_least_patterns(low, high, patterns, mult, scale, chunk), want)
+    assert np.array_equal(pc.at_least_patterns_numpy(low, high, patterns, mult, scale, chunk),
+                          want)
+
+
+@SETTINGS
 @given(st.integers(1, 9), st.integers(1, 5), st.integers(1, 3), st.booleans(), st.data())
 def test_at_least_levels_kernel_equals_numpy(n_b, n_s, n_k, two, data):
     chunk = data.draw(st.sampled_from([3, 20, 49]))

@@ -99,10 +99,20 @@ def correlation_rows(keys: Sequence, x, y, min_n: int = MIN_SYSTEMS,
     out = np.full((x.shape[0], len(kinds)), NAN)
     if len(order) < min_n:
         return out
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and ("pearson" in kinds or "spearman" in kinds):
+        # both in one compiled pass over the row pairs, the same doubles
+        both = compiled_rows.pearson_spearman_many(x[:, None, :], y[None], "pearson" in kinds,
+                                                   "spearman" in kinds)[0, :, 0]
+        for k, kind in enumerate(kinds):
+            if kind in ("pearson", "spearman"):
+                out[:, k] = both[:, 0 if kind == "pearson" else 1]
+        kinds = [kind if kind == "kendall" else None for kind in kinds]
     ok = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
     if ok.any():
         for k, kind in enumerate(kinds):
-            out[ok, k] = _KINDS[kind](x[ok], y[ok])
+            if kind is not None:
+                out[ok, k] = _KINDS[kind](x[ok], y[ok])
     return out
 
 
@@ -142,7 +152,18 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
         return out
     need = oks.any(axis=0)                                  # B × M: some criterion reads it
     dx = rx = drx = rx8 = None
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and ("pearson" in kinds or "spearman" in kinds):
+        # both in one compiled pass over the rows, the same doubles
+        both = compiled_rows.pearson_spearman_many(x, ys, "pearson" in kinds,
+                                                   "spearman" in kinds)
+        for k, kind in enumerate(kinds):
+            if kind in ("pearson", "spearman"):
+                out[..., k] = both[..., 0 if kind == "pearson" else 1]
+        kinds = [kind if kind == "kendall" else None for kind in kinds]
     for k, kind in enumerate(kinds):
+        if kind is None:
+            continue
         if kind == "pearson":
             if dx is None:
                 dx = _deviations(x)

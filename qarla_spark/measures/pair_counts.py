@@ -145,6 +145,87 @@ if compiled is not None:
                     out[k, i, j] = n_b if i == j else acc[i, j, k]
 
 
+def at_least_patterns(low: np.ndarray, high: Optional[np.ndarray], patterns: np.ndarray,
+                      mult: np.ndarray, scale: np.ndarray, chunk: int) -> np.ndarray:
+    """:func:`at_least_levels` of the level sums of sign patterns, made here:
+    ``low``, ``high`` (T × S × K int64; ``high`` None: zero) the pieces of
+    each topic's values at the two levels, ``patterns`` (P × T, 1 where a
+    topic's sign is flipped) the distinct patterns and ``mult`` (P,) how
+    many replicates drew each. The counts of replicate b are those of its
+    pattern, so each pattern's comparisons count ``mult`` times: the
+    integers of :func:`at_least_levels` on the B replicates' sums (a task
+    of T topics has at most 2^T patterns, so few topics cost few), without
+    the B × S × K sums in memory."""
+    if BACKEND == "numba" and low.size and patterns.size:
+        n_t, n_s, n_k = low.shape
+        out = np.zeros((n_k, n_s, n_s), dtype=np.int64)
+        zero = np.zeros((1, 1, 1), dtype=np.int64)
+        _at_least_patterns(np.ascontiguousarray(low, dtype=np.int64),
+                           zero if high is None else np.ascontiguousarray(high, dtype=np.int64),
+                           high is not None, np.ascontiguousarray(patterns, dtype=np.int64),
+                           np.ascontiguousarray(mult, dtype=np.int64),
+                           np.ascontiguousarray(scale, dtype=np.int64), int(chunk), out)
+        return out
+    return at_least_patterns_numpy(low, high, patterns, mult, scale, chunk)
+
+
+def at_least_patterns_numpy(low, high, patterns, mult, scale, chunk: int) -> np.ndarray:
+    """:func:`at_least_patterns` in numpy: every replicate's sums (each
+    pattern repeated ``mult`` times), then :func:`at_least_levels_numpy`."""
+    n_t, n_s, n_k = low.shape
+    flips = np.repeat(np.asarray(patterns, dtype=np.int64), np.asarray(mult, dtype=np.int64),
+                      axis=0)
+    lo = (flips @ low.reshape(n_t, -1)).reshape(-1, n_s, n_k)
+    hi = (flips @ high.reshape(n_t, -1)).reshape(-1, n_s, n_k) if high is not None else None
+    return at_least_levels_numpy(lo, hi, scale, chunk)
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_patterns(low, high, two, patterns, mult, scale, chunk,
+                           out):  # pragma: no cover - compiled
+        n_t, n_s, n_k = low.shape
+        n_p = patterns.shape[0]
+        a_lo = np.empty((n_s, n_k), dtype=np.int64)
+        a_hi = np.empty((n_s, n_k), dtype=np.int64)
+        hi = np.empty((n_s, n_k), dtype=np.int64)
+        lo = np.empty((n_s, n_k), dtype=np.int64)
+        acc = np.zeros((n_s, n_s, n_k), dtype=np.int64)      # k contiguous
+        n_b = 0
+        for p in range(n_p):
+            w = mult[p]
+            n_b += w
+            a_lo[:, :] = 0
+            a_hi[:, :] = 0
+            for t in range(n_t):
+                if patterns[p, t]:
+                    for s in range(n_s):
+                        for k in range(n_k):
+                            a_lo[s, k] += low[t, s, k]
+                            if two:
+                                a_hi[s, k] += high[t, s, k]
+            for s in range(n_s):
+                m = scale[s]
+                for k in range(n_k):
+                    v = a_lo[s, k] * m
+                    carry = v >> chunk
+                    lo[s, k] = v - (carry << chunk)
+                    hi[s, k] = (a_hi[s, k] * m if two else 0) + carry
+            for i in range(n_s):
+                for j in range(i + 1, n_s):
+                    for k in range(n_k):
+                        a = hi[i, k]
+                        c = hi[j, k]
+                        x = lo[i, k]
+                        y = lo[j, k]
+                        acc[i, j, k] += w * ((a < c) or (a == c and x <= y))
+                        acc[j, i, k] += w * ((a > c) or (a == c and x >= y))
+        for k in range(n_k):
+            for i in range(n_s):
+                for j in range(n_s):
+                    out[k, i, j] = n_b if i == j else acc[i, j, k]
+
+
 # ---------------------------------------------------------------------------
 # Kendall's concordance of rows against one shared row
 # ---------------------------------------------------------------------------

@@ -181,8 +181,7 @@ def weighted_real_means(values, weights) -> np.ndarray:
     weights = np.asarray(weights, dtype=np.int64)
     if not np.isfinite(values).all():
         raise ValueError("weighted_real_means needs finite values")
-    sums, base = _real_sums(values, weights)
-    return _divide_scaled(sums, base, weights.sum(axis=1).astype(object)[:, None])
+    return _exact_means(values, weights, weights.sum(axis=1)[:, None])
 
 
 def weighted_present_means(values, present, weights) -> np.ndarray:
@@ -194,9 +193,7 @@ def weighted_present_means(values, present, weights) -> np.ndarray:
     weights = np.asarray(weights, dtype=np.int64)
     if not np.isfinite(values).all():
         raise ValueError("weighted_present_means needs finite values")
-    sums, base = _real_sums(values, weights)
-    counts = weights @ np.asarray(present, dtype=np.int64)
-    return _divide_scaled(sums, base, counts.astype(object))
+    return _exact_means(values, weights, weights @ np.asarray(present, dtype=np.int64))
 
 
 def real_means(values) -> np.ndarray:
@@ -232,8 +229,8 @@ def nan_real_means(values) -> np.ndarray:
     ok = counts > 0
     if ok.any():
         terms = np.where(present, flat, 0.0)[ok].T                  # row terms × rows
-        sums, base = _real_sums(terms, np.ones((1, terms.shape[0]), dtype=np.int64))
-        out[ok] = _divide_scaled(sums, base, counts[ok].astype(object)[None, :])[0]
+        out[ok] = _exact_means(terms, np.ones((1, terms.shape[0]), dtype=np.int64),
+                               counts[ok][None, :])[0]
     return out.reshape(shape)
 
 
@@ -263,18 +260,15 @@ def _divide_scaled(sums, base: int, counts) -> np.ndarray:
     return _divide(sums, counts * (1 << -base))
 
 
-def level_parts(values, weights, chunk: int = None):
-    """(base, [(level, part)], small): Σ_t w_bt·values[t, s] of finite doubles
-    as exact int64 partial sums — each value is an integer times 2^e (a
-    common e = ``base``), cut in ``chunk``-bit pieces (default 28);
-    ``part`` (B × S) sums the pieces at bits [level, level + chunk) (exact:
-    int64 products, or double products of integers below 2^53 when the
-    weights allow); ``small``: whether those doubles were used (every
-    weight sum below 2^(53 − chunk)). Public: the planning measures build
-    their exact comparisons on it (:mod:`qarla_spark.measures.planning`)."""
+def level_pieces(values, chunk: int = None):
+    """(base, [(level, piece)]): finite doubles (T × S) as exact integers
+    times 2^base, cut in ``chunk``-bit pieces (default 28): ``piece`` (T ×
+    S int64, signed) holds the bits [level, level + chunk) of each value's
+    magnitude (levels without a nonzero piece left out). What
+    :func:`level_parts` sums over topics, and the compiled counts of
+    :func:`signed_mean_at_least` sum themselves."""
     chunk = _CHUNK if chunk is None else int(chunk)
     values = np.asarray(values, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.int64)
     mant, expo = np.frexp(values)
     ints = (mant * 2.0 ** 53).astype(np.int64)
     expo = expo.astype(np.int64) - 53
@@ -292,9 +286,7 @@ def level_parts(values, weights, chunk: int = None):
     length = np.where(nonzero, np.frexp(magnitude.astype(np.float64))[1], 0)
     top = int((shift + length).max(initial=0))
     mask = (1 << chunk) - 1
-    small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - chunk)
-    weights_f = weights.astype(np.float64)
-    parts = []
+    pieces = []
     for level in range(0, top, chunk):
         # piece of |ints| << shift at bits [level, level + chunk)
         lo = level - shift                                  # bit of |ints| at this level
@@ -303,7 +295,27 @@ def level_parts(values, weights, chunk: int = None):
         piece = np.where(lo <= 53, piece, 0)
         if not piece.any():
             continue
-        signed = np.where(negative, -piece, piece)
+        pieces.append((level, np.where(negative, -piece, piece)))
+    return base, pieces
+
+
+def level_parts(values, weights, chunk: int = None):
+    """(base, [(level, part)], small): Σ_t w_bt·values[t, s] of finite doubles
+    as exact int64 partial sums — each value is an integer times 2^e (a
+    common e = ``base``), cut in ``chunk``-bit pieces (default 28,
+    :func:`level_pieces`); ``part`` (B × S) sums the pieces at bits [level,
+    level + chunk) (exact: int64 products, or double products of integers
+    below 2^53 when the weights allow); ``small``: whether those doubles
+    were used (every weight sum below 2^(53 − chunk)). Public: the planning
+    measures build their exact comparisons on it
+    (:mod:`qarla_spark.measures.planning`)."""
+    chunk = _CHUNK if chunk is None else int(chunk)
+    weights = np.asarray(weights, dtype=np.int64)
+    base, pieces = level_pieces(values, chunk)
+    small = weights.size == 0 or int(np.abs(weights).sum(axis=1).max()) < 2 ** (53 - chunk)
+    weights_f = weights.astype(np.float64)
+    parts = []
+    for level, signed in pieces:
         # integers below 2^53 at every step: a double matrix product is exact
         parts.append((level, (weights_f @ signed.astype(np.float64)).astype(np.int64) if small
                       else weights @ signed))
@@ -315,11 +327,34 @@ def _real_sums(values, weights):
     Python integers, sums · 2^base (:func:`level_parts` put back together
     as Python integers)."""
     base, parts, _ = level_parts(values, weights)
-    weights = np.asarray(weights)
-    sums = np.zeros((weights.shape[0], np.shape(values)[1]), dtype=object)
+    return _joined(parts, (np.shape(weights)[0], np.shape(values)[1])), base
+
+
+def _joined(parts, shape) -> np.ndarray:
+    """:func:`level_parts`' parts as one Python integer per entry."""
+    sums = np.zeros(shape, dtype=object)
     for level, part in parts:
         sums = sums + part.astype(object) * (1 << level)
-    return sums, base
+    return sums
+
+
+def _exact_means(values, weights, counts) -> np.ndarray:
+    """(B × S): Σ_t w_bt·values[t, s] / counts[b, s] of finite doubles,
+    exact and rounded once (NaN where the count is 0): compiled
+    (:func:`~qarla_spark.measures.exact_division.quotients`, issue 36),
+    the entries it leaves — and every entry without numba — by Python's
+    integers (:func:`_divide_scaled`), the same doubles."""
+    from qarla_spark.measures import exact_division
+    base, parts, _ = level_parts(values, weights)
+    shape = (np.shape(weights)[0], np.shape(values)[1])
+    counts = np.broadcast_to(np.asarray(counts), shape)
+    found = exact_division.quotients(parts, base, counts)
+    if found is not None and found[1].all():
+        return found[0]
+    out = _divide_scaled(_joined(parts, shape), base, counts.astype(object))
+    if found is not None:       # (the same doubles where both divided)
+        out = np.where(found[1], found[0], out)
+    return out
 
 
 def replicate_sums(values, weights) -> np.ndarray:
@@ -427,20 +462,38 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     n_b = signs.shape[0]
     flips = (signs < 0).astype(np.int64)
     chunk = 53 - max(1, int(flips.sum(axis=1).max(initial=0))).bit_length() - 1
-    base, parts, small = level_parts(cube.reshape(n_t, n_s * n_k), flips, chunk)
-    by_level = dict(parts)
-    if not small or not set(by_level) <= {0, chunk}:     # (an empty level is left out)
+    # (the sums below stay under 2^53: "small", as level_parts says)
+    base, pieces = level_pieces(cube.reshape(n_t, n_s * n_k), chunk)
+    by_piece = dict(pieces)
+    if not set(by_piece) <= {0, chunk}:                  # (an empty level is left out)
         return None
-
-    zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
-    high = by_level.get(chunk, zero).reshape(n_b, n_s, n_k)
-    low = by_level.get(0, zero).reshape(n_b, n_s, n_k)
     lcm = math.lcm(*(int(c) for c in counts))
     scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
     top = int(scale.max(initial=1))
-    # |lo|·m < 2^(53 + bits(m)); |hi|·m plus the carries within int64
-    if 53 + top.bit_length() >= 62 or \
-            (int(np.abs(high).max(initial=0)) + 2) * top >= 2 ** 60:
+    # |lo|·m < 2^(53 + bits(m))
+    if 53 + top.bit_length() >= 62:
+        return None
+    from qarla_spark.measures import pair_counts
+    high_p = by_piece.get(chunk)
+    # a bound of |hi| (every topic's piece counted): its carries within int64
+    bound = int(np.abs(high_p).sum(axis=0).max(initial=0)) if high_p is not None else 0
+    if pair_counts.BACKEND == "numba" and (bound + 2) * top < 2 ** 60:
+        # the counts of the distinct sign patterns, each as many times as it
+        # was drawn: the same integers as the replicates' (issue 36)
+        patterns, mult = np.unique(flips, axis=0, return_counts=True)
+        zero = np.zeros((n_t, n_s * n_k), dtype=np.int64)
+        return pair_counts.at_least_patterns(
+            by_piece.get(0, zero).reshape(n_t, n_s, n_k),
+            high_p.reshape(n_t, n_s, n_k) if high_p is not None else None,
+            patterns, mult, scale, chunk)
+    parts = [(level, (flips.astype(np.float64) @ piece.astype(np.float64)).astype(np.int64))
+             for level, piece in pieces]
+    by_level = dict(parts)
+    zero = np.zeros((n_b, n_s * n_k), dtype=np.int64)
+    high = by_level.get(chunk, zero).reshape(n_b, n_s, n_k)
+    low = by_level.get(0, zero).reshape(n_b, n_s, n_k)
+    # |hi|·m plus the carries within int64
+    if (int(np.abs(high).max(initial=0)) + 2) * top >= 2 ** 60:
         return None
     from qarla_spark.measures.pair_counts import at_least_levels
     # out[k, i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}
@@ -512,8 +565,7 @@ def grouped_real_means(values, columns, n_columns: int, weights):
     weights = np.asarray(weights, dtype=np.int64)
     matrix, count = _grouped_matrix(values, columns, n_columns, weights.shape[1],
                                     "grouped_real_means")
-    sums, base = _real_sums(matrix, weights)
-    return _divide_scaled(sums, base, (weights @ count).astype(object))
+    return _exact_means(matrix, weights, weights @ count)
 
 
 def grouped_replicate_means(values, columns, n_columns: int, weights):

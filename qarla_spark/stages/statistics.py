@@ -589,18 +589,23 @@ def _gather(result: StatisticsResult, reduced) -> None:
             result.subsets_kept[key] = value["subsets_kept"]
 
 
-def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResult:
-    """Intervals and paired tests for what the QARLA stage (``qarla``, a
-    :class:`~qarla_spark.stages.qarla.QarlaResult`, or None) and the HBR
-    stage (``hbr`` or None) found; ``config.bootstrap`` replicates (and as
-    many sign patterns), seeded by ``config.seed``. ``tasks``: the
-    testbed's description (its tasks' criteria; without it, the HBR
-    correlations are not computed). One reduce per (task, statistic) over
-    the stages' per-topic records: one Spark job (and one more over its
-    across-task records for a run of two tasks or more)."""
+class StatisticsInputs(NamedTuple):
+    """What the statistics stage reduces: the QARLA and HBR stages' kept
+    records of its kinds (``records``, lazy), what every group reads
+    (``ctx``), the reduce's partitions and each group's (``placement``)."""
+
+    records: Any
+    ctx: StatisticsRun
+    n_reduce: int
+    placement: Dict[str, int]
+
+
+def statistics_inputs(qarla, hbr, judgments, config, tasks=None) -> Optional[StatisticsInputs]:
+    """The statistics stage's inputs (:class:`StatisticsInputs`; None when
+    neither stage kept records): what :func:`run_statistics` reduces, and
+    what ``devtools.replay_statistics`` replays group by group."""
     from qarla_spark.spark.partitioning import topic_partitions
     n, seed = config.bootstrap, config.seed
-    result = StatisticsResult({}, n, seed)
     sources, q_ctx, h_ctx, spark = [], None, None, None
     if qarla is not None and qarla.records is not None:
         q_ctx = _qarla_context(qarla, config)
@@ -612,7 +617,7 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
         sources.append(judgment_records(judgments, "hcorr"))
         spark = hbr.records.sparkSession
     if not sources:
-        return result
+        return None
     inputs = _union(spark, sources)
     if q_ctx is not None:
         n_tasks = len(q_ctx.plans)
@@ -636,14 +641,33 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     # group 0.05 s)
     n_reduce = max(1, min(n_groups, 4 * topic_partitions(spark))) if n_groups \
         else topic_partitions(spark)
-    context = rd.broadcast(spark, ctx)
     # the groups spread by their costs, not by their keys' hashes (a
     # metric_eval group costs 40 AUC groups): the longest partition is
     # close to the mean (the 16-core plan's critical path)
     placement = rd.placement_by_cost(group_costs(tasks, ctx), n_reduce)
+    return StatisticsInputs(inputs, ctx, n_reduce, placement)
+
+
+def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResult:
+    """Intervals and paired tests for what the QARLA stage (``qarla``, a
+    :class:`~qarla_spark.stages.qarla.QarlaResult`, or None) and the HBR
+    stage (``hbr`` or None) found; ``config.bootstrap`` replicates (and as
+    many sign patterns), seeded by ``config.seed``. ``tasks``: the
+    testbed's description (its tasks' criteria; without it, the HBR
+    correlations are not computed). One reduce per (task, statistic) over
+    the stages' per-topic records: one Spark job (and one more over its
+    across-task records for a run of two tasks or more)."""
+    from qarla_spark.spark.partitioning import topic_partitions
+    result = StatisticsResult({}, config.bootstrap, config.seed)
+    found = statistics_inputs(qarla, hbr, judgments, config, tasks)
+    if found is None:
+        return result
+    ctx = found.ctx
+    spark = found.records.sparkSession
+    context = rd.broadcast(spark, ctx)
     # kept: the driver's records are collected, then the tables written
-    reduced = cache.persist(rd.reduce_by_key(inputs, _statistics_reduce, n_reduce, context,
-                                             placement))
+    reduced = cache.persist(rd.reduce_by_key(found.records, _statistics_reduce, found.n_reduce,
+                                             context, found.placement))
     if ctx.n_tasks >= 2:
         # one reduce per across-task basis over what the first reduce's
         # groups kept: a second job, for runs of two tasks or more

@@ -1,0 +1,242 @@
+"""numpy's row arithmetic, compiled, the same doubles (issue 36).
+
+The statistics stage computes Pearson's and Spearman's correlations of
+thousands of short rows (a replicate's system scores of every measure
+against each criterion's) per task; in numpy each is a dozen passes over
+temporary arrays, and a task of few topics costs what a task of many does.
+The kernels here make the same numbers in one pass per row: the same
+operations in the same order as :mod:`~qarla_spark.measures.agreement`'s
+numpy code, so every double is bit for bit numpy's.
+
+What "the same order" takes: numpy sums a contiguous row of n doubles
+(``np.add.reduce`` over the last axis: ``sum``, ``mean``) by *pairwise
+summation* — fewer than 8 values left to right; up to 128 in eight
+interleaved partial sums ``r[k] = a[k] + a[k+8] + …``, combined as
+``((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))``, then the remaining n mod 8 values
+added in turn; more than 128 split at a multiple of 8 near the half and
+each half summed so. :func:`pairwise_sum` is that rule (numpy's
+``pairwise_sum`` in its ``loops_utils``; checked against numpy on random
+rows of every length in ``tests/test_compiled_rows.py``), a mean is that sum
+divided by n, a square root and a division are IEEE's correctly rounded
+operations on both sides. Nothing is compiled with fast-math.
+
+``BACKEND`` follows :mod:`~qarla_spark.measures.pair_counts`' switch
+(``QARLA_COUNT_BACKEND``): with ``numpy`` (or without numba) the callers
+keep their numpy code, which the tests compare with these kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qarla_spark.measures import pair_counts
+
+try:
+    from qarla_spark.compiled import compiled_ieee
+    import numba  # noqa: F401
+except ImportError:  # pragma: no cover - numba is a dependency
+    compiled_ieee = None
+
+
+def backend() -> str:
+    """``numba`` when the kernels run, else ``numpy`` (the switch of
+    :data:`~qarla_spark.measures.pair_counts.BACKEND`, read when called)."""
+    return "numba" if compiled_ieee is not None and pair_counts.BACKEND == "numba" else "numpy"
+
+
+if compiled_ieee is not None:
+    @compiled_ieee
+    def _block_sum(a, lo, n):  # pragma: no cover - compiled
+        """numpy's pairwise sum of a[lo:lo + n] for n ≤ 128."""
+        if n < 8:
+            res = 0.0
+            for i in range(n):
+                res += a[lo + i]
+            return res
+        r0 = a[lo]
+        r1 = a[lo + 1]
+        r2 = a[lo + 2]
+        r3 = a[lo + 3]
+        r4 = a[lo + 4]
+        r5 = a[lo + 5]
+        r6 = a[lo + 6]
+        r7 = a[lo + 7]
+        i = 8
+        stop = n - (n % 8)
+        while i < stop:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+
+    @compiled_ieee
+    def pairwise_sum(a, lo, n):  # pragma: no cover - compiled
+        """numpy's pairwise sum of a[lo:lo + n] (see the module's
+        docstring). Above 128 values numpy recurses on two halves; here the
+        same tree is walked with a stack of its own (a recursive function
+        loaded from numba's cache crashes the process)."""
+        if n <= 128:
+            return _block_sum(a, lo, n)
+        starts = np.empty(128, dtype=np.int64)     # depth ≤ log2(n) < 64, two a level
+        sizes = np.empty(128, dtype=np.int64)
+        seen = np.zeros(128, dtype=np.bool_)
+        values = np.empty(128)
+        n_values = 0
+        top = 0
+        starts[0] = lo
+        sizes[0] = n
+        while top >= 0:
+            size = sizes[top]
+            if size <= 128:
+                values[n_values] = _block_sum(a, starts[top], size)
+                n_values += 1
+                top -= 1
+            elif seen[top]:
+                # both halves done: left then right on the value stack
+                n_values -= 1
+                values[n_values - 1] = values[n_values - 1] + values[n_values]
+                top -= 1
+            else:
+                seen[top] = True
+                half = size // 2
+                half -= half % 8
+                start = starts[top]
+                # the right half pushed first, so the left is summed first
+                starts[top + 1] = start + half
+                sizes[top + 1] = size - half
+                seen[top + 1] = False
+                starts[top + 2] = start
+                sizes[top + 2] = half
+                seen[top + 2] = False
+                top += 2
+        return values[0]
+
+    @compiled_ieee
+    def _varies(row):  # pragma: no cover - compiled
+        """np.ptp(row) > 0: max − min > 0 (False with a NaN)."""
+        lo = row[0]
+        hi = row[0]
+        for v in row:
+            if v != v:
+                return False
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+        return hi - lo > 0
+
+    @compiled_ieee
+    def _ranks(row, out):  # pragma: no cover - compiled
+        """agreement.average_ranks of one finite row: #{smaller} +
+        (#{equal} + 1) / 2."""
+        n = row.size
+        for a in range(n):
+            v = row[a]
+            less = 0
+            equal = 0
+            for d in range(n):
+                w = row[d]
+                if w < v:
+                    less += 1
+                elif w == v:
+                    equal += 1
+            out[a] = less + (equal + 1) / 2.0
+
+    @compiled_ieee
+    def _deviate(row, dev, square):  # pragma: no cover - compiled
+        """agreement._deviations of one row: dev = row − mean(row), and
+        Σ dev² (the squares summed from a row of them, as numpy)."""
+        n = row.size
+        mean = pairwise_sum(row, 0, n) / n
+        for i in range(n):
+            d = row[i] - mean
+            dev[i] = d
+            square[i] = d * d
+        return pairwise_sum(square, 0, n)
+
+    @compiled_ieee
+    def _pearson_of(dx, sx, dy, sy, prod):  # pragma: no cover - compiled
+        """agreement._pearson_of of one pair of rows' deviations: Σ dx·dy /
+        sqrt(sx·sy), clipped to [−1, 1] (NaN kept)."""
+        n = dx.size
+        for i in range(n):
+            prod[i] = dx[i] * dy[i]
+        r = pairwise_sum(prod, 0, n) / np.sqrt(sx * sy)
+        if r > 1.0:
+            return 1.0
+        if r < -1.0:
+            return -1.0
+        return r
+
+    @compiled_ieee
+    def _pearson_spearman_many(x, ys, want_p, want_s, out):  # pragma: no cover - compiled
+        """out[c, b, m, 0] Pearson and [.., 1] Spearman of x[b, m] against
+        ys[c, b] where both rows vary (out left as given elsewhere)."""
+        n_b, n_m, n = x.shape
+        n_c = ys.shape[0]
+        dy = np.empty((n_c, n))
+        sy = np.empty(n_c)
+        dry = np.empty((n_c, n))
+        sry = np.empty(n_c)
+        ok_y = np.zeros(n_c, dtype=np.bool_)
+        dx = np.empty(n)
+        drx = np.empty(n)
+        ranks = np.empty(n)
+        square = np.empty(n)
+        prod = np.empty(n)
+        for b in range(n_b):
+            some = False
+            for c in range(n_c):
+                row = ys[c, b]
+                ok_y[c] = _varies(row)
+                if ok_y[c]:
+                    some = True
+                    if want_p:
+                        sy[c] = _deviate(row, dy[c], square)
+                    if want_s:
+                        _ranks(row, ranks)
+                        sry[c] = _deviate(ranks, dry[c], square)
+            if not some:
+                continue
+            for m in range(n_m):
+                row = x[b, m]
+                if not _varies(row):
+                    continue
+                sx = srx = 0.0
+                if want_p:
+                    sx = _deviate(row, dx, square)
+                if want_s:
+                    _ranks(row, ranks)
+                    srx = _deviate(ranks, drx, square)
+                for c in range(n_c):
+                    if ok_y[c]:
+                        if want_p:
+                            out[c, b, m, 0] = _pearson_of(dx, sx, dy[c], sy[c], prod)
+                        if want_s:
+                            out[c, b, m, 1] = _pearson_of(drx, srx, dry[c], sry[c], prod)
+
+
+def pearson_spearman_many(x: np.ndarray, ys: np.ndarray, pearson: bool = True,
+                          spearman: bool = True) -> np.ndarray:
+    """(C × B × M × 2): Pearson ([..., 0]) and Spearman ([..., 1]) of every
+    row x[b, m] (B × M × n, the points in their final order) against ys[c, b]
+    (C × B × n), NaN where a side does not vary (or holds a NaN) or the
+    correlation is not wanted: :func:`~qarla_spark.measures.agreement.
+    correlation_rows_many`'s doubles, compiled (callers check
+    :func:`backend` first)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    ys = np.ascontiguousarray(ys, dtype=np.float64)
+    out = np.full((ys.shape[0], x.shape[0], x.shape[1], 2), np.nan)
+    if x.size and ys.size:
+        _pearson_spearman_many(x, ys, bool(pearson), bool(spearman), out)
+    return out

@@ -1,0 +1,183 @@
+"""Exact sums of doubles divided by counts, correctly rounded, compiled
+(issue 36).
+
+The exact means of :mod:`~qarla_spark.measures.resampling` (a system's
+score: the exact mean of its summaries' doubles, in every replicate) sum
+the doubles exactly as int64 pieces of 28 bits (``level_parts``), then
+divide by the count of terms, rounding once. Done with Python integers,
+the division costs a Python object per value — most of the time of a
+small task's correlation groups. :func:`quotients` makes the same
+doubles in a compiled loop: the pieces carried into 28-bit limbs (base
+2^28, sign apart), the limbs divided by the count by schoolbook long
+division (every step below 2^59), the quotient's top 54 bits and a sticky
+bit for the rest (the remainder included), rounded half to even — IEEE's
+rounding, as Python's integer true division rounds. A result that would
+be subnormal (where that rounding differs) or a count of 2^31 or more is
+left to the caller's Python integers (``done`` False).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from qarla_spark.measures import pair_counts
+
+try:
+    import numba  # noqa: F401
+
+    from qarla_spark.compiled import compiled_ieee
+except ImportError:  # pragma: no cover - numba is a dependency
+    compiled_ieee = None
+
+#: the pieces' width (resampling's chunk) and the limbs'
+LIMB = 28
+
+
+def available() -> bool:
+    """The kernel runs (numba, and the counts' backend switch not numpy)."""
+    return compiled_ieee is not None and pair_counts.BACKEND == "numba"
+
+
+def quotients(parts: Sequence[Tuple[int, np.ndarray]], base: int,
+              counts: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(values, done): (Σ_level part·2^level)·2^base / count of each entry,
+    correctly rounded (NaN where the count is 0), for ``parts`` (levels,
+    multiples of :data:`LIMB`, each an int64 array of one shape, |part| <
+    2^61) and ``counts`` (that shape, non-negative integers); ``done``
+    False where the caller must divide itself. None when the kernel does
+    not run or the parts do not fit."""
+    if not available():
+        return None
+    counts = np.asarray(counts)
+    if not parts:
+        shape = counts.shape
+        values = np.where(counts == 0, np.nan, 0.0) * np.ones(shape)
+        return values, np.ones(shape, dtype=bool)
+    levels = np.asarray([level for level, _ in parts], dtype=np.int64)
+    if (levels % LIMB).any() or len(set(levels.tolist())) != len(levels):
+        return None
+    stack = np.stack([np.asarray(p, dtype=np.int64) for _, p in parts])
+    shape = stack.shape[1:]
+    if int(np.abs(stack).max(initial=0)) >= 2 ** 61:
+        return None
+    counts = np.broadcast_to(counts, shape)
+    if counts.dtype == object:
+        big = int(counts.max(initial=0)) if counts.size else 0
+        if big >= 2 ** 62 or (counts.size and int(counts.min()) < 0):
+            return None
+    flat_counts = np.ascontiguousarray(counts, dtype=np.int64).reshape(-1)
+    n = flat_counts.size
+    values = np.empty(n)
+    done = np.empty(n, dtype=np.bool_)
+    _quotients(np.ascontiguousarray(stack.reshape(len(levels), n)), levels // LIMB, int(base),
+               flat_counts, values, done)
+    return values.reshape(shape), done.reshape(shape)
+
+
+if compiled_ieee is not None:
+    @compiled_ieee
+    def _bit_length(v):  # pragma: no cover - compiled
+        n = 0
+        while v:
+            v >>= 1
+            n += 1
+        return n
+
+    @compiled_ieee
+    def _carry(limbs, n):  # pragma: no cover - compiled
+        """Every limb but the last in [0, 2^28), the carries moved up."""
+        for i in range(n - 1):
+            c = limbs[i] >> 28
+            limbs[i] -= c << 28
+            limbs[i + 1] += c
+
+    @compiled_ieee
+    def _quotients(parts, limb_at, base, counts, values, done):  # pragma: no cover - compiled
+        n_l, n = parts.shape
+        top = 0
+        for l in range(n_l):
+            if limb_at[l] > top:
+                top = limb_at[l]
+        n_limbs = top + 4                   # room for a part of 61 bits and its carries
+        limbs = np.zeros(n_limbs, dtype=np.int64)
+        digits = np.zeros(n_limbs + 8, dtype=np.int64)
+        for r in range(n):
+            c = counts[r]
+            if c == 0:
+                values[r] = np.nan
+                done[r] = True
+                continue
+            if c >= 2147483648:
+                done[r] = False
+                continue
+            for i in range(n_limbs):
+                limbs[i] = 0
+            for l in range(n_l):
+                limbs[limb_at[l]] += parts[l, r]
+            _carry(limbs, n_limbs)
+            negative = limbs[n_limbs - 1] < 0
+            if negative:
+                for i in range(n_limbs):
+                    limbs[i] = -limbs[i]
+                _carry(limbs, n_limbs)
+            hi = n_limbs - 1
+            while hi >= 0 and limbs[hi] == 0:
+                hi -= 1
+            if hi < 0:
+                values[r] = 0.0
+                done[r] = True
+                continue
+            bits_n = 28 * hi + _bit_length(limbs[hi])
+            # N·2^(28k) / c of at least 56 bits (c < 2^31)
+            k = 0
+            while bits_n + 28 * k < 87:
+                k += 1
+            n_digits = hi + 1 + k
+            rem = 0
+            for d in range(n_digits):
+                limb = limbs[hi - d] if d <= hi else 0
+                cur = (rem << 28) | limb                 # < c·2^28 < 2^59
+                q = cur // c
+                digits[d] = q                           # most significant first, < 2^28
+                rem = cur - q * c
+            j = 0
+            while digits[j] == 0:
+                j += 1
+            first = _bit_length(digits[j])
+            bits_q = 28 * (n_digits - 1 - j) + first
+            m = digits[j]
+            have = first
+            sticky = rem != 0
+            d = j + 1
+            while have < 54:
+                need = 54 - have
+                digit = digits[d] if d < n_digits else 0
+                if need >= 28:
+                    m = (m << 28) | digit
+                    have += 28
+                else:
+                    m = (m << need) | (digit >> (28 - need))
+                    if digit & ((1 << (28 - need)) - 1):
+                        sticky = True
+                    have = 54
+                d += 1
+            while d < n_digits:
+                if digits[d] != 0:
+                    sticky = True
+                d += 1
+            guard = m & 1
+            mant = m >> 1
+            if guard and (sticky or (mant & 1)):
+                mant += 1
+            e = bits_q - 53 + base - 28 * k
+            # the result is mant·2^e, mant ≤ 2^53: normal unless e + 53 is
+            # below the smallest normal exponent (then the caller rounds)
+            if e + 53 <= -1021 or e + 53 > 1024:
+                done[r] = False
+                continue
+            v = np.ldexp(np.float64(mant), e)
+            values[r] = -v if negative else v
+            done[r] = True
+

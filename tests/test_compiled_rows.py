@@ -1,0 +1,105 @@
+"""numpy's row arithmetic compiled (measures/compiled_rows.py, issue 36):
+numpy's pairwise summation reproduced for every length, and the compiled
+correlations bit for bit the numpy code's, on rows with ties, constant
+rows, NaN, wide magnitudes and both signs."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import agreement
+from qarla_spark.measures import compiled_rows as cr
+from qarla_spark.measures import pair_counts as pc
+
+pytestmark = pytest.mark.skipif(cr.backend() != "numba", reason="numba not installed")
+SETTINGS = settings(max_examples=150, deadline=None)
+
+
+@contextlib.contextmanager
+def numpy_backend():
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        yield
+    finally:
+        pc.BACKEND = saved
+
+
+def _wide(rng, shape):
+    """Doubles of every sign over 16 orders of magnitude: any change of
+    the summation order shows in the last bits."""
+    return rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+
+
+@pytest.mark.parametrize("n", [*range(0, 140), 255, 256, 257, 300, 1000, 1031, 4099])
+def test_pairwise_sum_is_numpys(n):
+    rng = np.random.default_rng(n)
+    rows = _wide(rng, (40, n))
+    want = rows.sum(axis=1)
+    got = np.array([cr.pairwise_sum(row, 0, n) for row in rows])
+    assert got.tobytes() == want.tobytes()
+    # and a mean is that sum over n, as numpy's
+    if n:
+        assert (got / n).tobytes() == rows.mean(axis=1).tobytes()
+
+
+def test_a_changed_order_would_show():
+    """The test above can fail: summed left to right, the same rows differ."""
+    rng = np.random.default_rng(7)
+    rows = _wide(rng, (40, 16))
+    plain = np.array([sum(row.tolist(), 0.0) for row in rows])
+    assert plain.tobytes() != rows.sum(axis=1).tobytes()
+
+
+def _rows(draw, shape):
+    kind = draw(st.sampled_from(["grid", "wide", "ranks"]))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    if kind == "grid":          # Likert-like: many ties
+        values = rng.integers(0, 5, shape) / 3.0
+    elif kind == "ranks":
+        values = rng.integers(0, 3, shape).astype(np.float64)
+    else:
+        values = _wide(rng, shape)
+    flat = values.reshape(-1, shape[-1])
+    for _ in range(draw(st.integers(0, 3))):        # constant rows
+        flat[draw(st.integers(0, len(flat) - 1))] = draw(st.sampled_from([0.0, 1.5, -2.0]))
+    if draw(st.booleans()):                        # a NaN
+        values.flat[draw(st.integers(0, values.size - 1))] = np.nan
+    return values
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(1, 3), st.integers(1, 20),
+       st.sampled_from([("pearson", "spearman"), ("pearson",), ("spearman",),
+                        ("pearson", "spearman", "kendall"), ("kendall", "spearman")]),
+       st.data())
+def test_correlations_compiled_equal_numpys(n_b, n_m, n_c, n, kinds, data):
+    x = _rows(data.draw, (n_b, n_m, n))
+    ys = _rows(data.draw, (n_c, n_b, n))
+    keys = [f"s{k:02d}" for k in data.draw(st.permutations(range(n)))]
+    got = agreement.correlation_rows_many(keys, x, ys, kinds=kinds)
+    with numpy_backend():
+        want = agreement.correlation_rows_many(keys, x, ys, kinds=kinds)
+    assert got.tobytes() == want.tobytes()
+    # the row-by-row entry point too
+    got1 = agreement.correlation_rows(keys, x[:, 0], ys[0], kinds=kinds)
+    with numpy_backend():
+        want1 = agreement.correlation_rows(keys, x[:, 0], ys[0], kinds=kinds)
+    assert got1.tobytes() == want1.tobytes()
+
+
+def test_more_than_a_block_of_systems():
+    """Rows longer than 128 (numpy's recursive halves) give numpy's doubles."""
+    rng = np.random.default_rng(3)
+    x, ys = _wide(rng, (3, 2, 300)), _wide(rng, (2, 3, 300))
+    keys = [f"s{k:03d}" for k in range(300)]
+    got = agreement.correlation_rows_many(keys, x, ys, kinds=("pearson", "spearman"))
+    with numpy_backend():
+        want = agreement.correlation_rows_many(keys, x, ys, kinds=("pearson", "spearman"))
+    assert got.tobytes() == want.tobytes()

@@ -1,0 +1,91 @@
+"""Exact sums divided by counts, compiled (measures/exact_division.py,
+issue 36): the doubles of Python's integer true division — correctly
+rounded, half to even — on sums of doubles over 16 orders of magnitude and
+both signs, ties of the rounding, counts from 1 to 2^31 − 1, zero sums and
+zero counts; and the exact means of resampling with and without the
+kernel."""
+
+from __future__ import annotations
+
+import contextlib
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import exact_division as ed
+from qarla_spark.measures import pair_counts as pc
+from qarla_spark.measures import resampling as rs
+
+pytestmark = pytest.mark.skipif(not ed.available(), reason="numba not installed")
+SETTINGS = settings(max_examples=200, deadline=None)
+
+
+@contextlib.contextmanager
+def python_integers():
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        yield
+    finally:
+        pc.BACKEND = saved
+
+
+def _exact(parts, base, count):
+    total = sum(int(p) << level for level, p in parts)
+    return float(Fraction(total) * Fraction(2) ** base / count) if count else float("nan")
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(-2 ** 60, 2 ** 60)), min_size=0,
+                max_size=5, unique_by=lambda t: t[0]),
+       st.integers(-1100, 60), st.sampled_from([0, 1, 2, 3, 7, 10, 1000, 2 ** 31 - 1]))
+def test_quotients_round_as_python(parts, base, count):
+    parts = [(28 * level, np.array([value], dtype=np.int64)) for level, value in parts]
+    found = ed.quotients(parts, base, np.array([count]))
+    values, done = found
+    want = _exact([(lv, p[0]) for lv, p in parts], base, count)
+    if done[0]:
+        assert np.array_equal(values, np.array([want]), equal_nan=True), (parts, base, count)
+    else:       # left to Python: a subnormal result, or beyond
+        assert abs(want) < 2.0 ** -1021 or abs(want) > 2.0 ** 1020
+
+
+def test_halfway_cases_round_to_even():
+    """(2^53 + 1)/2 and (2^53 + 3)/2 lie halfway between doubles: the even one."""
+    for total in (2 ** 54 + 2, 2 ** 54 + 6, 2 ** 55 + 4, -(2 ** 54 + 2)):
+        parts = [(0, np.array([total % 2 ** 28 if total > 0 else -((-total) % 2 ** 28)])),
+                 (28, np.array([total // 2 ** 28 if total > 0 else -((-total) // 2 ** 28)]))]
+        for count in (4, 8):
+            values, done = ed.quotients(parts, 0, np.array([count]))
+            assert done[0] and values[0] == total / count
+
+
+@SETTINGS
+@given(st.integers(1, 12), st.integers(1, 6), st.integers(1, 5), st.data())
+def test_exact_means_with_and_without_the_kernel(n_t, n_s, n_b, data):
+    seed = data.draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal((n_t, n_s)) * 10.0 ** rng.integers(-8, 8, (n_t, n_s))
+    if data.draw(st.booleans()):
+        values = np.round(values * 3) / 3                   # thirds: long mantissas
+    weights = rng.poisson(1.0, (n_b, n_t)).astype(np.int64)
+    present = (rng.random((n_t, n_s)) < 0.8).astype(np.int64)
+    got = [rs.weighted_real_means(values, weights),
+           rs.weighted_present_means(values * present, present, weights),
+           rs.nan_real_means(np.where(present.T == 1, values.T, np.nan))]
+    with python_integers():
+        want = [rs.weighted_real_means(values, weights),
+                rs.weighted_present_means(values * present, present, weights),
+                rs.nan_real_means(np.where(present.T == 1, values.T, np.nan))]
+    for a, b in zip(got, want):
+        assert a.tobytes() == b.tobytes()
+    # and the first against Fractions
+    for b in range(n_b):
+        for s in range(n_s):
+            den = int(weights[b].sum())
+            num = sum(Fraction(float(values[t, s])) * int(weights[b, t]) for t in range(n_t))
+            want_bs = float(num / den) if den else float("nan")
+            assert np.array_equal(got[0][b, s], want_bs, equal_nan=True)
