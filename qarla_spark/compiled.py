@@ -138,3 +138,13 @@ def compiled_ieee(function):
     import numba
     with kernel_cache():
         return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+
+
+def compiled_inline(function):
+    """:func:`compiled_ieee` for a small helper of other kernels, inlined
+    into them by numba (a call per row of 16 values costs more than the
+    row's arithmetic)."""
+    import numba
+    with kernel_cache():
+        return numba.njit(cache=True, nogil=True, error_model="numpy",
+                          inline="always")(function)

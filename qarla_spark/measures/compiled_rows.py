@@ -32,10 +32,10 @@ import numpy as np
 from qarla_spark.measures import pair_counts
 
 try:
-    from qarla_spark.compiled import compiled_ieee
+    from qarla_spark.compiled import compiled_ieee, compiled_inline
     import numba  # noqa: F401
 except ImportError:  # pragma: no cover - numba is a dependency
-    compiled_ieee = None
+    compiled_ieee = compiled_inline = None
 
 
 def backend() -> str:
@@ -45,7 +45,7 @@ def backend() -> str:
 
 
 if compiled_ieee is not None:
-    @compiled_ieee
+    @compiled_inline
     def _block_sum(a, lo, n):  # pragma: no cover - compiled
         """numpy's pairwise sum of a[lo:lo + n] for n ≤ 128."""
         if n < 8:
@@ -121,7 +121,7 @@ if compiled_ieee is not None:
                 top += 2
         return values[0]
 
-    @compiled_ieee
+    @compiled_inline
     def _varies(row):  # pragma: no cover - compiled
         """np.ptp(row) > 0: max − min > 0 (False with a NaN)."""
         lo = row[0]
@@ -135,7 +135,7 @@ if compiled_ieee is not None:
                 hi = v
         return hi - lo > 0
 
-    @compiled_ieee
+    @compiled_inline
     def _ranks(row, out):  # pragma: no cover - compiled
         """agreement.average_ranks of one finite row: #{smaller} +
         (#{equal} + 1) / 2."""
@@ -152,7 +152,7 @@ if compiled_ieee is not None:
                     equal += 1
             out[a] = less + (equal + 1) / 2.0
 
-    @compiled_ieee
+    @compiled_inline
     def _deviate(row, dev, square):  # pragma: no cover - compiled
         """agreement._deviations of one row: dev = row − mean(row), and
         Σ dev² (the squares summed from a row of them, as numpy)."""
@@ -164,7 +164,7 @@ if compiled_ieee is not None:
             square[i] = d * d
         return pairwise_sum(square, 0, n)
 
-    @compiled_ieee
+    @compiled_inline
     def _pearson_of(dx, sx, dy, sy, prod):  # pragma: no cover - compiled
         """agreement._pearson_of of one pair of rows' deviations: Σ dx·dy /
         sqrt(sx·sy), clipped to [−1, 1] (NaN kept)."""
@@ -240,3 +240,4 @@ def pearson_spearman_many(x: np.ndarray, ys: np.ndarray, pearson: bool = True,
     if x.size and ys.size:
         _pearson_spearman_many(x, ys, bool(pearson), bool(spearman), out)
     return out
+

@@ -268,32 +268,28 @@ if compiled is not None:
     @compiled
     def _concordance(x, y, con, nx, ny):  # pragma: no cover - compiled
         n_b, n_c, n = x.shape
-        signs = np.zeros(n * (n - 1) // 2, dtype=np.int64)     # y's, once per row b
+        signs = np.zeros((n, n), dtype=np.int32)        # y's, once per row b
         for b in range(n_b):
             count = 0
-            k = 0
             for p in range(n - 1):
                 yp = y[b, p]
                 for q in range(p + 1, n):
-                    yq = y[b, q]
-                    s = 1 if yp > yq else (-1 if yp < yq else 0)
-                    signs[k] = s
-                    if s != 0:
-                        count += 1
-                    k += 1
+                    s = np.int32(yp > y[b, q]) - np.int32(yp < y[b, q])
+                    signs[p, q] = s
+                    count += s != 0
             ny[b] = count
             for c in range(n_c):
+                row = x[b, c]
                 total = 0
                 ordered = 0
-                k = 0
                 for p in range(n - 1):
-                    xp = x[b, c, p]
-                    # branch-free, so that the compiler vectorises the run
+                    xp = row[p]
+                    # branch-free over a row of the signs, so that the
+                    # compiler vectorises it
                     for q in range(p + 1, n):
-                        sx = np.int64(xp > x[b, c, q]) - np.int64(xp < x[b, c, q])
-                        total += sx * signs[k + q - p - 1]
-                        ordered += sx != 0
-                    k += n - p - 1
+                        sx = np.int32(xp > row[q]) - np.int32(xp < row[q])
+                        total += sx * signs[p, q]
+                        ordered += sx * sx
                 con[b, c] = total
                 nx[b, c] = ordered
 
