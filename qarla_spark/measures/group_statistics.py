@@ -240,8 +240,8 @@ def auc_group(key, frame, plans, seed: int, n: int):
 
     def pooled(weights):
         with np.errstate(invalid="ignore", divide="ignore"):
-            return ((weights @ wins).astype(np.float64)
-                    / (2 * (weights @ pairs)).astype(np.float64))
+            return (rs.int_matmul(weights, wins).astype(np.float64)
+                    / (2 * rs.int_matmul(weights, pairs)).astype(np.float64))
 
     point = pooled(np.ones((1, len(topics)), dtype=np.int64))[0]
     reps = pooled(rs.poisson_weights(seed, task, topics, n))

@@ -472,18 +472,21 @@ def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
     n_m = diff.shape[0]
     best = np.empty(n_m, dtype=np.int64)
     eps = np.empty(n_m, dtype=np.float64)
+    # numpy's sort of every row at once (vectorised; several times numba's
+    # argsort row by row): the order within equal differences never shows
+    order = np.argsort(diff, axis=1)
     _calibrate(np.ascontiguousarray(diff), np.ascontiguousarray(con),
-               np.ascontiguousarray(htie), np.ascontiguousarray(weight), best, eps)
+               np.ascontiguousarray(htie), np.ascontiguousarray(weight), order, best, eps)
     return best, eps
 
 
 if compiled is not None:
     @compiled
-    def _calibrate(diff, con, htie, weight, best, eps):  # pragma: no cover - compiled
+    def _calibrate(diff, con, htie, weight, orders, best, eps):  # pragma: no cover - compiled
         n_m, n_p = diff.shape
         for m in range(n_m):
             row = diff[m]
-            order = np.argsort(row)          # the order within equal differences never shows
+            order = orders[m]
             total = 0
             for p in range(n_p):
                 if con[m, p]:
