@@ -70,16 +70,28 @@ def _inputs(seed=3):
 
 
 def _loop(inputs, s):
-    """The plan as a plain loop over the units in the driver, no Spark."""
-    power, found = [], []
-    by_task = {t.task: t for t in inputs}
-    for unit, _ in P.units_of(inputs, s):
-        rows = P.run_unit(unit, by_task[unit[1]], s)
-        power += rows["power"]
-        found += rows["ppi"]
+    """The plan as a plain loop over the units in the driver, no Spark: each
+    task's rows (answers included) and its printed lines."""
+    power, found, lines = [], [], []
+    for t in inputs:
+        units = [P.run_unit(unit, t, s) for unit, _ in P.units_of([t], s)]
+        rows, more, answers = P.finish_task(t, units, s)
+        power += rows
+        found += more
+        lines += answers.lines
     power.sort(key=lambda r: P._sort_key(r, P.POWER_SORT))
     found.sort(key=lambda r: P._sort_key(r, P.PPI_SORT))
-    return power, found
+    return power, found, lines
+
+
+def _gathered(result, name):
+    """A table's rows as the executors hold them (the reduce's records),
+    gathered here for the test, sorted as the stage sorts a task's rows."""
+    from qarla_spark.spark import rounds as rd
+    parts = [rd.arrow_of(data) for _, _, data in rd.collect(result.records, [name])]
+    rows = [tuple(r.values()) for part in parts for r in part.to_pylist()]
+    return sorted(rows, key=lambda r: P._sort_key(r, P.POWER_SORT if name == "power"
+                                                   else P.PPI_SORT))
 
 
 @pytest.mark.spark
@@ -89,12 +101,18 @@ def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark)
     one = P.run_plan(spark, inputs, s, n_partitions=1)
     three = P.run_plan(spark, inputs, s, n_partitions=3)
     assert one.n_partitions == 1 and three.n_partitions == 3
-    for name in ("power", "ppi"):
-        assert one.tables[name].equals(three.tables[name]), name
-    power, found = _loop(inputs, s)
-    # bit for bit: NaN-free comparisons of the rows as Python values
-    assert repr(one.power) == repr(power) and repr(one.ppi) == repr(found)
-    table = one.tables["power"].to_pandas()
+    power, found, lines = _loop(inputs, s)
+    for result in (one, three):
+        # bit for bit: NaN-free comparisons of the rows as Python values
+        assert repr(_gathered(result, "power")) == repr(power)
+        assert repr(_gathered(result, "ppi")) == repr(found)
+        # the driver receives the answers only: a task's lines and counts
+        assert [a.task for a in result.answers] == ["news", "chat"]
+        assert [line for a in result.answers for line in a.lines] == lines
+        assert sum(a.n_power for a in result.answers) == len(power)
+        assert set(result.tables) == {"power", "ppi"}
+    assert P.describe_plan(one) == P.describe_plan(three)
+    table = P.arrow_table("power", power).to_pandas()
     assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single"}
     assert set(table.loc[table["question"] == "pair", "measure"]) == {
         "QUEEN(A,B)", "QUEEN(A)", "HBR", "coherence", "relevance"}
@@ -103,7 +121,7 @@ def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark)
     assert tied["p_same_order"].isna().all() and len(tied)
     pairs = table[table["question"] == "pair"]
     assert (pairs["extrapolated"] == (pairs["n_topics"] > pairs["testbed_topics"])).all()
-    ppi_rows = one.tables["ppi"].to_pandas()
+    ppi_rows = P.arrow_table("ppi", found).to_pandas()
     assert set(ppi_rows["method"]) == {"classical", "ppi", "ppi++"}
     assert set(ppi_rows["task"]) == {"news"} and set(ppi_rows["measure"]) == {"QUEEN(A,B)"}
     classical = ppi_rows[ppi_rows["method"] == "classical"]
@@ -155,7 +173,7 @@ def test_the_printed_answer_names_the_topics_a_pair_needs():
             for n, p in zip(sizes, (0.3, 0.6, 0.75, 0.85))]
     rows += [("t", P.RANKING, "HBR", None, None, None, n, 100, n > 50, 1000, p, 0.0, None)
              for n, p in zip(sizes, (0.5, 0.7, 0.9, 0.95))]
-    text = P.describe_plan(P.PlanResult(P.Settings(), [t], rows, [], {}, 1, 2))
+    text = "\n".join(P.describe_task(t, P.with_answers(rows), []))
     assert ("0 of 1 adjacent pairs reach 80% power within the 100 topics you have; to "
             "separate M22 from M23 with 80% power: ~175 topics (extrapolated)") in text
     assert "Whole ranking stable (two halves agree) with 80%: ~125 topics (extrapolated)" in text
@@ -222,7 +240,9 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     assert set(info["tables"]) <= set(after["tables"])
     assert not [f for f in os.listdir(run) if f.startswith(".")]     # nothing staged left
     power = pq.read_table(os.path.join(run, "power")).to_pandas()
-    assert len(power) == len(result.power) and set(power["task"]) == set(info["qarla"]["tasks"])
+    assert len(power) == after["plan"]["rows"]["power"] == sum(a.n_power
+                                                               for a in result.answers)
+    assert set(power["task"]) == set(info["qarla"]["tasks"])
     ppi_rows = pq.read_table(os.path.join(run, "ppi")).to_pandas()
     judged = [t.task for t in local if t.criteria]
     assert set(ppi_rows["task"]) == set(judged)
@@ -235,7 +255,8 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     assert "ppi-table" in page and "could not be drawn" not in page
     # adding the tables again replaces them, and run.json with them
     from qarla_spark.spark.output import add_tables
-    add_tables(spark, run, {"power": result.tables["power"]}, "plan", {"again": True})
+    add_tables(spark, run, {"power": pq.read_table(os.path.join(run, "power"))}, "plan",
+               {"again": True})
     assert pq.read_table(os.path.join(run, "power")).to_pandas().equals(power)
     after = json.load(open(os.path.join(run, "run.json")))
     assert after["plan"] == {"again": True} and list(after["tables"])[-2:] == ["power", "ppi"]
