@@ -113,7 +113,15 @@ def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark)
         assert set(result.tables) == {"power", "ppi"}
     assert P.describe_plan(one) == P.describe_plan(three)
     table = P.arrow_table("power", power).to_pandas()
-    assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single"}
+    assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single",
+                                      "pairwise_accuracy"}
+    # pairwise accuracy's widths: every automatic measure against each criterion, no answer
+    accuracy = table[table["question"] == "pairwise_accuracy"]
+    assert set(zip(accuracy["task"], accuracy["measure"], accuracy["a"])) == {
+        ("news", m, c) for m in ("QUEEN(A,B)", "QUEEN(A)", "HBR")
+        for c in ("coherence", "relevance")}
+    assert accuracy["n_needed"].isna().all() and accuracy["needed_at_most"].isna().all()
+    assert (accuracy["ci_width"] >= 0).all() and (accuracy["ci_width"] > 0).any()
     assert set(table.loc[table["question"] == "pair", "measure"]) == {
         "QUEEN(A,B)", "QUEEN(A)", "HBR", "coherence", "relevance"}
     # the tied pair keeps no order (NaN), the extrapolated size is marked
@@ -153,6 +161,14 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
                        t.measures["relevance"][0], t.topics)
     assert [r[8] for r in rows if r[3] == "ppi++"] == sim.coverage[0, 2].tolist()
     assert P.ppi_measure_of(t, P.Settings(ppi_measure="coherence")) is None
+    # an accuracy unit is plan_pairwise_accuracy's of its size, under the criterion's label
+    rows = P.run_unit(("accuracy", t.task, "coherence", 14), t, s)["power"]
+    names = P.automatic_measures(t)
+    acc = pl.plan_pairwise_accuracy([t.measures[m][1] for m in names],
+                                    t.measures["coherence"][1], [14], s.trials, s.seed, t.task,
+                                    "pairwise_accuracy:coherence", names, t.topics)
+    assert [(r[2], r[3], r[12]) for r in rows] == [
+        (m, "coherence", acc.ci_width[0, k]) for k, m in enumerate(names)]
 
 
 def test_the_answers_are_smallest_n_of_each_curve():

@@ -58,7 +58,8 @@ from qarla_spark.names import HBR, SEPARATOR, queen_of
 KING = "KING"
 #: ``power/``'s questions
 PAIR, RANKING, BEST_SET, BEST_VS_SINGLE = "pair", "ranking", "best_set", "best_vs_single"
-QUESTIONS = (PAIR, RANKING, BEST_SET, BEST_VS_SINGLE)
+PAIRWISE_ACCURACY = "pairwise_accuracy"
+QUESTIONS = (PAIR, RANKING, BEST_SET, BEST_VS_SINGLE, PAIRWISE_ACCURACY)
 DEFAULT_TRIALS = 1000
 DEFAULT_KS = (10, 20, 30, 40, 50)
 
@@ -120,7 +121,8 @@ class TaskInputs:
 # ---------------------------------------------------------------------------
 
 #: a unit: (kind, task, label, size or k); kind "systems", "best" (label: the
-#: question, best_set or best_vs_single) or "ppi"
+#: question, best_set or best_vs_single), "accuracy" (label: the criterion) or
+#: "ppi"
 Unit = Tuple[str, str, str, int]
 
 
@@ -140,6 +142,15 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
             out.append((("best", t.task, BEST_SET, 0), cost * (3 * len(t.king_sets) + 1)))
             if has_single(t):
                 out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
+        automatic = automatic_measures(t)
+        pairs = _pairs(t)
+        for criterion in t.criteria if automatic else ():
+            for n in sizes:
+                # the signs of each measure and the humans, one draw: calibrated on
+                # SummEval's CPU (0.04 s a unit against a systems unit's 0.10 s)
+                out.append((("accuracy", t.task, criterion, int(n)),
+                            settings.trials * (t.n_topics + 2 * n) * pairs
+                            * (len(automatic) + 1) / 3.0))
         auto = ppi_measure_of(t, settings)
         if auto is not None:
             n_s = len(t.measures[auto][0])
@@ -150,6 +161,25 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
                     out.append((("ppi", t.task, criterion, int(k)),
                                 140.0 * settings.trials * t.n_topics * n_s))
     return out
+
+
+def automatic_measures(t: TaskInputs) -> Tuple[str, ...]:
+    """The task's measures that are not human criteria (QUEEN of the best
+    set and of the best single metric, HBR), in the inputs' order."""
+    return tuple(m for m in t.measures if m not in t.criteria)
+
+
+def _pairs(t: TaskInputs) -> int:
+    """The pairs of the task's systems (the most any measure has)."""
+    n = max((len(systems) for systems, _ in t.measures.values()), default=0)
+    return n * (n - 1) // 2
+
+
+def accuracy_label(criterion: str) -> str:
+    """The draws' label (the measure's place of the key) of the
+    pairwise-accuracy simulation of ``criterion``: every measure against it
+    is scored on the same draws."""
+    return f"{PAIRWISE_ACCURACY}:{criterion}"
 
 
 def bins_of(units: Sequence[Tuple[Unit, float]], n_bins: int) -> List[List[Unit]]:
@@ -189,7 +219,9 @@ def _value(x) -> Optional[float]:
 def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tuple]]:
     """The rows of one unit: ``power`` rows (task, question, measure, a, b,
     adjacent, n_topics, testbed_topics, extrapolated, trials, p_same_order,
-    p_significant, ci_width) and ``ppi`` rows (task, criterion, measure,
+    p_significant, ci_width; for ``pairwise_accuracy`` a is the criterion
+    and ci_width the interval's width, :func:`~qarla_spark.measures.
+    planning.plan_pairwise_accuracy`) and ``ppi`` rows (task, criterion, measure,
     method, system, k, n_cells, trials, coverage, width, classical_width,
     k_equivalent, judgments_saved, lam)."""
     kind, task, label, size = unit
@@ -230,6 +262,15 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
                               _value(plan.p_same_order[row, 0]),
                               _value(plan.p_significant[row, 0]),
                               _value(plan.ci_width[row, 0])))
+    elif kind == "accuracy":
+        systems, human = t.measures[label]
+        names = automatic_measures(t)
+        plan = pl.plan_pairwise_accuracy([_aligned(t.measures[m], systems) for m in names],
+                                         human, [size], trials, seed, task,
+                                         accuracy_label(label), names, t.topics)
+        for m, measure in enumerate(names):
+            power.append((task, PAIRWISE_ACCURACY, measure, label, None, None, size, n_t,
+                          size > n_t, trials, None, None, _value(plan.ci_width[0, m])))
     elif kind == "ppi":
         auto_name = ppi_measure_of(t, settings)
         systems, human = t.measures[label]
@@ -592,7 +633,8 @@ class PlanResult:
                 "ppi_measure": {t.task: ppi_measure_of(t, s) for t in self.inputs},
                 "draws": "Philox streams keyed by (seed, 'plan', task, measure, n, trial) and "
                          "(seed, 'ppi', task, criterion, trial); KING's questions under "
-                         "measure 'KING'",
+                         "measure 'KING', pairwise accuracy's under "
+                         "'pairwise_accuracy:<criterion>' (with replacement at every size)",
                 "units": self.n_units, "partitions": self.n_partitions,
                 "rows": {"power": sum(a.n_power for a in self.answers),
                          "ppi": sum(a.n_ppi for a in self.answers)},
@@ -709,12 +751,16 @@ def answer_of(rows: Sequence[tuple]) -> pl.SmallestN:
 
 def with_answers(power: Sequence[tuple]) -> List[tuple]:
     """``power``'s rows with each curve's answer: n_needed (null: not
-    within the grid), needed_at_most."""
-    found = {key: answer_of(rows) for key, rows in curves(power).items()}
+    within the grid), needed_at_most; both null for a question without a
+    probability to reach (``pairwise_accuracy``'s widths)."""
+    found = {key: answer_of(rows) for key, rows in curves(power).items()
+             if key[1] in ANSWERED}
     out = []
     for r in power:
-        a = found[tuple(r[:5])]
-        out.append(tuple(r) + ((a.n if a.reached else None), a.at_most))
+        a = found.get(tuple(r[:5]))
+        # a width (pairwise accuracy's interval) has no 80% to reach
+        out.append(tuple(r) + (((a.n if a.reached else None), a.at_most) if a is not None
+                               else (None, None)))
     return out
 
 
@@ -800,8 +846,28 @@ def describe_task(t: TaskInputs, power: Sequence[tuple], found_ppi: Sequence[tup
     if vs is not None:
         lines.append(f"  its KING above the best single metric {t.best_single} with 80% "
                      f"power: {_topics(answer_of(vs))}")
+    lines += _describe_accuracy(t, found)
     lines += _describe_ppi(t, found_ppi)
     return lines
+
+
+def _describe_accuracy(t: TaskInputs, found: Dict[tuple, List[tuple]]) -> List[str]:
+    """The width of the 95% interval of the best set's QUEEN's pairwise
+    accuracy against each criterion at the testbed's size and the largest."""
+    measure = queen_of(t.best_set)
+    parts = []
+    for criterion in t.criteria:
+        rows = found.get((t.task, PAIRWISE_ACCURACY, measure, criterion, None))
+        if not rows:
+            continue
+        top = max(r[6] for r in rows)
+        here, there = _at(rows, t.n_topics, 12), _at(rows, top, 12)
+        parts.append(f"{criterion} {here:.2f} at {t.n_topics} topics, {there:.2f} at {top}"
+                     + (" (extrapolated)" if top > t.n_topics else ""))
+    if not parts:
+        return []
+    return [f"  width of the 95% interval of {measure}'s pairwise accuracy on a new testbed: "
+            + "; ".join(parts)]
 
 
 def pairs_of(found: Dict[tuple, List[tuple]], key: tuple) -> List[tuple]:
