@@ -277,3 +277,34 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     after = json.load(open(os.path.join(run, "run.json")))
     assert after["plan"] == {"again": True} and list(after["tables"])[-2:] == ["power", "ppi"]
     assert not [f for f in os.listdir(run) if f.startswith(".")]
+
+
+@pytest.mark.slow       # a whole run (the shared two-task run's, with --plan)
+@pytest.mark.spark
+def test_a_run_with_plan_equals_the_run_then_qarla_plan(spark, two_task_run, tmp_path):
+    """``qarla run --plan``: the plan stage inside a whole run (reading the
+    tables the run has just staged) writes every table `qarla plan` adds to
+    the same run made without it — every one of the run's tables
+    identical, bit for bit — and prints the same answers."""
+    from devtools.compare import compare_runs
+    from helpers import two_task_records, write_jsonl
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    plan = dict(plan_trials=12, plan_ks=(2, 3), plan_sizes=(2, 4, 6, 9))
+    path = write_jsonl(tmp_path / "in.jsonl", two_task_records())
+    out = str(tmp_path / "with_plan")
+    result = pipeline.run(spark, RunConfig(
+        inputs=(str(path),), out=out, metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
+        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=300, seed=4, plan=True, **plan))
+    after = str(tmp_path / "after")
+    shutil.copytree(two_task_run.out, after)       # the shared run, made without --plan
+    planned = pipeline.plan_run(spark, after, RunConfig(**plan))
+    differences = compare_runs(out, after)
+    assert {"power", "ppi"} <= set(differences)
+    assert differences == {name: [] for name in differences}
+    info = json.load(open(os.path.join(out, "run.json")))
+    assert list(info["tables"])[-2:] == ["power", "ppi"]
+    assert info["plan"]["answers"] == P.describe_plan(planned).splitlines()
+    assert info["plan"]["rows"] == json.load(open(os.path.join(after, "run.json")))["plan"]["rows"]
+    assert P.describe_plan(planned) in result.summary()
+    assert "plan_s" in info["timings"] and info["plan"]["timings"]["write_power_s"] is not None
