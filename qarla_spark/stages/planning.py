@@ -11,8 +11,9 @@ criterion (``judgments/``: a summary's score the exact mean over its
 raters); and each topic's KING share — the share of its held-out models
 ranked strictly above every peer, from ``queen/``'s held-out rows — of the
 best set and each representative (the subsets of the representatives the
-run scored per summary: the other 1,013 subsets' per-topic counts are not
-in a finished run's tables).
+run scored per summary: the other subsets' per-topic counts — 1,012 on
+SummEval — are not in a finished run's tables, so "stays best" is an upper
+bound of it among all subsets).
 
 **Work** (:func:`run_plan`): units keyed (task × measure × size) for the
 systems' plan (:func:`~qarla_spark.measures.planning.plan_systems` of one
