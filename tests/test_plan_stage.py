@@ -75,7 +75,7 @@ def _loop(inputs, s):
     power, found, lines = [], [], []
     for t in inputs:
         units = [P.run_unit(unit, t, s) for unit, _ in P.units_of([t], s)]
-        rows, more, answers = P.finish_task(t, units, s)
+        rows, more, answers = P.finish_task(t, units)
         power += rows
         found += more
         lines += answers.lines

@@ -587,7 +587,7 @@ class TaskAnswers:
     n_ppi: int
 
 
-def finish_task(t: TaskInputs, units: Sequence[Dict[str, List[tuple]]], settings: Settings
+def finish_task(t: TaskInputs, units: Sequence[Dict[str, List[tuple]]]
                 ) -> Tuple[List[tuple], List[tuple], TaskAnswers]:
     """One task's ``power/`` rows (with each curve's answer,
     :func:`with_answers`) and ``ppi/`` rows, sorted, and its
@@ -662,8 +662,8 @@ def _plan_reduce(key: str, items, context):
     """A task's units to its tables' records and its answers (the reduce
     side, on an executor: :func:`finish_task`)."""
     from qarla_spark.spark import rounds as rd
-    by_task, settings = context
-    power, found_ppi, answers = finish_task(by_task[key], [v for _, v in items], settings)
+    by_task, _ = context
+    power, found_ppi, answers = finish_task(by_task[key], [v for _, v in items])
     return [rd.table_record(key, "power", power), rd.table_record(key, "ppi", found_ppi),
             (key, "driver", answers)]
 
@@ -766,7 +766,8 @@ def with_answers(power: Sequence[tuple]) -> List[tuple]:
 
 
 def arrow_table(name: str, rows: Sequence[tuple]):
-    """The declared table ``name`` of rows in its column order (pyarrow)."""
+    """The declared table ``name`` of rows in its column order (pyarrow): for
+    rows held in the driver (tests, a plain loop over the units)."""
     import pyarrow as pa
 
     from qarla_spark.tables import table
