@@ -337,13 +337,16 @@ TABLES: Tuple[Table, ...] = (
                 "adjacent boolean, n_topics int, testbed_topics int, extrapolated boolean, "
                 "trials int, p_same_order double, p_significant double, ci_width double, "
                 "n_needed double, needed_at_most boolean",
-                question="`pair`\\|`ranking`\\|`best_set`\\|`best_vs_single`"),
+                question="`pair`\\|`ranking`\\|`best_set`\\|`best_vs_single`\\|"
+                         "`pairwise_accuracy`"),
           "task × question × measure (QUEEN of the best set and of the best single metric, "
           "HBR, each criterion; `KING` for the best set's questions) × pair × size: over "
           "`trials` seeded draws of `n_topics` topics (`extrapolated`: with replacement, "
           "beyond the testbed) the probability the testbed's order holds, the paired "
           "t-test's power at 5%, the mean 95% interval width; `ranking`: two disjoint halves "
-          "agree on every pair (p_significant: on every test's conclusion); `n_needed`: the "
+          "agree on every pair (p_significant: on every test's conclusion); "
+          "`pairwise_accuracy`: the width of the 95% interval of the measure's pairwise "
+          "accuracy against criterion `a` (draws with replacement); `n_needed`: the "
           "smallest n from which the curve stays ≥ 80% (SPEC §12)"),
     Table("ppi", "plan", "fewer judgments: prediction-powered intervals, simulated",
           _cols("task string, criterion string, measure string, method string, "

@@ -70,16 +70,28 @@ def _inputs(seed=3):
 
 
 def _loop(inputs, s):
-    """The plan as a plain loop over the units in the driver, no Spark."""
-    power, found = [], []
-    by_task = {t.task: t for t in inputs}
-    for unit, _ in P.units_of(inputs, s):
-        rows = P.run_unit(unit, by_task[unit[1]], s)
-        power += rows["power"]
-        found += rows["ppi"]
+    """The plan as a plain loop over the units in the driver, no Spark: each
+    task's rows (answers included) and its printed lines."""
+    power, found, lines = [], [], []
+    for t in inputs:
+        units = [P.run_unit(unit, t, s) for unit, _ in P.units_of([t], s)]
+        rows, more, answers = P.finish_task(t, units)
+        power += rows
+        found += more
+        lines += answers.lines
     power.sort(key=lambda r: P._sort_key(r, P.POWER_SORT))
     found.sort(key=lambda r: P._sort_key(r, P.PPI_SORT))
-    return power, found
+    return power, found, lines
+
+
+def _gathered(result, name):
+    """A table's rows as the executors hold them (the reduce's records),
+    gathered here for the test, sorted as the stage sorts a task's rows."""
+    from qarla_spark.spark import rounds as rd
+    parts = [rd.arrow_of(data) for _, _, data in rd.collect(result.records, [name])]
+    rows = [tuple(r.values()) for part in parts for r in part.to_pylist()]
+    return sorted(rows, key=lambda r: P._sort_key(r, P.POWER_SORT if name == "power"
+                                                   else P.PPI_SORT))
 
 
 @pytest.mark.spark
@@ -89,13 +101,27 @@ def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark)
     one = P.run_plan(spark, inputs, s, n_partitions=1)
     three = P.run_plan(spark, inputs, s, n_partitions=3)
     assert one.n_partitions == 1 and three.n_partitions == 3
-    for name in ("power", "ppi"):
-        assert one.tables[name].equals(three.tables[name]), name
-    power, found = _loop(inputs, s)
-    # bit for bit: NaN-free comparisons of the rows as Python values
-    assert repr(one.power) == repr(power) and repr(one.ppi) == repr(found)
-    table = one.tables["power"].to_pandas()
-    assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single"}
+    power, found, lines = _loop(inputs, s)
+    for result in (one, three):
+        # bit for bit: NaN-free comparisons of the rows as Python values
+        assert repr(_gathered(result, "power")) == repr(power)
+        assert repr(_gathered(result, "ppi")) == repr(found)
+        # the driver receives the answers only: a task's lines and counts
+        assert [a.task for a in result.answers] == ["news", "chat"]
+        assert [line for a in result.answers for line in a.lines] == lines
+        assert sum(a.n_power for a in result.answers) == len(power)
+        assert set(result.tables) == {"power", "ppi"}
+    assert P.describe_plan(one) == P.describe_plan(three)
+    table = P.arrow_table("power", power).to_pandas()
+    assert set(table["question"]) == {"pair", "ranking", "best_set", "best_vs_single",
+                                      "pairwise_accuracy"}
+    # pairwise accuracy's widths: every automatic measure against each criterion, no answer
+    accuracy = table[table["question"] == "pairwise_accuracy"]
+    assert set(zip(accuracy["task"], accuracy["measure"], accuracy["a"])) == {
+        ("news", m, c) for m in ("QUEEN(A,B)", "QUEEN(A)", "HBR")
+        for c in ("coherence", "relevance")}
+    assert accuracy["n_needed"].isna().all() and accuracy["needed_at_most"].isna().all()
+    assert (accuracy["ci_width"] >= 0).all() and (accuracy["ci_width"] > 0).any()
     assert set(table.loc[table["question"] == "pair", "measure"]) == {
         "QUEEN(A,B)", "QUEEN(A)", "HBR", "coherence", "relevance"}
     # the tied pair keeps no order (NaN), the extrapolated size is marked
@@ -103,7 +129,7 @@ def test_the_stage_is_bit_identical_at_any_partitioning_and_equals_a_loop(spark)
     assert tied["p_same_order"].isna().all() and len(tied)
     pairs = table[table["question"] == "pair"]
     assert (pairs["extrapolated"] == (pairs["n_topics"] > pairs["testbed_topics"])).all()
-    ppi_rows = one.tables["ppi"].to_pandas()
+    ppi_rows = P.arrow_table("ppi", found).to_pandas()
     assert set(ppi_rows["method"]) == {"classical", "ppi", "ppi++"}
     assert set(ppi_rows["task"]) == {"news"} and set(ppi_rows["measure"]) == {"QUEEN(A,B)"}
     classical = ppi_rows[ppi_rows["method"] == "classical"]
@@ -135,6 +161,14 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
                        t.measures["relevance"][0], t.topics)
     assert [r[8] for r in rows if r[3] == "ppi++"] == sim.coverage[0, 2].tolist()
     assert P.ppi_measure_of(t, P.Settings(ppi_measure="coherence")) is None
+    # an accuracy unit is plan_pairwise_accuracy's of its size, under the criterion's label
+    rows = P.run_unit(("accuracy", t.task, "coherence", 14), t, s)["power"]
+    names = P.automatic_measures(t)
+    acc = pl.plan_pairwise_accuracy([t.measures[m][1] for m in names],
+                                    t.measures["coherence"][1], [14], s.trials, s.seed, t.task,
+                                    "pairwise_accuracy:coherence", names, t.topics)
+    assert [(r[2], r[3], r[12]) for r in rows] == [
+        (m, "coherence", acc.ci_width[0, k]) for k, m in enumerate(names)]
 
 
 def test_the_answers_are_smallest_n_of_each_curve():
@@ -155,7 +189,7 @@ def test_the_printed_answer_names_the_topics_a_pair_needs():
             for n, p in zip(sizes, (0.3, 0.6, 0.75, 0.85))]
     rows += [("t", P.RANKING, "HBR", None, None, None, n, 100, n > 50, 1000, p, 0.0, None)
              for n, p in zip(sizes, (0.5, 0.7, 0.9, 0.95))]
-    text = P.describe_plan(P.PlanResult(P.Settings(), [t], rows, [], {}, 1, 2))
+    text = "\n".join(P.describe_task(t, P.with_answers(rows), []))
     assert ("0 of 1 adjacent pairs reach 80% power within the 100 topics you have; to "
             "separate M22 from M23 with 80% power: ~175 topics (extrapolated)") in text
     assert "Whole ranking stable (two halves agree) with 80%: ~125 topics (extrapolated)" in text
@@ -222,7 +256,9 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     assert set(info["tables"]) <= set(after["tables"])
     assert not [f for f in os.listdir(run) if f.startswith(".")]     # nothing staged left
     power = pq.read_table(os.path.join(run, "power")).to_pandas()
-    assert len(power) == len(result.power) and set(power["task"]) == set(info["qarla"]["tasks"])
+    assert len(power) == after["plan"]["rows"]["power"] == sum(a.n_power
+                                                               for a in result.answers)
+    assert set(power["task"]) == set(info["qarla"]["tasks"])
     ppi_rows = pq.read_table(os.path.join(run, "ppi")).to_pandas()
     judged = [t.task for t in local if t.criteria]
     assert set(ppi_rows["task"]) == set(judged)
@@ -235,8 +271,40 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     assert "ppi-table" in page and "could not be drawn" not in page
     # adding the tables again replaces them, and run.json with them
     from qarla_spark.spark.output import add_tables
-    add_tables(spark, run, {"power": result.tables["power"]}, "plan", {"again": True})
+    add_tables(spark, run, {"power": pq.read_table(os.path.join(run, "power"))}, "plan",
+               {"again": True})
     assert pq.read_table(os.path.join(run, "power")).to_pandas().equals(power)
     after = json.load(open(os.path.join(run, "run.json")))
     assert after["plan"] == {"again": True} and list(after["tables"])[-2:] == ["power", "ppi"]
     assert not [f for f in os.listdir(run) if f.startswith(".")]
+
+
+@pytest.mark.slow       # a whole run (the shared two-task run's, with --plan)
+@pytest.mark.spark
+def test_a_run_with_plan_equals_the_run_then_qarla_plan(spark, two_task_run, tmp_path):
+    """``qarla run --plan``: the plan stage inside a whole run (reading the
+    tables the run has just staged) writes every table `qarla plan` adds to
+    the same run made without it — every one of the run's tables
+    identical, bit for bit — and prints the same answers."""
+    from devtools.compare import compare_runs
+    from helpers import two_task_records, write_jsonl
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    plan = dict(plan_trials=12, plan_ks=(2, 3), plan_sizes=(2, 4, 6, 9))
+    path = write_jsonl(tmp_path / "in.jsonl", two_task_records())
+    out = str(tmp_path / "with_plan")
+    result = pipeline.run(spark, RunConfig(
+        inputs=(str(path),), out=out, metrics=("R-1.a", "R-2.a", "Rpre-1.a", "AVLS"),
+        clusters=2, jack_orders=2, hbr_exact=True, bootstrap=300, seed=4, plan=True, **plan))
+    after = str(tmp_path / "after")
+    shutil.copytree(two_task_run.out, after)       # the shared run, made without --plan
+    planned = pipeline.plan_run(spark, after, RunConfig(**plan))
+    differences = compare_runs(out, after)
+    assert {"power", "ppi"} <= set(differences)
+    assert differences == {name: [] for name in differences}
+    info = json.load(open(os.path.join(out, "run.json")))
+    assert list(info["tables"])[-2:] == ["power", "ppi"]
+    assert info["plan"]["answers"] == P.describe_plan(planned).splitlines()
+    assert info["plan"]["rows"] == json.load(open(os.path.join(after, "run.json")))["plan"]["rows"]
+    assert P.describe_plan(planned) in result.summary()
+    assert "plan_s" in info["timings"] and info["plan"]["timings"]["write_power_s"] is not None

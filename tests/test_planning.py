@@ -349,3 +349,75 @@ def test_the_best_of_an_exact_tie_is_the_earlier_whatever_the_rounding():
     for cols in ([0, 1], [1, 0]):
         plan = pl.plan_best(v[:, cols], (3,), 20, 2, "t", "KING")
         assert plan.best == 0 and plan.stays_count.tolist() == [20]
+
+
+# ---------------------------------------------------------------------------
+# metrics: the pairwise-accuracy interval's width
+# ---------------------------------------------------------------------------
+
+def _loop_accuracy(metric, human, topics):
+    """(agree2, pairs2) of a measure against the humans over the drawn
+    topics (a topic twice counts twice), the obvious way: each system's
+    exact means over its cells as fractions, every pair compared."""
+    n_s = human.shape[1]
+    cells = np.isfinite(metric) & np.isfinite(human)
+
+    def means(x):
+        out = []
+        for s in range(n_s):
+            vals = [Fraction(float(x[t, s])) for t in topics if cells[t, s]]
+            out.append(sum(vals) / len(vals) if vals else None)
+        return out
+    m, h = means(metric), means(human)
+    agree2 = pairs2 = 0
+    for i in range(n_s):
+        for j in range(i + 1, n_s):
+            if h[i] is None or h[j] is None or h[i] == h[j]:
+                continue
+            pairs2 += 2
+            agree2 += 2 * (_sign(m[i] - m[j]) == _sign(h[i] - h[j])) + (m[i] == m[j])
+    return agree2, pairs2
+
+
+def test_the_pairwise_accuracy_width_equals_a_loop_over_trials():
+    """Every trial's counts and each size's width (the trials' 2.5-97.5%
+    percentile range, numpy's linear quantile) as a loop over trials with
+    the same draws says, exactly; the testbed's own pairwise accuracy is
+    meta_eval's of the systems' means."""
+    from qarla_spark.measures.meta_eval import pairwise_accuracy
+    rng = np.random.default_rng(5)
+    human = np.round(_testbed(2, n_topics=11, n_systems=6, missing=0.05) * 2) / 2  # human ties
+    first = human + rng.normal(0.0, 0.8, human.shape)
+    second = np.round(first, 0)                  # metric ties
+    second[rng.random(human.shape) < 0.15] = np.nan   # other cells than the first's
+    names = [f"t{k:02d}" for k in range(human.shape[0])]
+    sizes, trials = (3, 8, 11, 20), 40
+    plan = pl.plan_pairwise_accuracy([first, second], human, sizes, trials, 9, "task",
+                                     "PA(q)", ("first", "second"), names)
+    assert plan.measures == ("first", "second")
+    for m, metric in enumerate((first, second)):
+        a2, p2 = _loop_accuracy(metric, human, range(human.shape[0]))
+        assert plan.full[m] == a2 / p2
+        cells = np.isfinite(metric) & np.isfinite(human)
+        ms = [_mean(metric[cells[:, s], s], cells[:, s].sum()) for s in range(6)]
+        hs = [_mean(human[cells[:, s], s], cells[:, s].sum()) for s in range(6)]
+        assert plan.full[m] == pairwise_accuracy(ms, hs).value
+        for k, n in enumerate(sizes):
+            values = []
+            for r in range(trials):
+                sample, _, _ = _trial_topics(9, "task", "PA(q)", 11, n, r, pl.ALWAYS)
+                a2, p2 = _loop_accuracy(metric, human, sample)
+                assert (plan.agree2[k, r, m], plan.pairs2[k, r, m]) == (a2, p2)
+                if p2:
+                    values.append(a2 / p2)
+            low, high = np.quantile(values, [0.025, 0.975], method="linear")
+            assert plan.ci_width[k, m] == high - low
+    # narrower with more topics (the bootstrap's picture of a new testbed)
+    assert (plan.ci_width[-1] < plan.ci_width[0]).all()
+    # the topics' order does not matter (their names do)
+    shuffled = rng.permutation(human.shape[0])
+    again = pl.plan_pairwise_accuracy([first[shuffled], second[shuffled]], human[shuffled],
+                                      sizes, trials, 9, "task", "PA(q)", ("first", "second"),
+                                      [names[k] for k in shuffled])
+    assert np.array_equal(again.agree2, plan.agree2) and np.array_equal(
+        again.ci_width, plan.ci_width, equal_nan=True)

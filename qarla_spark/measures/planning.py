@@ -51,6 +51,11 @@ target (80%), interpolated linearly between the two grid sizes around its
 last crossing and rounded up; ``reached`` False when the grid's largest size
 is below it. :func:`plan_best`: how often the testbed's best measure (by a
 mean over topics, e.g. KING) is still the best on n topics.
+:func:`plan_pairwise_accuracy`: how wide the 95% interval of a measure's
+system-level pairwise accuracy against a human criterion is on n topics —
+the central 95% of its values over trials of n topics drawn with
+replacement (a simulation of its own: pairwise accuracy is not a mean over
+topics).
 """
 
 from __future__ import annotations
@@ -567,3 +572,115 @@ def plan_best(values, sizes: Sequence[int], trials: int, seed: int, task: str, q
         extrapolated[row] = draws.extrapolated
         stays[row] = int(np.sum(winners(topic_counts(draws.sample, n_t)) == full_best))
     return BestPlan(full_best, sizes, int(trials), extrapolated, stays)
+
+
+# ---------------------------------------------------------------------------
+# metrics: how wide is a pairwise-accuracy interval on n topics?
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AccuracyPlan:
+    """The pairwise accuracy of M measures against the humans on the
+    testbed (``full``, M) and in each trial of each size (``agree2`` and
+    ``pairs2``, K × trials × M: the integer counts, PA their
+    ratio, :func:`~qarla_spark.measures.meta_eval.pairwise_accuracy`'s),
+    and ``ci_width`` (K × M): the width of the central 95% of the trials'
+    pairwise accuracies (their 2.5% and 97.5% percentiles, NaN when no
+    trial has a pair the humans order)."""
+
+    measures: Tuple[str, ...]
+    sizes: np.ndarray
+    trials: int
+    full: np.ndarray
+    agree2: np.ndarray
+    pairs2: np.ndarray
+    ci_width: np.ndarray
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        """K × trials × M: each trial's pairwise accuracy (NaN without a
+        pair the humans order)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.pairs2 > 0, self.agree2 / self.pairs2.astype(np.float64),
+                            math.nan)
+
+
+def _accuracy_counts(measures, human, present, weights, i, j):
+    """(agree2 B × M, pairs2 B × M) of each measure's system means against
+    the humans' over their common cells (``present[m]``), the means over
+    the cells of each row's topic weights, their orders exact
+    (:func:`pair_signs`); the humans' signs computed once per distinct set
+    of cells."""
+    n_b = weights.shape[0]
+    agree2 = np.zeros((n_b, len(measures)), dtype=np.int64)
+    pairs2 = np.zeros((n_b, len(measures)), dtype=np.int64)
+    human_signs: dict = {}
+    for m, values in enumerate(measures):
+        cells = present[m]
+        key = cells.tobytes()
+        if key not in human_signs:
+            human_signs[key] = pair_signs(human, cells, weights, i, j)
+        sh = human_signs[key]
+        sm = pair_signs(values, cells, weights, i, j)
+        judged = sh != 0
+        agree2[:, m] = (2 * np.sum(judged & (sm == sh), axis=1)
+                        + np.sum(judged & (sm == 0), axis=1))
+        pairs2[:, m] = 2 * np.sum(judged, axis=1)
+    return agree2, pairs2
+
+
+def plan_pairwise_accuracy(measures, human, sizes: Sequence[int], trials: int, seed: int,
+                           task: str, label: str, names: Optional[Sequence[str]] = None,
+                           topics: Optional[Sequence[str]] = None) -> AccuracyPlan:
+    """How wide the 95% interval of a measure's system-level pairwise
+    accuracy against a human criterion is on n topics, a simulation of its
+    own (pairwise accuracy is not a mean over topics): ``measures`` a
+    sequence of M (topics × systems) score matrices and ``human`` the
+    criterion's (topics × systems), NaN missing; a measure's cells are the
+    (topic, system) both have. Trial r of size n draws n topics *with
+    replacement* at every size (:func:`draw_topics` with ``replace="always"``
+    under ``label`` in the measure's place of the key: the bootstrap's
+    picture of a new testbed of n topics, as the run's interval resamples
+    its topics); each system's measure and human means over its drawn
+    cells; the pairs the humans order, a metric tie counting ½ (Kocmi et
+    al. 2021, the run's ``pairwise_accuracy``), orders decided exactly. Every
+    measure is scored on the same draws."""
+    human = np.asarray(human, dtype=np.float64)
+    if human.ndim != 2:
+        raise ValueError("human scores must be (topics × systems)")
+    n_s = human.shape[1]
+    measures = [np.asarray(m, dtype=np.float64) for m in measures]
+    if any(m.shape != human.shape for m in measures):
+        raise ValueError("every measure's scores have the humans' shape (topics × systems)")
+    names = tuple(str(m) for m in range(len(measures))) if names is None else tuple(names)
+    if len(names) != len(measures):
+        raise ValueError("one name per measure")
+    # every matrix's rows in the topics' code-point order (one permutation)
+    stacked, topics = _canonical(np.concatenate([human] + measures, axis=1), topics)
+    human = stacked[:, :n_s]
+    measures = [stacked[:, n_s * (m + 1):n_s * (m + 2)] for m in range(len(measures))]
+    n_t = human.shape[0]
+    sizes = np.asarray([int(n) for n in sizes], dtype=np.int64)
+    if sizes.size and (np.any(np.diff(sizes) <= 0) or sizes[0] < 1):
+        raise ValueError("sizes must be positive and increasing")
+    h_present = np.isfinite(human)
+    present = [h_present & np.isfinite(m) for m in measures]
+    i, j = np.triu_indices(n_s, 1)
+    agree, pairs = _accuracy_counts(measures, human, present, np.ones((1, n_t), dtype=np.int64),
+                                    i, j)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        full = np.where(pairs[0] > 0, agree[0] / pairs[0].astype(np.float64), math.nan)
+    k, m_count = sizes.size, len(measures)
+    agree2 = np.zeros((k, int(trials), m_count), dtype=np.int64)
+    pairs2 = np.zeros((k, int(trials), m_count), dtype=np.int64)
+    width = np.full((k, m_count), math.nan)
+    for row, n in enumerate(sizes):
+        draws = draw_topics(seed, task, label, n_t, int(n), trials, ALWAYS)
+        a2, p2 = _accuracy_counts(measures, human, present, topic_counts(draws.sample, n_t), i, j)
+        agree2[row], pairs2[row] = a2, p2
+        if m_count and trials:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pa = np.where(p2 > 0, a2 / p2.astype(np.float64), math.nan)
+            low, high = rs.percentile_columns(pa)
+            width[row] = high - low
+    return AccuracyPlan(names, sizes, int(trials), full, agree2, pairs2, width)

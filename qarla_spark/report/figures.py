@@ -15,7 +15,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from qarla_spark.names import HBR
+from qarla_spark.names import HBR, queen_of
 from qarla_spark.report.svg import Figure, Handle
 
 WIDTH = 9.0                     # inches: 864 px in a browser
@@ -411,7 +411,8 @@ def power_figure(rows, testbed_topics: Optional[int] = None) -> Figure:
     (red) against the number of topics; a panel ``KING`` with the
     probability that the best set stays best and the power of its lead
     over the best single metric; 80% dashed, the testbed's topics a
-    vertical line (beyond it, extrapolated: shaded)."""
+    vertical line (beyond it, extrapolated: shaded); a panel of the
+    interval widths (:func:`_width_panel`)."""
     rows = _Rows(rows)
     question, measure = rows["question"], rows["measure"]
     n, p_same, p_sig = rows.floats("n_topics"), rows.floats("p_same_order"), \
@@ -420,7 +421,12 @@ def power_figure(rows, testbed_topics: Optional[int] = None) -> Figure:
     measures = list(dict.fromkeys(measure[question == "pair"].tolist()))
     if np.any(question == "best_set"):
         measures.append("KING")
-    fig, axes = _panels(len(measures), 2.6)
+    widths = np.any(question == "pairwise_accuracy") or (
+        np.any(question == "best_set") and np.isfinite(rows.floats("ci_width")[
+            question == "best_set"]).any())
+    fig, axes = _panels(len(measures) + bool(widths), 2.6)
+    if widths:
+        _width_panel(axes[len(measures)], rows, testbed_topics)
     for ax, name in zip(axes, measures):
         mine = measure == name
         top = float(np.nanmax(n[mine])) if mine.any() else 1.0
@@ -461,3 +467,35 @@ def power_figure(rows, testbed_topics: Optional[int] = None) -> Figure:
         if measures[-1] == "KING" and len(measures) > 1:
             axes[len(measures) - 1].legend(size=7.0, loc="best")
     return fig
+
+
+def _width_panel(ax, rows, testbed_topics: Optional[int]) -> None:
+    """The plan's interval widths against n: the best set's KING (its
+    t-interval over the drawn topics) and its QUEEN's pairwise accuracy
+    against each criterion (the central 95% of the trials')."""
+    question, measure, n = rows["question"], rows["measure"], rows.floats("n_topics")
+    width = rows.floats("ci_width")
+    top = float(np.nanmax(n)) if len(n) else 1.0
+    if testbed_topics and testbed_topics < top:
+        ax.axvspan(testbed_topics, top, GREY, opacity=0.12)
+        ax.axvline(testbed_topics, colour=GREY, width=0.8)
+    best = np.flatnonzero(question == "best_set")
+    if len(best):
+        idx = best[np.argsort(n[best], kind="stable")]
+        ax.plot(n[idx], width[idx], colour=RED, width=2.0, marker="o", marker_size=3.0,
+                label="KING of the best set")
+    wanted = queen_of(rows["a"][best[0]]) if len(best) else None
+    accuracy = np.flatnonzero((question == "pairwise_accuracy") & (measure == wanted))
+    criteria = list(dict.fromkeys(rows["a"][accuracy].tolist()))
+    for k, criterion in enumerate(criteria):
+        idx = accuracy[rows["a"][accuracy] == criterion]
+        idx = idx[np.argsort(n[idx], kind="stable")]
+        ax.plot(n[idx], width[idx], colour=CLUSTER_COLOURS[k % len(CLUSTER_COLOURS)],
+                width=1.2, label=f"pairwise accuracy, {criterion}")
+    ax.title = "95% interval width"
+    ax.xlabel = "topics"
+    ax.ylabel = "width"
+    shown = width[np.concatenate([best, accuracy]).astype(np.int64)]
+    shown = shown[np.isfinite(shown)]
+    ax.ylim = (0, max(0.05, 1.05 * float(shown.max())) if shown.size else 1.0)
+    ax.legend(size=7.0, loc="best")

@@ -596,8 +596,9 @@ def check_reused_table(spark, path: str) -> None:
 
 def add_tables(spark, run_dir: str, tables: Dict[str, Any], entry: str,
                value: Dict[str, Any]) -> Dict[str, Any]:
-    """Add declared tables (pyarrow tables, :meth:`RunDirectory.write_arrow`)
-    and ``run.json``'s ``entry`` to a finished run (``qarla plan RUN_DIR``):
+    """Add declared tables (pyarrow tables, :meth:`RunDirectory.write_arrow`;
+    or a stage's tables the executors write, :class:`BundledTable`, those of
+    one bundle in one Spark job) and ``run.json``'s ``entry`` to a finished run (``qarla plan RUN_DIR``):
     the tables are written into a staging folder inside the run
     (``.<entry>.incomplete-<id>``, which no reader takes for a table), then
     each is moved into place (a previous table of its name moved aside
@@ -611,8 +612,17 @@ def add_tables(spark, run_dir: str, tables: Dict[str, Any], entry: str,
     staged = RunDirectory(spark, f"{run_dir}/.{entry}", overwrite=True, commit="rename")
     fs, path = staged.fs, staged._Path
     try:
+        # the tables of one bundle (the executors' records) in one Spark job
+        groups: Dict[Any, List[str]] = {}
         for name, rows in tables.items():
-            staged.write(table(name), rows)
+            bundle = getattr(rows, "bundle", None)
+            groups.setdefault(id(bundle) if bundle is not None else name, []).append(name)
+        for names in groups.values():
+            first = tables[names[0]]
+            if getattr(first, "bundle", None) is not None:
+                staged.write_bundle([table(n) for n in names], first.bundle)
+            else:
+                staged.write(table(names[0]), first)
         for name in tables:
             target = path(f"{run_dir}/{name}")
             old = None

@@ -11,27 +11,34 @@ criterion (``judgments/``: a summary's score the exact mean over its
 raters); and each topic's KING share — the share of its held-out models
 ranked strictly above every peer, from ``queen/``'s held-out rows — of the
 best set and each representative (the subsets of the representatives the
-run scored per summary: the other 1,013 subsets' per-topic counts are not
-in a finished run's tables).
+run scored per summary: the other subsets' per-topic counts — 1,012 on
+SummEval — are not in a finished run's tables, so "stays best" is an upper
+bound of it among all subsets).
 
 **Work** (:func:`run_plan`): units keyed (task × measure × size) for the
 systems' plan (:func:`~qarla_spark.measures.planning.plan_systems` of one
 size), (task × question) for the best measure
 (:func:`~qarla_spark.measures.planning.plan_best` and the best set against
 the best single metric) and (task × criterion × k) for PPI
-(:func:`~qarla_spark.measures.ppi.simulate` of one k), all in one Spark
-job: the units in bins of about equal estimated cost, one bin per
-partition, as many partitions as Spark reports cores
-(``defaultParallelism``) unless given; the task's inputs broadcast; each
-unit returns its small rows. Every draw is keyed by (the run's seed, the
-unit's labels) as the pure modules key them, so neither the bins nor the
-partitions change a bit of the tables (tested at 1 and 3 partitions).
+(:func:`~qarla_spark.measures.ppi.simulate` of one k): the units in bins
+of about equal estimated cost, one bin per partition, as many partitions
+as Spark reports cores (``defaultParallelism``) unless given; the task's
+inputs broadcast; each unit's rows go, keyed by task, to one reduce per
+task (:func:`finish_task`: the task's sorted rows, each curve's answer, its
+printed lines) on the executors. The driver gathers the answers only
+(:class:`TaskAnswers`: a task's lines, its units' CPU seconds, its row
+counts); the tables are written by the executors from the persisted
+records, as the other stages' (one Spark job before the writes). Every
+draw is keyed by (the run's seed, the unit's labels) as the pure modules
+key them, so neither the bins nor the partitions change a bit of the
+tables (tested at 1 and 3 partitions, and against a plain loop).
 
 **Outputs**: ``power/`` and ``ppi/`` (:mod:`qarla_spark.tables`), the
 answers (the smallest n reaching 80%, :func:`~qarla_spark.measures.
 planning.smallest_n`; the judgments PPI saves) and their printed form
-(:func:`describe_plan`), and ``run.json``'s ``plan`` entry (seed, sizes,
-trials, ks, the draws' keys, timings).
+(:func:`describe_task`, :func:`describe_plan`), and ``run.json``'s
+``plan`` entry (seed, sizes, trials, ks, the draws' keys, row counts,
+timings).
 """
 
 from __future__ import annotations
@@ -52,7 +59,8 @@ from qarla_spark.names import HBR, SEPARATOR, queen_of
 KING = "KING"
 #: ``power/``'s questions
 PAIR, RANKING, BEST_SET, BEST_VS_SINGLE = "pair", "ranking", "best_set", "best_vs_single"
-QUESTIONS = (PAIR, RANKING, BEST_SET, BEST_VS_SINGLE)
+PAIRWISE_ACCURACY = "pairwise_accuracy"
+QUESTIONS = (PAIR, RANKING, BEST_SET, BEST_VS_SINGLE, PAIRWISE_ACCURACY)
 DEFAULT_TRIALS = 1000
 DEFAULT_KS = (10, 20, 30, 40, 50)
 
@@ -114,7 +122,8 @@ class TaskInputs:
 # ---------------------------------------------------------------------------
 
 #: a unit: (kind, task, label, size or k); kind "systems", "best" (label: the
-#: question, best_set or best_vs_single) or "ppi"
+#: question, best_set or best_vs_single), "accuracy" (label: the criterion) or
+#: "ppi"
 Unit = Tuple[str, str, str, int]
 
 
@@ -134,6 +143,15 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
             out.append((("best", t.task, BEST_SET, 0), cost * (3 * len(t.king_sets) + 1)))
             if has_single(t):
                 out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
+        automatic = automatic_measures(t)
+        pairs = _pairs(t)
+        for criterion in t.criteria if automatic else ():
+            for n in sizes:
+                # the signs of each measure and the humans, one draw: calibrated on
+                # SummEval's CPU (0.04 s a unit against a systems unit's 0.10 s)
+                out.append((("accuracy", t.task, criterion, int(n)),
+                            settings.trials * (t.n_topics + 2 * n) * pairs
+                            * (len(automatic) + 1) / 3.0))
         auto = ppi_measure_of(t, settings)
         if auto is not None:
             n_s = len(t.measures[auto][0])
@@ -144,6 +162,25 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
                     out.append((("ppi", t.task, criterion, int(k)),
                                 140.0 * settings.trials * t.n_topics * n_s))
     return out
+
+
+def automatic_measures(t: TaskInputs) -> Tuple[str, ...]:
+    """The task's measures that are not human criteria (QUEEN of the best
+    set and of the best single metric, HBR), in the inputs' order."""
+    return tuple(m for m in t.measures if m not in t.criteria)
+
+
+def _pairs(t: TaskInputs) -> int:
+    """The pairs of the task's systems (the most any measure has)."""
+    n = max((len(systems) for systems, _ in t.measures.values()), default=0)
+    return n * (n - 1) // 2
+
+
+def accuracy_label(criterion: str) -> str:
+    """The draws' label (the measure's place of the key) of the
+    pairwise-accuracy simulation of ``criterion``: every measure against it
+    is scored on the same draws."""
+    return f"{PAIRWISE_ACCURACY}:{criterion}"
 
 
 def bins_of(units: Sequence[Tuple[Unit, float]], n_bins: int) -> List[List[Unit]]:
@@ -183,7 +220,9 @@ def _value(x) -> Optional[float]:
 def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tuple]]:
     """The rows of one unit: ``power`` rows (task, question, measure, a, b,
     adjacent, n_topics, testbed_topics, extrapolated, trials, p_same_order,
-    p_significant, ci_width) and ``ppi`` rows (task, criterion, measure,
+    p_significant, ci_width; for ``pairwise_accuracy`` a is the criterion
+    and ci_width the interval's width, :func:`~qarla_spark.measures.
+    planning.plan_pairwise_accuracy`) and ``ppi`` rows (task, criterion, measure,
     method, system, k, n_cells, trials, coverage, width, classical_width,
     k_equivalent, judgments_saved, lam)."""
     kind, task, label, size = unit
@@ -224,6 +263,15 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
                               _value(plan.p_same_order[row, 0]),
                               _value(plan.p_significant[row, 0]),
                               _value(plan.ci_width[row, 0])))
+    elif kind == "accuracy":
+        systems, human = t.measures[label]
+        names = automatic_measures(t)
+        plan = pl.plan_pairwise_accuracy([_aligned(t.measures[m], systems) for m in names],
+                                         human, [size], trials, seed, task,
+                                         accuracy_label(label), names, t.topics)
+        for m, measure in enumerate(names):
+            power.append((task, PAIRWISE_ACCURACY, measure, label, None, None, size, n_t,
+                          size > n_t, trials, None, None, _value(plan.ci_width[0, m])))
     elif kind == "ppi":
         auto_name = ppi_measure_of(t, settings)
         systems, human = t.measures[label]
@@ -525,23 +573,57 @@ POWER_SORT = (0, 1, 2, 3, 4, 6)         # task, question, measure, a, b, n_topic
 PPI_SORT = (0, 1, 2, 3, 4, 5)           # task, criterion, measure, method, system, k
 
 
+@dataclass(frozen=True)
+class TaskAnswers:
+    """What the driver receives of one task (made on the executors): the
+    task's printed lines (:func:`describe_task`), its units' CPU seconds
+    (measured where they ran) and its rows in ``power/`` and ``ppi/`` —
+    a few dozen values a task, whatever its systems, sizes and trials."""
+
+    task: str
+    lines: Tuple[str, ...]
+    cpu: Tuple[Tuple[Unit, float], ...]
+    n_power: int
+    n_ppi: int
+
+
+def finish_task(t: TaskInputs, units: Sequence[Dict[str, List[tuple]]]
+                ) -> Tuple[List[tuple], List[tuple], TaskAnswers]:
+    """One task's ``power/`` rows (with each curve's answer,
+    :func:`with_answers`) and ``ppi/`` rows, sorted, and its
+    :class:`TaskAnswers`, from the results of its units
+    (:func:`run_unit`, each with its ``cpu_s``): the plan's reduce, on the
+    executors; the same pure function in a plain loop (tested)."""
+    power: List[tuple] = []
+    found_ppi: List[tuple] = []
+    cpu: List[Tuple[Unit, float]] = []
+    for rows in units:
+        power += rows["power"]
+        found_ppi += rows["ppi"]
+        cpu += rows.get("cpu_s", [])
+    power.sort(key=lambda r: _sort_key(r, POWER_SORT))
+    found_ppi.sort(key=lambda r: _sort_key(r, PPI_SORT))
+    power = with_answers(power)
+    answers = TaskAnswers(t.task, tuple(describe_task(t, power, found_ppi)),
+                          tuple(sorted(cpu)), len(power), len(found_ppi))
+    return power, found_ppi, answers
+
+
 @dataclass
 class PlanResult:
-    """The plan's rows (``power`` and ``ppi``, sorted), the tables to
-    write, the answers and what ``run.json`` records."""
+    """The plan: its ``tables`` (``power/`` and ``ppi/``, written by the
+    executors from ``records``, the reduce's persisted records), each
+    task's :class:`TaskAnswers` (``answers``, the inputs' order) and what
+    ``run.json`` records."""
 
     settings: Settings
     inputs: List[TaskInputs]
-    power: List[tuple]
-    ppi: List[tuple]
+    answers: List[TaskAnswers]
+    tables: Dict[str, Any]
     timings: Dict[str, float]
     n_partitions: int
     n_units: int
-
-    @property
-    def tables(self) -> Dict[str, Any]:
-        return {"power": arrow_table("power", with_answers(self.power)),
-                "ppi": arrow_table("ppi", self.ppi)}
+    records: Any = None
 
     def info(self, config=None) -> Dict[str, Any]:
         s = self.settings
@@ -552,50 +634,76 @@ class PlanResult:
                 "ppi_measure": {t.task: ppi_measure_of(t, s) for t in self.inputs},
                 "draws": "Philox streams keyed by (seed, 'plan', task, measure, n, trial) and "
                          "(seed, 'ppi', task, criterion, trial); KING's questions under "
-                         "measure 'KING'",
+                         "measure 'KING', pairwise accuracy's under "
+                         "'pairwise_accuracy:<criterion>' (with replacement at every size)",
                 "units": self.n_units, "partitions": self.n_partitions,
+                "rows": {"power": sum(a.n_power for a in self.answers),
+                         "ppi": sum(a.n_ppi for a in self.answers)},
                 "timings": dict(self.timings),
                 "answers": describe_plan(self).splitlines()}
 
 
-def run_plan(spark, inputs: Sequence[TaskInputs], settings: Settings,
-             n_partitions: Optional[int] = None) -> PlanResult:
-    """Every unit of ``inputs`` in one Spark job (module doc): ``n_partitions``
-    bins (default: ``defaultParallelism``); the rows gathered and sorted."""
+def _run_bin(units_of_bin, shared):
+    """A partition's units (the map side, on an executor): each unit's rows
+    and CPU seconds as a record keyed by its task."""
     from qarla_spark.spark import rounds as rd
     from qarla_spark.spark.worker import blas_threads, worker_ready
+    worker_ready()
+    by_task, settings = shared.value
+    with blas_threads(1):       # one core per partition: no oversubscription
+        for unit in units_of_bin:
+            began = time.process_time()
+            rows = run_unit(unit, by_task[unit[1]], settings)
+            rows["cpu_s"] = [(unit, time.process_time() - began)]
+            yield (unit[1], "unit", rd.dumps(rows))
+
+
+def _plan_reduce(key: str, items, context):
+    """A task's units to its tables' records and its answers (the reduce
+    side, on an executor: :func:`finish_task`)."""
+    from qarla_spark.spark import rounds as rd
+    by_task, _ = context
+    power, found_ppi, answers = finish_task(by_task[key], [v for _, v in items])
+    return [rd.table_record(key, "power", power), rd.table_record(key, "ppi", found_ppi),
+            (key, "driver", answers)]
+
+
+def run_plan(spark, inputs: Sequence[TaskInputs], settings: Settings,
+             n_partitions: Optional[int] = None) -> PlanResult:
+    """Every unit of ``inputs`` (module doc): the units in ``n_partitions``
+    bins (default: ``defaultParallelism``), one bin a partition; their rows
+    grouped by task (one shuffle) into each task's tables and answers
+    (:func:`finish_task`) on the executors; the driver gathers the answers
+    only, and the tables are written by the executors from the persisted
+    records (:func:`~qarla_spark.spark.rounds.records_tables`). One Spark
+    job before the writes."""
+    from qarla_spark.spark import cache
+    from qarla_spark.spark import rounds as rd
     started = time.time()
     units = units_of(inputs, settings)
     n = n_partitions or max(1, spark.sparkContext.defaultParallelism)
     bins = bins_of(units, n)
-    power: List[tuple] = []
-    found_ppi: List[tuple] = []
-    cpu: List[Tuple[Unit, float]] = []
+    by_task = {t.task: t for t in inputs}
     if bins:
-        shared = rd.broadcast(spark, ({t.task: t for t in inputs}, settings))
-
-        def run_bin(units_of_bin):
-            worker_ready()
-            by_task, s = shared.value
-            out = []
-            with blas_threads(1):       # one core per partition: no oversubscription
-                for unit in units_of_bin:
-                    began = time.process_time()
-                    rows = run_unit(unit, by_task[unit[1]], s)
-                    rows["cpu_s"] = [(unit, time.process_time() - began)]
-                    out.append(rows)
-            return out
-
-        results = spark.sparkContext.parallelize(bins, len(bins)).flatMap(run_bin).collect()
-        for r in results:
-            power += r["power"]
-            found_ppi += r["ppi"]
-            cpu += r["cpu_s"]
-    power.sort(key=lambda r: _sort_key(r, POWER_SORT))
-    found_ppi.sort(key=lambda r: _sort_key(r, PPI_SORT))
+        shared = rd.broadcast(spark, (by_task, settings))
+        mapped = spark.sparkContext.parallelize(bins, len(bins)).mapPartitions(
+            lambda part: (row for b in part for row in _run_bin(b, shared)))
+        records = spark.createDataFrame(mapped, rd.ENVELOPE)
+        costs: Dict[str, float] = {}
+        for (_, task, _, _), cost in units:
+            costs[rd.key_of(task)] = costs.get(rd.key_of(task), 0.0) + cost
+        n_reduce = max(1, min(len(costs), n))
+        reduced = cache.persist(rd.reduce_by_key(
+            records, _plan_reduce, n_reduce, shared,
+            placement=rd.placement_by_cost(costs, n_reduce)))
+    else:
+        reduced = spark.createDataFrame([], rd.ENVELOPE)
+    found = {key: value for key, _, value in rd.collect(reduced, ["driver"])}
+    answers = [found[t.task] for t in inputs if t.task in found]
     timings = {"simulate_s": round(time.time() - started, 3)}
-    timings.update(cpu_timings(cpu, len(bins)))
-    return PlanResult(settings, list(inputs), power, found_ppi, timings, len(bins), len(units))
+    timings.update(cpu_timings([c for a in answers for c in a.cpu], len(bins)))
+    return PlanResult(settings, list(inputs), answers, rd.records_tables(reduced, ["power", "ppi"]),
+                      timings, len(bins), len(units), reduced)
 
 
 def cpu_timings(cpu: Sequence[Tuple[Unit, float]], n_bins: int) -> Dict[str, float]:
@@ -644,17 +752,22 @@ def answer_of(rows: Sequence[tuple]) -> pl.SmallestN:
 
 def with_answers(power: Sequence[tuple]) -> List[tuple]:
     """``power``'s rows with each curve's answer: n_needed (null: not
-    within the grid), needed_at_most."""
-    found = {key: answer_of(rows) for key, rows in curves(power).items()}
+    within the grid), needed_at_most; both null for a question without a
+    probability to reach (``pairwise_accuracy``'s widths)."""
+    found = {key: answer_of(rows) for key, rows in curves(power).items()
+             if key[1] in ANSWERED}
     out = []
     for r in power:
-        a = found[tuple(r[:5])]
-        out.append(tuple(r) + ((a.n if a.reached else None), a.at_most))
+        a = found.get(tuple(r[:5]))
+        # a width (pairwise accuracy's interval) has no 80% to reach
+        out.append(tuple(r) + (((a.n if a.reached else None), a.at_most) if a is not None
+                               else (None, None)))
     return out
 
 
 def arrow_table(name: str, rows: Sequence[tuple]):
-    """The declared table ``name`` of rows in its column order (pyarrow)."""
+    """The declared table ``name`` of rows in its column order (pyarrow): for
+    rows held in the driver (tests, a plain loop over the units)."""
     import pyarrow as pa
 
     from qarla_spark.tables import table
@@ -672,62 +785,91 @@ def _topics(a: pl.SmallestN) -> str:
 
 
 def describe_plan(result: PlanResult) -> str:
-    """The printed answers, per task: per measure, the adjacent pairs 80%
-    power separates within the testbed's size and the hardest one, the
-    whole ranking's stability; the best set's questions; PPI's saving."""
+    """The printed answers: a header, then each task's lines
+    (:func:`describe_task`, made on the executors)."""
     lines = [f"plan: {result.settings.trials:,} trials per size, seed "
              f"{result.settings.seed}; n for 80% (power of a paired t-test at 5%, or "
              "probability)"]
-    found = curves(result.power)
-    for t in result.inputs:
-        lines.append(f"task {t.task} ({t.n_topics} topics):")
-        for measure in t.measures:
-            pairs = [(key, rows) for key, rows in found.items()
-                     if key[0] == t.task and key[1] == PAIR and key[2] == measure
-                     and rows[0][5]]
-            if not pairs:
-                continue
-            answers = sorted(((answer_of(rows), key) for key, rows in pairs),
-                             key=lambda x: (not x[0].reached, x[0].n if x[0].reached else 0,
-                                            x[1][3], x[1][4]))
-            within = [x for x in answers if x[0].reached and x[0].n <= t.n_topics]
-            beyond = [x for x in answers if x[0].reached and x[0].n > t.n_topics]
-            never = len(answers) - len(within) - len(beyond)
-            largest = max(settings_sizes(found, t.task, measure), default=t.n_topics)
-            parts = [f"{len(within)} of {len(answers)} adjacent pairs reach 80% power within "
-                     f"the {t.n_topics} topics you have"]
-            # the pairs more topics would separate (extrapolated), the easiest first
-            parts += [f"to separate {k[3]} from {k[4]} with 80% power: {_topics(a)}"
-                      for a, k in beyond[:3]]
-            if within:
-                a, k = within[-1]
-                parts.append(f"the last of them, {k[3]} vs {k[4]}: {_topics(a)}")
-            if never:
-                a, k = max(answers[len(within) + len(beyond):],
-                           key=lambda x: (_at(pairs_of(found, x[1]), largest, 11), x[1][3]))
-                power = _at(pairs_of(found, k), largest, 11)
-                parts.append(f"{never} not even with {largest} (the closest, {k[3]} vs {k[4]}: "
-                             f"power {power:.0%} at {largest})")
-            ranking = found.get((t.task, RANKING, measure, None, None))
-            stable = _topics(answer_of(ranking)) if ranking else "?"
-            lines.append(f"  {measure}: " + "; ".join(parts)
-                         + f". Whole ranking stable (two halves agree) with 80%: {stable}")
-        best = found.get((t.task, BEST_SET, KING, t.best_set, None))
-        if best is None:
-            best = next((rows for key, rows in found.items()
-                         if key[0] == t.task and key[1] == BEST_SET), None)
-        if best is not None:
-            top = max(r[6] for r in best)
-            lines.append(f"  the best set {best[0][3]} stays best by KING (among it and the "
-                         f"representatives) with 80%: {_topics(answer_of(best))} (at "
-                         f"{t.n_topics} topics {_at(best, t.n_topics, 10):.0%}, at {top} "
-                         f"{_at(best, top, 10):.0%})")
-        vs = found.get((t.task, BEST_VS_SINGLE, KING, t.best_set, t.best_single))
-        if vs is not None:
-            lines.append(f"  its KING above the best single metric {t.best_single} with 80% "
-                         f"power: {_topics(answer_of(vs))}")
-        lines += _describe_ppi(result, t)
+    for answers in result.answers:
+        lines += answers.lines
     return "\n".join(lines)
+
+
+def describe_task(t: TaskInputs, power: Sequence[tuple], found_ppi: Sequence[tuple]
+                  ) -> List[str]:
+    """A task's printed answers from its ``power/`` and ``ppi/`` rows: per
+    measure, the adjacent pairs 80% power separates within the testbed's
+    size and the hardest one, the whole ranking's stability; the best set's
+    questions; PPI's saving."""
+    lines = [f"task {t.task} ({t.n_topics} topics):"]
+    found = curves(power)
+    for measure in t.measures:
+        pairs = [(key, rows) for key, rows in found.items()
+                 if key[0] == t.task and key[1] == PAIR and key[2] == measure
+                 and rows[0][5]]
+        if not pairs:
+            continue
+        answers = sorted(((answer_of(rows), key) for key, rows in pairs),
+                         key=lambda x: (not x[0].reached, x[0].n if x[0].reached else 0,
+                                        x[1][3], x[1][4]))
+        within = [x for x in answers if x[0].reached and x[0].n <= t.n_topics]
+        beyond = [x for x in answers if x[0].reached and x[0].n > t.n_topics]
+        never = len(answers) - len(within) - len(beyond)
+        largest = max(settings_sizes(found, t.task, measure), default=t.n_topics)
+        parts = [f"{len(within)} of {len(answers)} adjacent pairs reach 80% power within "
+                 f"the {t.n_topics} topics you have"]
+        # the pairs more topics would separate (extrapolated), the easiest first
+        parts += [f"to separate {k[3]} from {k[4]} with 80% power: {_topics(a)}"
+                  for a, k in beyond[:3]]
+        if within:
+            a, k = within[-1]
+            parts.append(f"the last of them, {k[3]} vs {k[4]}: {_topics(a)}")
+        if never:
+            a, k = max(answers[len(within) + len(beyond):],
+                       key=lambda x: (_at(pairs_of(found, x[1]), largest, 11), x[1][3]))
+            power = _at(pairs_of(found, k), largest, 11)
+            parts.append(f"{never} not even with {largest} (the closest, {k[3]} vs {k[4]}: "
+                         f"power {power:.0%} at {largest})")
+        ranking = found.get((t.task, RANKING, measure, None, None))
+        stable = _topics(answer_of(ranking)) if ranking else "?"
+        lines.append(f"  {measure}: " + "; ".join(parts)
+                     + f". Whole ranking stable (two halves agree) with 80%: {stable}")
+    best = found.get((t.task, BEST_SET, KING, t.best_set, None))
+    if best is None:
+        best = next((rows for key, rows in found.items()
+                     if key[0] == t.task and key[1] == BEST_SET), None)
+    if best is not None:
+        top = max(r[6] for r in best)
+        lines.append(f"  the best set {best[0][3]} stays best by KING (among it and the "
+                     f"representatives) with 80%: {_topics(answer_of(best))} (at "
+                     f"{t.n_topics} topics {_at(best, t.n_topics, 10):.0%}, at {top} "
+                     f"{_at(best, top, 10):.0%})")
+    vs = found.get((t.task, BEST_VS_SINGLE, KING, t.best_set, t.best_single))
+    if vs is not None:
+        lines.append(f"  its KING above the best single metric {t.best_single} with 80% "
+                     f"power: {_topics(answer_of(vs))}")
+    lines += _describe_accuracy(t, found)
+    lines += _describe_ppi(t, found_ppi)
+    return lines
+
+
+def _describe_accuracy(t: TaskInputs, found: Dict[tuple, List[tuple]]) -> List[str]:
+    """The width of the 95% interval of the best set's QUEEN's pairwise
+    accuracy against each criterion at the testbed's size and the largest."""
+    measure = queen_of(t.best_set)
+    parts = []
+    for criterion in t.criteria:
+        rows = found.get((t.task, PAIRWISE_ACCURACY, measure, criterion, None))
+        if not rows:
+            continue
+        top = max(r[6] for r in rows)
+        here, there = _at(rows, t.n_topics, 12), _at(rows, top, 12)
+        parts.append(f"{criterion} {here:.2f} at {t.n_topics} topics, {there:.2f} at {top}"
+                     + (" (extrapolated)" if top > t.n_topics else ""))
+    if not parts:
+        return []
+    return [f"  width of the 95% interval of {measure}'s pairwise accuracy on a new testbed: "
+            + "; ".join(parts)]
 
 
 def pairs_of(found: Dict[tuple, List[tuple]], key: tuple) -> List[tuple]:
@@ -748,11 +890,11 @@ def settings_sizes(found: Dict[tuple, List[tuple]], task: str, measure: str) -> 
             for r in rows]
 
 
-def _describe_ppi(result: PlanResult, t: TaskInputs) -> List[str]:
+def _describe_ppi(t: TaskInputs, found_ppi: Sequence[tuple]) -> List[str]:
     """Per criterion: PPI++ with the measure, at each k, the share of the
     judgments it needs for the classical interval's width with them all
     (k_eq from the systems' summed squared widths)."""
-    rows = [r for r in result.ppi if r[0] == t.task]
+    rows = [r for r in found_ppi if r[0] == t.task]
     if not rows:
         return []
     out = []
