@@ -470,6 +470,20 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     return out[0] if single else out
 
 
+def _distinct_patterns(flips) -> Tuple[np.ndarray, np.ndarray]:
+    """(patterns P × T, how many rows drew each P) of rows of 0/1: each row
+    read as a T-bit number when T < 63 (one sort of B integers; numpy's
+    unique of rows sorts B × T), else numpy's unique of rows. The order of
+    the patterns is never read (their counts are summed)."""
+    n_t = flips.shape[1]
+    if n_t >= 63:
+        return np.unique(flips, axis=0, return_counts=True)
+    codes, mult = np.unique(flips @ (np.int64(1) << np.arange(n_t, dtype=np.int64)),
+                            return_counts=True)
+    patterns = (codes[:, None] >> np.arange(n_t, dtype=np.int64)[None, :]) & 1
+    return patterns, mult
+
+
 def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     """:func:`signed_mean_at_least` (K × S × S) when the sums A fit two
     levels of as many bits as the flips allow (53 less the bits of the
@@ -501,7 +515,7 @@ def _at_least_two_levels(cube, signs, counts) -> Optional[np.ndarray]:
     if pair_counts.BACKEND == "numba" and (bound + 2) * top < 2 ** 60:
         # the counts of the distinct sign patterns, each as many times as it
         # was drawn: the same integers as the replicates' (issue 36)
-        patterns, mult = np.unique(flips, axis=0, return_counts=True)
+        patterns, mult = _distinct_patterns(flips)
         zero = np.zeros((n_t, n_s * n_k), dtype=np.int64)
         return pair_counts.at_least_patterns(
             by_piece.get(0, zero).reshape(n_t, n_s, n_k),
