@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import make_testbed, write_jsonl
+from helpers import human_reading, make_testbed, write_jsonl
 from qarla_spark.io.checks import check_records, problem_rows, rater_means
 from qarla_spark.io.parsers import parse_file
 from qarla_spark.names import RAW_FIELDS
@@ -247,7 +247,9 @@ def test_rater_means_are_the_fraction_mean_rounded_once(scores):
     recs = [_record("judgment", 1, summarizer="A", criterion="q", rater=str(i), score=s)
             for i, s in enumerate(scores)]
     (row,) = rater_means(recs)
-    want = sum(map(Fraction, scores), Fraction(0)) / len(scores)
+    # each rating as its reading (thirds as thirds, 0.1 as 1/10: issue 39
+    # part 2); a wide double is its own value
+    want = sum(map(human_reading, scores), Fraction(0)) / len(scores)
     assert row["score"] == float(want)     # Fraction -> float rounds correctly
     if len(scores) == 1:
         assert math.copysign(1.0, row["score"]) == math.copysign(1.0, scores[0])
@@ -316,7 +318,7 @@ def _rated_testbed(tmp_path):
     """Summaries (3 topics, 4 models, 4 peers), each peer's ratings (a list
     of three for 'quality', one to three named raters for 'fluency', one
     anonymous for 'clarity') and the same judgments as each summary's exact
-    mean over its raters, one row each."""
+    mean over its raters' readings, one row each."""
     import numpy as np
     rng = np.random.default_rng(39)
     records = make_testbed(n_topics=3, n_models=4, n_peers=4, judged=False)
@@ -336,7 +338,9 @@ def _rated_testbed(tmp_path):
         rated.append(dict(key, criterion="clarity", score=clarity))
         for criterion, scores in (("quality", quality), ("fluency", fluency),
                                   ("clarity", [clarity])):
-            exact = sum(map(Fraction, scores), Fraction(0)) / len(scores)
+            # the exact mean of the ratings' readings (0.1 as 1/10, 4.67 as
+            # 467/100: issue 39, part 2)
+            exact = sum(map(human_reading, scores), Fraction(0)) / len(scores)
             means.append(dict(key, criterion=criterion, score=float(exact)))
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

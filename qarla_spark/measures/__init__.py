@@ -3,6 +3,8 @@ topic contributes, and the exact arithmetic that combines topics.
 
 - :mod:`~qarla_spark.measures.metric_sets`: metric sets as values;
 - :mod:`~qarla_spark.measures.exact`: exact means, rounded once;
+- :mod:`~qarla_spark.measures.human`: human scores read as the rationals
+  they stand for (thirds as thirds), their exact means;
 - :mod:`~qarla_spark.measures.masks`: bit masks, QUEEN's samples;
 - :mod:`~qarla_spark.measures.queen`: QUEEN of many sets as integer counts,
   KING's cases;

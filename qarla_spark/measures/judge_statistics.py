@@ -30,6 +30,7 @@ import numpy as np
 
 from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import agreement
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
 from qarla_spark.names import CHANCE  # noqa: F401  (the chance rows' measure name)
@@ -143,9 +144,14 @@ def measure_scores(data: JudgedScores, weights) -> np.ndarray:
 
 
 def human_scores(data: JudgedScores, weights) -> np.ndarray:
-    """The humans' side of :func:`system_scores` (B × S)."""
+    """The humans' side of :func:`system_scores` (B × S): the exact means of
+    the cells' readings (:func:`~qarla_spark.measures.human.system_means`:
+    thirds as thirds, issue 39 part 2), rounded once, point and replicates
+    alike; the means of the doubles above when every score reads as its
+    double."""
     t_idx, s_idx = _positions(data)
-    return _means(weights)(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems), weights)
+    return hu.system_means(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems),
+                           weights, _means(weights))
 
 
 # ---------------------------------------------------------------------------
@@ -195,10 +201,12 @@ class SystemScores:
         return self.shared["metric_p"]
 
     def human_p(self):
-        """The humans' p-values of :meth:`metric_p`."""
+        """The humans' p-values of :meth:`metric_p`, decided on the scores'
+        readings (:func:`~qarla_spark.measures.human.comparable`)."""
         if "human_p" not in self.memo:
             self.memo["human_p"] = me.PairwisePValues(
-                rs.signed_mean_at_least(self.data.human, self.data.cells, self.flips),
+                rs.signed_mean_at_least(hu.comparable(self.data.human), self.data.cells,
+                                        self.flips),
                 len(self.flips))
         return self.memo["human_p"]
 

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from qarla_spark.measures.exact import real_mean
+from qarla_spark.measures.human import mean as human_mean
 from qarla_spark.spark import rounds as rd
 
 # ---------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     out = []
     for criterion in sorted(found):
         mine = sorted(found[criterion])
-        human = [real_mean(found[criterion][n]) for n in mine]
+        human = [human_mean(found[criterion][n]) for n in mine]
         value = MetaScores(topic, criterion, mine,
                            np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
                            np.asarray(human, dtype=np.float64))
