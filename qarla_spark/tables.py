@@ -297,9 +297,11 @@ TABLES: Tuple[Table, ...] = (
           "every HBR measure, the QUEEN of each of the task's detailed sets and HBR × "
           "criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
-          "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
-          "summary level acc_eq with its tie threshold `epsilon`, and Pearson, Spearman, "
-          "Kendall per topic averaged over the topics where both vary; 95% interval over "
+          "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy, "
+          "pairwise accuracy with human ties counted (`pairwise_accuracy_wmt`, WMT's); "
+          "summary level acc_eq with its tie threshold `epsilon`, Pearson, Spearman, "
+          "Kendall per topic averaged over the topics where both vary, and Pairwise "
+          "Difference Pearson (`pdp`); 95% interval over "
           "topics (`interval`: system level recentred on the value, summary level "
           "percentile); `chance`: "
           "random scores, mean and 95% band over draws (`unit`)"),
@@ -324,13 +326,14 @@ TABLES: Tuple[Table, ...] = (
           _cols("basis string, criterion string, measure string, scope string, value double, "
                 "ci_low double, ci_high double, interval string, rank int, best_or_tied int, "
                 "n_tasks int",
-                basis="`king`\\|`pairwise_accuracy`", scope="`pooled` or a task"),
+                basis="`king`\\|`pairwise_accuracy`", scope="`pooled`, `mean` or a task"),
           "runs of ≥ 2 tasks: per basis (KING of every single metric and requested set; "
           "pairwise accuracy per criterion of HBR's measures, the requested sets' QUEEN and "
           "HBR) and measure, the pooled value over all topics of all tasks (bootstrap "
           "stratified by task; KING's interval percentile, pairwise accuracy's recentred) "
           "with its cluster rank and the tasks it is best or tied in "
-          "(rank 1 there), and each task's value and rank"),
+          "(rank 1 there), the equal-weight mean over tasks (`mean`, as WMT24/25) with its "
+          "own interval and rank, and each task's value and rank"),
     # -- plan (issue 40: `qarla plan`, `qarla run --plan`) -----------------------
     Table("power", "plan", "power and sample size: each question per number of topics",
           _cols("task string, question string, measure string, a string, b string, "

@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import agreement
 from qarla_spark.measures import group_statistics as gs
 from qarla_spark.measures import judge_statistics as js
@@ -815,7 +816,7 @@ def test_meta_evaluation_replicates_and_intervals(evaluated):
                 continue
             # system level: recentred on the value, within the statistic's range
             assert est.interval == "recentred"
-            lo, hi = (0.0, 1.0) if key[1] == "pairwise_accuracy" else (-1.0, 1.0)
+            lo, hi = ms.statistic(key[1], key[0]).bounds      # [0, 1] for the accuracies
             shift = est.value - np.median(r)
             assert est.low == pytest.approx(max(lo, min(q[0] + shift, est.value)), abs=1e-15)
             assert est.high == pytest.approx(min(hi, max(q[1] + shift, est.value)), abs=1e-15)

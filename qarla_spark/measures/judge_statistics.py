@@ -367,6 +367,48 @@ def _summary_kendall(scores: SystemScores) -> np.ndarray:
     return _summary_level(scores, 2)
 
 
+@kernel("pairwise_accuracy_wmt")
+def _pairwise_accuracy_wmt(scores: SystemScores) -> np.ndarray:
+    """mt-metrics-eval's ``Agreement`` (the pairwise accuracy WMT
+    publishes): every pair of systems with human scores, human ties
+    counted, a pair agreeing when its signs are equal
+    (:func:`~qarla_spark.measures.meta_eval.wmt_agreement_counts`: the sign
+    sums and the pairs the humans tie, every row and measure at once); NaN
+    without a pair."""
+    agree, pairs = me.wmt_agreement_counts(scores.x, scores.h, scores.signs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # integers below 2^53: the double quotient is correctly rounded
+        return np.where(pairs[:, None] > 0, agree / np.maximum(pairs, 1)[:, None], np.nan)
+
+
+@kernel("pdp", "summary")
+def _pdp(scores: SystemScores) -> np.ndarray:
+    """Pairwise Difference Pearson (DiIanni & Deutsch 2025): every pair of
+    systems within a topic, Σ d_m·d_h / √(Σ d_h² · Σ d_m²) pooled over the
+    topics; each topic's three sums of every measure at once
+    (:func:`~qarla_spark.measures.meta_eval.pdp_sums`), a replicate's the
+    sums weighted by its topics' weights
+    (:func:`~qarla_spark.measures.resampling.replicate_sums`: the point
+    row and every replicate in one call, deterministic, within a few ulp);
+    NaN when a side has no difference."""
+    data = scores.data
+    t_idx, s_idx = _positions(data)                  # row-major: sorted by topic
+    n_t, n_m = len(data.topics), len(data.measures)
+    cross, hh, mm = me.pdp_sums(data.scores[t_idx, s_idx, :], data.human[t_idx, s_idx],
+                                t_idx, n_t)
+    w = np.ones((1, n_t), dtype=np.int64)
+    if scores.replicates:
+        w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+    # the measures' Σ d_m² depends on their cells only: once for the
+    # criteria that share them (``shared``)
+    if "pdp_mm" not in scores.shared:
+        scores.shared["pdp_mm"] = rs.replicate_sums(mm, w)                # rows × M
+    sums = rs.replicate_sums(np.hstack([cross, hh[:, None]]), w)          # rows × (M + 1)
+    den = np.sqrt(sums[:, n_m:] * scores.shared["pdp_mm"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, sums[:, :n_m] / den, np.nan)
+
+
 # ---------------------------------------------------------------------------
 # the group
 # ---------------------------------------------------------------------------

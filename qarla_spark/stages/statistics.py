@@ -339,12 +339,15 @@ def _across_reduce(key, items, ctx):
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_king(counts, ctx.seed, ctx.n))
+        # beside the pooled value, the equal-weight mean over tasks (issue 39)
+        found = xt.with_mean(found, xt.mean_king(counts, ctx.seed, ctx.n))
     else:
         counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_counts(counts),
                                 bounds=ms.statistic("pairwise_accuracy").recentred_within)
+        found = xt.with_mean(found, xt.mean_counts(counts))
     rows = xt.across_rows(basis, criterion, found)
     printed = _across_printed(found)
     return [rd.table_record(key, "across", rows),
