@@ -7,7 +7,7 @@ import math
 from typing import List, Optional, Sequence
 
 from qarla_spark import meta_statistics as ms
-from qarla_spark.names import CHANCE, HBR, QUEEN, queen_of
+from qarla_spark.names import CHANCE, HBR, HUMAN, QUEEN, queen_of
 
 
 def _num(value: Optional[float], digits: int = 3) -> str:
@@ -157,7 +157,8 @@ def describe_judges(stats, best=None) -> str:
         parts = []
         for label, name in ((f"best set {queen_of(best_set)}", queen_of(best_set)),
                             (f"best single {best_single}", best_single),
-                            (HBR, HBR), (CHANCE, CHANCE)):
+                            (HBR, HBR), (CHANCE, CHANCE),
+                            ("human ceiling (each rater vs the others)", HUMAN)):
             v = found.get(name)
             if v is not None:
                 parts.append(f"{label} {_ci(v.value, v)}")
@@ -165,6 +166,22 @@ def describe_judges(stats, best=None) -> str:
         if tau is not None:
             parts.append(f"KING vs judges τ {_ci(tau.value, tau, 2)}")
         lines.append(f"  task {task}, {criterion}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def describe_raters(stats) -> str:
+    """Agreement among the raters (issue 39, part 3): per task and
+    criterion rated twice or more by named raters, Krippendorff's α
+    (interval metric) with its interval, the summaries it is over and the
+    raters."""
+    found = getattr(stats, "rater_alpha", {})
+    if not found:
+        return ""
+    lines = [f"agreement among the raters (Krippendorff's alpha, interval metric [95%, "
+             f"{PERCENTILE} over topics]):"]
+    for (task, criterion), (alpha, units, raters) in sorted(found.items()):
+        lines.append(f"  task {task}, {criterion}: {_ci(alpha.value, alpha)} over {units:,} "
+                     f"summaries rated twice or more, {raters} raters")
     return "\n".join(lines)
 
 

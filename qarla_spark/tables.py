@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Sequence, Tuple
 
 from qarla_spark.meta_statistics import PRIMARY, interval_note, level_note, statistic_note
-from qarla_spark.names import CHANCE, HBR, queen_of
+from qarla_spark.names import CHANCE, HBR, HUMAN, queen_of
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,7 @@ TABLES: Tuple[Table, ...] = (
                 "statistic string, value double, ci_low double, ci_high double, "
                 "interval string, epsilon double, n_topics int, n_systems int, "
                 "n_resamples int, unit string",
-                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}` or `{CHANCE}`",
+                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}`, `{CHANCE}` or `{HUMAN}`",
                 interval=interval_note(),
                 level=level_note(),
                 statistic=statistic_note()),
@@ -304,7 +304,8 @@ TABLES: Tuple[Table, ...] = (
           "Difference Pearson (`pdp`); 95% interval over "
           "topics (`interval`: system level recentred on the value, summary level "
           "percentile); `chance`: "
-          "random scores, mean and 95% band over draws (`unit`)"),
+          "random scores, mean and 95% band over draws (`unit`); `human` (named raters): "
+          "each rater against the mean of the others, averaged over the raters"),
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",
           _cols("task string, criterion string, basis string, measure string, value double, "
@@ -313,6 +314,14 @@ TABLES: Tuple[Table, ...] = (
           "criterion null) and, per criterion, the measures of `metric_eval/`; rank 1: the "
           "top cluster (no member significantly better, paired bootstrap, "
           "Benjamini-Hochberg)"),
+    Table("rater_agreement", "statistics",
+          "agreement among the raters: Krippendorff's alpha per criterion",
+          _cols("task string, criterion string, alpha double, ci_low double, ci_high double, "
+                "interval string, n_units long, n_ratings long, n_raters int, "
+                "n_resamples int, unit string", interval="`percentile`"),
+          "task × criterion with two or more raters of a judged summary (issue 39): "
+          "Krippendorff's alpha, interval metric, over the summaries rated twice or more "
+          "(`n_units`, their `n_ratings`); 95% percentile interval over topics"),
     Table("king_vs_judges", "statistics",
           "does judge-free KING order the metrics as the judges do: Kendall's tau",
           _cols("task string, criterion string, statistic string, n_measures int, "
