@@ -30,6 +30,10 @@ topic contributes, and the exact arithmetic that combines topics.
   accuracy, significance clusters, chance scores.
 - :mod:`~qarla_spark.measures.judge_statistics`: every measure against the
   judges (metric_eval/'s statistics, their kernels and intervals);
+- :mod:`~qarla_spark.measures.ceiling`: the human ceiling (each rater
+  against the mean of the others, metric_eval/'s rows of measure human);
+- :mod:`~qarla_spark.measures.krippendorff`: agreement among the raters
+  (Krippendorff's α, rater_agreement/);
 - :mod:`~qarla_spark.measures.across_tasks`: the measures every task has,
   pooled over tasks (across/);
 - :mod:`~qarla_spark.measures.pair_counts`: the statistics' exact counts
