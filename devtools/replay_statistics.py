@@ -55,15 +55,16 @@ def capture(folder: str, n_topics: int, n_tasks: int, bootstrap: int, seed: int,
     kept: Dict = {}
 
     def keep(cube, testbed, report, config, found):
+        ratings = getattr(testbed, "ratings", None)
         got = st.statistics_inputs(found.get("qarla"), found.get("hbr"), testbed.judgments,
-                                   config, report.tasks)
+                                   config, report.tasks, ratings)
         groups: Dict[str, List[Tuple[str, bytes]]] = {}
         for row in got.records.select(*rd.ENVELOPE_COLUMNS).collect():
             groups.setdefault(row["key"], []).append((row["kind"], bytes(row["data"])))
         kept["groups"] = {key: sorted(items) for key, items in groups.items()}
         kept["ctx"] = got.ctx
         return st.run_statistics(found.get("qarla"), found.get("hbr"), testbed.judgments,
-                                 config, report.tasks)
+                                 config, report.tasks, ratings)
 
     pipeline.ANALYSES = tuple(
         pipeline.Analysis(a.name, a.ready, keep) if a.name == "statistics" else a

@@ -121,6 +121,17 @@ STATISTICS: Tuple[Statistic, ...] = (
                 (-1.0, 1.0), PERCENTILE, short=f"summary {title}", against_king=False)
       for name, title in (("pearson", "Pearson"), ("spearman", "Spearman"),
                           ("kendall", "Kendall tau-b"))),
+    # the WMT conventions (issue 39, part 4)
+    Statistic("pairwise_accuracy_wmt", "system", "pairwise accuracy (WMT)",
+              "mt-metrics-eval's Agreement, the figure WMT publishes: every pair of systems, "
+              "human ties counted; a pair agrees when the signs of its two differences are "
+              "equal (both tie: agrees; one side ties: disagrees, no 1/2)",
+              (0.0, 1.0), RECENTRED, short="PA (WMT)", against_king=False),
+    Statistic("pdp", "summary", "Pairwise Difference Pearson",
+              "DiIanni & Deutsch 2025 (mt-metrics-eval's pdp): Pearson between the metric's and "
+              "the humans' differences of every pair of systems within a topic, pooled over "
+              "the topics (both orders of a pair: the means are 0)",
+              (-1.0, 1.0), PERCENTILE, short="PDP", against_king=False),
 )
 
 #: the statistic the measures are ranked by: the significance clusters of

@@ -115,6 +115,9 @@ QUEEN = "QUEEN"
 #: the measure (or metric set) name of the chance baselines' rows
 #: (``metric_eval/``, ``king_ci/``)
 CHANCE = "chance"
+#: the measure name of the human ceiling's rows of ``metric_eval/`` (each
+#: rater against the mean of the others; issue 39)
+HUMAN = "human"
 
 
 def queen_of(label: str) -> str:

@@ -223,7 +223,7 @@ def _hbr(cube, testbed, report, config, found):
 def _statistics(cube, testbed, report, config, found):
     from qarla_spark.stages.statistics import run_statistics
     return run_statistics(found.get("qarla"), found.get("hbr"), testbed.judgments, config,
-                          report.tasks)
+                          report.tasks, getattr(testbed, "ratings", None))
 
 
 #: the stages over the cube, in order
@@ -330,7 +330,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
         with run_stage(spark, windows, progress, "writing", timings, "commit_s"):
             writer.wait()
             from qarla_spark.summary import (describe_across, describe_hbr, describe_judges,
-                                             describe_qarla, describe_statistics)
+                                             describe_qarla, describe_raters,
+                                             describe_statistics)
             if qarla is not None:
                 texts += [describe_qarla(t, stats) for t in qarla.tasks]
             if hbr is not None:
@@ -338,8 +339,8 @@ def _run(spark, config: RunConfig, command: Optional[Sequence[str]],
             if stats is not None:
                 best = {t.task: (t.best_set.label, t.best_single.label)
                         for t in (qarla.tasks if qarla is not None else [])}
-                texts += [t for t in (describe_judges(stats, best), describe_across(stats))
-                          if t]
+                texts += [t for t in (describe_judges(stats, best), describe_raters(stats),
+                                      describe_across(stats)) if t]
                 texts.append(describe_statistics(stats))
             if planned is not None:
                 from qarla_spark.stages.planning import describe_plan

@@ -7,7 +7,7 @@ import math
 from typing import List, Optional, Sequence
 
 from qarla_spark import meta_statistics as ms
-from qarla_spark.names import CHANCE, HBR, QUEEN, queen_of
+from qarla_spark.names import CHANCE, HBR, HUMAN, QUEEN, queen_of
 
 
 def _num(value: Optional[float], digits: int = 3) -> str:
@@ -25,17 +25,28 @@ def _ci(value, interval=None, digits: int = 3) -> str:
     return text
 
 
+#: the names of the printed intervals (issue 39, part 6: a number printed
+#: with one interval while a table holds another for it names the one shown)
+PERCENTILE = "bootstrap percentile"
+RECENTRED = "bootstrap percentile recentred on the value"
+
+
+def _named(text: str, interval, name: str) -> str:
+    """``text`` followed by `` (name)`` when it printed ``interval``."""
+    return f"{text} ({name})" if interval is not None and not text.endswith("n/a") else text
+
+
 def _p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def describe_comparison(c, what: str = "") -> str:
-    """``+0.016 [-0.004, 0.035], p = 0.110: not significant at 5%`` (the
-    adjusted p-value decides when a family was adjusted)."""
+    """``+0.016 [-0.004, 0.035] (percentile), p = 0.110: not significant at
+    5%`` (the adjusted p-value decides when a family was adjusted)."""
     verdict = "significant" if c.significant else "not significant"
     adjusted = "" if c.p_adjusted == c.p_value else f", adjusted {_p(c.p_adjusted)[2:]}"
-    return (f"{what}{c.difference:+.3f} [{_num(c.low)}, {_num(c.high)}], {_p(c.p_value)}"
-            f"{adjusted}: {verdict} at 5%")
+    return (f"{what}{c.difference:+.3f} [{_num(c.low)}, {_num(c.high)}] (percentile), "
+            f"{_p(c.p_value)}{adjusted}: {verdict} at 5%")
 
 
 def describe_qarla(t, stats=None) -> str:
@@ -45,12 +56,17 @@ def describe_qarla(t, stats=None) -> str:
     from qarla_spark.names import FAMILIES
     stats_ = stats if stats is not None else _NoStats()
     beats = "beats" if t.best_king > t.best_single_king else "does not beat"
+    # KING's printed interval is king_ci/'s percentile one; king/ holds
+    # Wilson's over the cases for the same value: the line names which
+    best_ci = stats_.king.get((t.task, t.best_set.label))
+    single_ci = stats_.king.get((t.task, t.best_single.label))
     lines = [f"task {t.task} (QARLA):",
              f"  best metric set: {t.best_set.label}  KING "
-             f"{_ci(t.best_king, stats_.king.get((t.task, t.best_set.label)))}",
+             + _named(_ci(t.best_king, best_ci), best_ci,
+                      f"{PERCENTILE}, king_ci/; king/ holds Wilson's over the cases"),
              f"  best single metric: {t.best_single.label}  KING "
-             f"{_ci(t.best_single_king, stats_.king.get((t.task, t.best_single.label)))} "
-             f"(the best set {beats} it)"]
+             + _named(_ci(t.best_single_king, single_ci), single_ci, PERCENTILE)
+             + f" (the best set {beats} it)"]
     chance = getattr(stats_, "king_chance", {}).get(t.task)
     if chance is not None:
         lines.append(f"  chance: KING of a random metric {_ci(chance.value, chance)} (mean and "
@@ -64,7 +80,9 @@ def describe_qarla(t, stats=None) -> str:
                      f"(max-T adjusted, 5%): {kept[0]:,} of {kept[1]:,}")
     lines += [f"  representatives of {len(t.clusters)} clusters: "
               + ", ".join(t.representatives),
-              f"  JACK of the best set: {_ci(t.jack, stats_.jack.get((t.task, t.best_set.label)))}"]
+              "  JACK of the best set: " + _named(
+                  _ci(t.jack, stats_.jack.get((t.task, t.best_set.label))),
+                  stats_.jack.get((t.task, t.best_set.label)), PERCENTILE)]
     if t.ranking:
         lines.append(f"  ranking under the best set: {t.models_above} of {t.n_models} models "
                      "rank above every system")
@@ -72,7 +90,7 @@ def describe_qarla(t, stats=None) -> str:
                                            for r in t.ranking[:8]))
     if t.agreement:
         lines.append("  agreement of the best set with humans (system level, Pearson "
-                     f"{'[95%, resampling systems and topics] ' if stats else ''}/ "
+                     f"{'[95% percentile, resampling systems and topics] ' if stats else ''}/ "
                      "Spearman / Kendall): " + "; ".join(
                          f"{c} {_ci(r, stats_.correlation.get((t.task, QUEEN, c, 'pearson')), 2)}"
                          f" / {_num(rho, 2)} / {_num(tau, 2)}"
@@ -104,9 +122,10 @@ def describe_hbr(result, seed: int, stats=None) -> str:
         for criterion, a in sorted(result.auc.get(task, {}).items()):
             def auc(name, value, where=(task, criterion)):
                 return _ci(value, stats_.auc.get((*where, name)))
+            named = f" ({PERCENTILE})" if stats_.auc.get((task, criterion, HBR)) else ""
             lines.append(f"  task {task}, {criterion}: AUC of HBR {auc(HBR, a.hbr)}; best "
                          f"single {a.best[0]} {auc(*a.best)}, median {a.median[0]} "
-                         f"{auc(*a.median)}, worst {a.worst[0]} {a.worst[1]:.3f}")
+                         f"{auc(*a.median)}, worst {a.worst[0]} {a.worst[1]:.3f}{named}")
             for family, what in (("hbr_best", "HBR − best"), ("hbr_median", "HBR − median")):
                 found = stats_.comparisons.get((task, FAMILIES[family], criterion))
                 if found:
@@ -114,7 +133,8 @@ def describe_hbr(result, seed: int, stats=None) -> str:
             corr = stats_.correlation.get((task, HBR, criterion, "pearson"))
             if corr is not None:
                 lines.append(f"    system-level Pearson of HBR with {criterion}: "
-                             f"{_ci(corr.value, corr, 2)} (resampling systems and topics)")
+                             f"{_ci(corr.value, corr, 2)} (percentile, resampling systems and "
+                             "topics)")
     return "\n".join(lines)
 
 
@@ -129,15 +149,16 @@ def describe_judges(stats, best=None) -> str:
     if not pa:
         return ""
     primary = ms.statistic(ms.PRIMARY)
-    lines = [f"agreement with the judges ({primary.level}-level {primary.title} [95%]; chance: "
-             "random scores, mean [95% band]):"]
+    lines = [f"agreement with the judges ({primary.level}-level {primary.title} and KING vs "
+             f"judges τ [95%, {RECENTRED}]; chance: random scores, mean [95% band]):"]
     for task, criterion in sorted({(t, c) for t, c, _ in pa}):
         found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}
         best_set, best_single = (best or {}).get(task, (None, None))
         parts = []
         for label, name in ((f"best set {queen_of(best_set)}", queen_of(best_set)),
                             (f"best single {best_single}", best_single),
-                            (HBR, HBR), (CHANCE, CHANCE)):
+                            (HBR, HBR), (CHANCE, CHANCE),
+                            ("human ceiling (each rater vs the others)", HUMAN)):
             v = found.get(name)
             if v is not None:
                 parts.append(f"{label} {_ci(v.value, v)}")
@@ -148,6 +169,22 @@ def describe_judges(stats, best=None) -> str:
     return "\n".join(lines)
 
 
+def describe_raters(stats) -> str:
+    """Agreement among the raters (issue 39, part 3): per task and
+    criterion rated twice or more by named raters, Krippendorff's α
+    (interval metric) with its interval, the summaries it is over and the
+    raters."""
+    found = getattr(stats, "rater_alpha", {})
+    if not found:
+        return ""
+    lines = [f"agreement among the raters (Krippendorff's alpha, interval metric [95%, "
+             f"{PERCENTILE} over topics]):"]
+    for (task, criterion), (alpha, units, raters) in sorted(found.items()):
+        lines.append(f"  task {task}, {criterion}: {_ci(alpha.value, alpha)} over {units:,} "
+                     f"summaries rated twice or more, {raters} raters")
+    return "\n".join(lines)
+
+
 def describe_across(stats) -> str:
     """Across tasks (issue 28): per basis, the pooled best measure with its
     interval and the tasks it is best or tied in, and the pooled top
@@ -155,8 +192,9 @@ def describe_across(stats) -> str:
     found = getattr(stats, "across", {})
     if not found:
         return ""
-    lines = ["across tasks (pooled over all topics of all tasks [95%]; best or tied: in the "
-             "task's top significance cluster):"]
+    lines = ["across tasks (pooled over all topics of all tasks [95%, bootstrap stratified by "
+             "task: KING percentile, pairwise accuracy recentred]; best or tied: in the task's "
+             "top significance cluster):"]
     for (basis, criterion), a in sorted(found.items()):
         if not a:
             continue
@@ -186,8 +224,11 @@ class _NoStats:
 def describe_statistics(stats) -> str:
     """How the intervals and p-values were made (one line)."""
     return (f"intervals: 95%, bootstrap over topics ({stats.n_resamples:,} Poisson replicates, "
-            f"seed {stats.seed}); p: paired sign flips over topics, max-T adjusted within a "
-            "family of comparisons")
+            f"seed {stats.seed}), each named where printed — percentile (the *_ci/ tables' "
+            "and comparisons/' method), recentred (metric_eval/'s and king_vs_judges/' "
+            "interval), chance bands of random draws; king/'s ci_low/ci_high are Wilson's over "
+            "the cases, not the printed ones; p: paired sign flips over topics, max-T adjusted "
+            "within a family of comparisons")
 
 
 def describe_run(report_text: str, stage_texts: Sequence[str], out: str, tables: Sequence[str],

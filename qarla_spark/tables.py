@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Sequence, Tuple
 
 from qarla_spark.meta_statistics import PRIMARY, interval_note, level_note, statistic_note
-from qarla_spark.names import CHANCE, HBR, queen_of
+from qarla_spark.names import CHANCE, HBR, HUMAN, queen_of
 
 
 @dataclass(frozen=True)
@@ -290,19 +290,22 @@ TABLES: Tuple[Table, ...] = (
                 "statistic string, value double, ci_low double, ci_high double, "
                 "interval string, epsilon double, n_topics int, n_systems int, "
                 "n_resamples int, unit string",
-                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}` or `{CHANCE}`",
+                measure=f"a metric, `{queen_of('<set>')}`, `{HBR}`, `{CHANCE}` or `{HUMAN}`",
                 interval=interval_note(),
                 level=level_note(),
                 statistic=statistic_note()),
           "every HBR measure, the QUEEN of each of the task's detailed sets and HBR × "
           "criterion × statistic "
           "(SPEC §11): system level (a system's score: the mean over topics of its summaries' "
-          "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy; "
-          "summary level acc_eq with its tie threshold `epsilon`, and Pearson, Spearman, "
-          "Kendall per topic averaged over the topics where both vary; 95% interval over "
+          "scores) Pearson, Spearman, Kendall, pairwise accuracy, soft pairwise accuracy, "
+          "pairwise accuracy with human ties counted (`pairwise_accuracy_wmt`, WMT's); "
+          "summary level acc_eq with its tie threshold `epsilon`, Pearson, Spearman, "
+          "Kendall per topic averaged over the topics where both vary, and Pairwise "
+          "Difference Pearson (`pdp`); 95% interval over "
           "topics (`interval`: system level recentred on the value, summary level "
           "percentile); `chance`: "
-          "random scores, mean and 95% band over draws (`unit`)"),
+          "random scores, mean and 95% band over draws (`unit`); `human` (named raters): "
+          "each rater against the mean of the others, averaged over the raters"),
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",
           _cols("task string, criterion string, basis string, measure string, value double, "
@@ -311,6 +314,14 @@ TABLES: Tuple[Table, ...] = (
           "criterion null) and, per criterion, the measures of `metric_eval/`; rank 1: the "
           "top cluster (no member significantly better, paired bootstrap, "
           "Benjamini-Hochberg)"),
+    Table("rater_agreement", "statistics",
+          "agreement among the raters: Krippendorff's alpha per criterion",
+          _cols("task string, criterion string, alpha double, ci_low double, ci_high double, "
+                "interval string, n_units long, n_ratings long, n_raters int, "
+                "n_resamples int, unit string", interval="`percentile`"),
+          "task × criterion with two or more raters of a judged summary (issue 39): "
+          "Krippendorff's alpha, interval metric, over the summaries rated twice or more "
+          "(`n_units`, their `n_ratings`); 95% percentile interval over topics"),
     Table("king_vs_judges", "statistics",
           "does judge-free KING order the metrics as the judges do: Kendall's tau",
           _cols("task string, criterion string, statistic string, n_measures int, "
@@ -324,13 +335,14 @@ TABLES: Tuple[Table, ...] = (
           _cols("basis string, criterion string, measure string, scope string, value double, "
                 "ci_low double, ci_high double, interval string, rank int, best_or_tied int, "
                 "n_tasks int",
-                basis="`king`\\|`pairwise_accuracy`", scope="`pooled` or a task"),
+                basis="`king`\\|`pairwise_accuracy`", scope="`pooled`, `mean` or a task"),
           "runs of ≥ 2 tasks: per basis (KING of every single metric and requested set; "
           "pairwise accuracy per criterion of HBR's measures, the requested sets' QUEEN and "
           "HBR) and measure, the pooled value over all topics of all tasks (bootstrap "
           "stratified by task; KING's interval percentile, pairwise accuracy's recentred) "
           "with its cluster rank and the tasks it is best or tied in "
-          "(rank 1 there), and each task's value and rank"),
+          "(rank 1 there), the equal-weight mean over tasks (`mean`, as WMT24/25) with its "
+          "own interval and rank, and each task's value and rank"),
     # -- plan (issue 40: `qarla plan`, `qarla run --plan`) -----------------------
     Table("power", "plan", "power and sample size: each question per number of topics",
           _cols("task string, question string, measure string, a string, b string, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 
@@ -59,3 +60,13 @@ def pandas_of(table):
     if hasattr(table, "fallback"):          # a table the executors write
         table = table.fallback()
     return table.to_pandas() if hasattr(table, "to_pandas") else table.toPandas()
+
+
+def human_reading(v: float) -> Fraction:
+    """A human score's exact value (SPEC §1), by brute force: the nearest
+    fraction with a denominator up to 1,000 when its double is ``v`` (no
+    other such fraction is within half an ulp of it) and |v| < 2^12, else
+    v's own value (issue 39, part 2)."""
+    v = float(v)
+    f = Fraction(v).limit_denominator(1_000)
+    return f if abs(v) < 2 ** 12 and f.numerator / f.denominator == v else Fraction(v)

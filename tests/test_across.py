@@ -132,15 +132,18 @@ def test_the_runs_across_table_holds_each_tasks_king(two_task_run):
     across = pd.read_parquet(f"{out}/across")
     king = pd.read_parquet(f"{out}/king")
     rows = across[across.basis == "king"]
-    assert set(rows.scope) == {xt.POOLED, *set(king.task.astype(str))}
+    assert set(rows.scope) == {xt.POOLED, xt.MEAN, *set(king.task.astype(str))}
     kings = {(str(r.task), r.metric_set): r.king for r in king.itertuples()}
-    for r in rows[rows.scope != xt.POOLED].itertuples():
+    for r in rows[~rows.scope.isin([xt.POOLED, xt.MEAN])].itertuples():
         assert r.value == kings[(r.scope, r.measure)]
     for measure, g in rows.groupby("measure"):
-        per_task = g[g.scope != xt.POOLED].value
+        per_task = g[~g.scope.isin([xt.POOLED, xt.MEAN])].value
         pooled = g[g.scope == xt.POOLED].iloc[0]
         assert per_task.min() <= pooled.value <= per_task.max()
         assert pooled.n_tasks == 2 and 0 <= pooled.best_or_tied <= 2
+        # the equal-weight mean: the exact mean of the tasks' KING (issue 39)
+        mean = g[g.scope == xt.MEAN].iloc[0]
+        assert mean.value == float(sum(map(Fraction, per_task)) / len(per_task))
     assert (across[across.basis == "pairwise_accuracy"]).empty   # one judged task only
 
 

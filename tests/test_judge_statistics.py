@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
+from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import agreement
 from qarla_spark.measures import group_statistics as gs
 from qarla_spark.measures import judge_statistics as js
@@ -34,6 +35,7 @@ from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
 # the metric values with ties and float quirks, Likert scores, and the loop
 # over pairs of pairwise accuracy, of the first increment's tests
+from helpers import human_reading as reading
 from test_meta_eval import GRID, LIKERT, ref_pairwise_accuracy
 
 NAN = float("nan")
@@ -616,7 +618,8 @@ def judged(seed: int, n_t=6, n_s=5, n_m=3) -> js.JudgedScores:
 
 
 class Reference:
-    """Everything meta_evaluation reports, by brute force on the cube."""
+    """Everything meta_evaluation reports, by brute force on the cube (a
+    human score as its reading: thirds as thirds)."""
 
     def __init__(self, data: js.JudgedScores, task: str, seed: int, n: int):
         x, h = data.scores, data.human
@@ -637,7 +640,8 @@ class Reference:
         num, den = Fraction(0), 0
         for wt, t in zip(w, self.topics):
             if self.cell[t][s]:
-                num += int(wt) * Fraction(value(t, s))
+                v = value(t, s)
+                num += int(wt) * (v if isinstance(v, Fraction) else Fraction(v))
                 den += 1 if signs else int(wt)
         return num / den if den else None
 
@@ -645,7 +649,8 @@ class Reference:
         """([[score of s under m]], [human of s]) as exact Fractions."""
         xs = [[self.mean(lambda t, s: self.x[t, s, m], s, w, signs) for m in range(self.n_m)]
               for s in self.systems]
-        hs = [self.mean(lambda t, s: self.h[t, s], s, w, signs) for s in self.systems]
+        hs = [self.mean(lambda t, s: reading(self.h[t, s]), s, w, signs)
+              for s in self.systems]
         return xs, hs
 
     @staticmethod
@@ -680,7 +685,7 @@ class Reference:
                     for a, b in itertools.combinations(self.systems, 2)}
 
         pm = counts(lambda t, s: self.x[t, s, m])
-        ph = counts(lambda t, s: self.h[t, s])
+        ph = counts(lambda t, s: reading(self.h[t, s]))
         return float(1 - sum(abs(pm[k] - ph[k]) for k in ph) / len(ph))
 
     def acc_eq(self, m):
@@ -811,7 +816,7 @@ def test_meta_evaluation_replicates_and_intervals(evaluated):
                 continue
             # system level: recentred on the value, within the statistic's range
             assert est.interval == "recentred"
-            lo, hi = (0.0, 1.0) if key[1] == "pairwise_accuracy" else (-1.0, 1.0)
+            lo, hi = ms.statistic(key[1], key[0]).bounds      # [0, 1] for the accuracies
             shift = est.value - np.median(r)
             assert est.low == pytest.approx(max(lo, min(q[0] + shift, est.value)), abs=1e-15)
             assert est.high == pytest.approx(min(hi, max(q[1] + shift, est.value)), abs=1e-15)

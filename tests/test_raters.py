@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import make_testbed, write_jsonl
+from helpers import human_reading, make_testbed, write_jsonl
 from qarla_spark.io.checks import check_records, problem_rows, rater_means
 from qarla_spark.io.parsers import parse_file
 from qarla_spark.names import RAW_FIELDS
@@ -247,7 +247,9 @@ def test_rater_means_are_the_fraction_mean_rounded_once(scores):
     recs = [_record("judgment", 1, summarizer="A", criterion="q", rater=str(i), score=s)
             for i, s in enumerate(scores)]
     (row,) = rater_means(recs)
-    want = sum(map(Fraction, scores), Fraction(0)) / len(scores)
+    # each rating as its reading (thirds as thirds, 0.1 as 1/10: issue 39
+    # part 2); a wide double is its own value
+    want = sum(map(human_reading, scores), Fraction(0)) / len(scores)
     assert row["score"] == float(want)     # Fraction -> float rounds correctly
     if len(scores) == 1:
         assert math.copysign(1.0, row["score"]) == math.copysign(1.0, scores[0])
@@ -316,7 +318,7 @@ def _rated_testbed(tmp_path):
     """Summaries (3 topics, 4 models, 4 peers), each peer's ratings (a list
     of three for 'quality', one to three named raters for 'fluency', one
     anonymous for 'clarity') and the same judgments as each summary's exact
-    mean over its raters, one row each."""
+    mean over its raters' readings, one row each."""
     import numpy as np
     rng = np.random.default_rng(39)
     records = make_testbed(n_topics=3, n_models=4, n_peers=4, judged=False)
@@ -336,7 +338,9 @@ def _rated_testbed(tmp_path):
         rated.append(dict(key, criterion="clarity", score=clarity))
         for criterion, scores in (("quality", quality), ("fluency", fluency),
                                   ("clarity", [clarity])):
-            exact = sum(map(Fraction, scores), Fraction(0)) / len(scores)
+            # the exact mean of the ratings' readings (0.1 as 1/10, 4.67 as
+            # 467/100: issue 39, part 2)
+            exact = sum(map(human_reading, scores), Fraction(0)) / len(scores)
             means.append(dict(key, criterion=criterion, score=float(exact)))
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -403,9 +407,93 @@ def test_a_run_keeps_the_raters_and_every_number_is_the_means(spark, tmp_path, r
                     if os.path.isdir(outs["means"] / p) and p != "judgments")
     assert sorted(p for p in os.listdir(outs["rated"])
                   if os.path.isdir(outs["rated"] / p) and p != "judgments") == tables
-    assert {"metric_eval", "correlations", "auc", "king_pearson", "testbed"} <= set(tables)
+    assert {"metric_eval", "correlations", "auc", "king_pearson", "testbed",
+            "rater_agreement"} <= set(tables)
+    # the agreement among the raters: the rated run's only (issue 39, part 3),
+    # each criterion rated twice or more, alpha_rows of its ratings
+    from qarla_spark.measures.krippendorff import alpha_rows
+    agreement = _table(outs["rated"] / "rater_agreement")
+    assert _table(outs["means"] / "rater_agreement").empty
+    assert set(agreement.criterion) == {"quality"} | (
+        {"fluency"} if kept[kept.criterion == "fluency"].groupby(
+            ["topic", "summarizer"]).size().max() >= 2 else set())
+    want = alpha_rows("t", kept.topic, kept.summarizer, kept.criterion, kept.rater.fillna(""),
+                      kept.score, 5, 40)
+    want = {r[1]: r for r in want}
+    for r in agreement.itertuples():
+        assert (r.task, r.criterion, r.alpha, r.ci_low, r.ci_high, r.interval, r.n_units,
+                r.n_ratings, r.n_raters, r.n_resamples, r.unit) == want[r.criterion]
+    assert agreement[agreement.criterion == "quality"].iloc[0].n_units == 12
+    # the human ceiling: metric_eval/'s rows of measure "human", the rated
+    # run's only, those of ceiling_rows on its judgments/
+    from qarla_spark.measures.ceiling import ceiling_rows
+    ev = _table(outs["rated"] / "metric_eval")
+    human = ev[ev.measure == "human"]
+    assert set(human.criterion) == set(agreement.criterion)
+    named = kept[kept.rater.notna()]
+    for criterion in sorted(set(human.criterion)):
+        mine = named[named.criterion == criterion]
+        want, _ = ceiling_rows("t", criterion, list(mine.topic), list(mine.summarizer),
+                               list(mine.rater), list(mine.score), 5, 40)
+        got = human[human.criterion == criterion]
+        assert len(got) == len(want) == len({(r[3], r[4]) for r in want})
+        by = {(r.level, r.statistic): r for r in got.itertuples()}
+        for w in want:
+            r = by[(w[3], w[4])]
+            for a, b in ((r.value, w[5]), (r.ci_low, w[6]), (r.ci_high, w[7])):
+                assert a == b or (a != a and b != b)
     for name in tables:
+        if name == "rater_agreement":
+            continue
         a, b = _table(outs["rated"] / name), _table(outs["means"] / name)
+        if name == "metric_eval":
+            a = a[a.measure != "human"].reset_index(drop=True)
         if name == "problems":      # the judgments files are named by their path
             a, b = a.drop(columns="file"), b.drop(columns="file")
         pd.testing.assert_frame_equal(a, b, check_exact=True, obj=name)
+
+
+def test_alpha_rows_are_alpha_with_its_topic_bootstrap_interval():
+    """rater_agreement/'s rows (issue 39, part 3): per criterion with a unit
+    rated twice or more, α over those units (``interval_alpha``, exact; a
+    unit rated once is left out) and the 95% percentile interval of its
+    replicates, each unit weighted by its topic's Poisson weight keyed by
+    (seed, task, topic); a criterion rated once per summary has no row."""
+    import numpy as np
+
+    from qarla_spark.measures import resampling as rs
+    from qarla_spark.measures.krippendorff import alpha_rows, interval_alpha
+    rng = np.random.default_rng(3)
+    recs = []
+    for t in range(5):
+        for s in range(4):
+            for r in range(int(rng.integers(1, 4))):
+                recs.append((f"t{t}", f"s{s}", "q", f"r{r}", float(rng.integers(1, 6)) / 3))
+            recs.append((f"t{t}", f"s{s}", "once", "r0", 1.0))
+    topics, names, crits, raters, scores = map(list, zip(*recs))
+    rows = alpha_rows("task", topics, names, crits, raters, scores, seed=7, n=200)
+    assert [r[1] for r in rows] == ["q"]
+    (row,) = rows
+    units = {}
+    for t, s, c, r, v in recs:
+        if c == "q":
+            units.setdefault((t, s), []).append(v)
+    kept = {u: v for u, v in units.items() if len(v) >= 2}
+    values = [v for vs in kept.values() for v in vs]
+    labels = [u for u, vs in kept.items() for _ in vs]
+    assert row[2] == interval_alpha(values, labels)
+    assert row[6:9] == (len(kept), len(values), len({r for _, _, c, r, _ in recs if c == "q"}))
+    # the replicates by hand: a unit's weight is its topic's, as copies
+    names_t = sorted({u[0] for u in kept})
+    w = rs.poisson_weights(7, "task", names_t, 200)
+    reps = []
+    for b in range(200):
+        vals, labs = [], []
+        for u, vs in kept.items():
+            for copy in range(int(w[b, names_t.index(u[0])])):
+                vals += vs
+                labs += [(u, copy)] * len(vs)
+        reps.append(interval_alpha(vals, labs) if vals else float("nan"))
+    low, high = rs.percentile_interval(reps)
+    assert abs(row[3] - low) < 1e-12 and abs(row[4] - high) < 1e-12
+    assert row[5] == "percentile" and row[9:] == (200, "topics")

@@ -170,17 +170,18 @@ def _duplicate_judgments(records: List[Record]) -> List[Record]:
 
 def rater_means(judgments: Sequence[Record]) -> List[Record]:
     """One ``judgment`` row per (summarizer, criterion) of one topic's
-    ratings: the mean of its raters' scores, exact and rounded once (a
+    ratings: the mean of its raters' scores' readings (thirds as thirds,
+    :mod:`qarla_spark.measures.human`), exact and rounded once (a
     single rating: its score itself), in the order of their first rating.
     Every stage reads these: a summary's human score is the mean over its
     raters."""
-    from qarla_spark.measures import exact
+    from qarla_spark.measures import human
     found: Dict[tuple, List[Record]] = {}
     for rec in judgments:
         found.setdefault((rec["summarizer"], rec["criterion"]), []).append(rec)
     out = []
     for (summarizer, criterion), recs in found.items():
-        score = exact.real_mean([rec["score"] for rec in recs])
+        score = human.mean([rec["score"] for rec in recs])
         out.append({"kind": JUDGMENT, "task": recs[0]["task"], "topic": recs[0]["topic"],
                     "summarizer": summarizer, "criterion": criterion, "score": score})
     return out

@@ -3,6 +3,8 @@ topic contributes, and the exact arithmetic that combines topics.
 
 - :mod:`~qarla_spark.measures.metric_sets`: metric sets as values;
 - :mod:`~qarla_spark.measures.exact`: exact means, rounded once;
+- :mod:`~qarla_spark.measures.human`: human scores read as the rationals
+  they stand for (thirds as thirds), their exact means;
 - :mod:`~qarla_spark.measures.masks`: bit masks, QUEEN's samples;
 - :mod:`~qarla_spark.measures.queen`: QUEEN of many sets as integer counts,
   KING's cases;
@@ -28,6 +30,10 @@ topic contributes, and the exact arithmetic that combines topics.
   accuracy, significance clusters, chance scores.
 - :mod:`~qarla_spark.measures.judge_statistics`: every measure against the
   judges (metric_eval/'s statistics, their kernels and intervals);
+- :mod:`~qarla_spark.measures.ceiling`: the human ceiling (each rater
+  against the mean of the others, metric_eval/'s rows of measure human);
+- :mod:`~qarla_spark.measures.krippendorff`: agreement among the raters
+  (Krippendorff's α, rater_agreement/);
 - :mod:`~qarla_spark.measures.across_tasks`: the measures every task has,
   pooled over tasks (across/);
 - :mod:`~qarla_spark.measures.pair_counts`: the statistics' exact counts

@@ -16,6 +16,10 @@ resampled on its own, with the same weights as its per-task intervals.
 - Pairwise accuracy pooled: the system pairs of every task counted together,
   Σ agree2 / Σ pairs2 (:func:`pooled_counts`): a task weighs by its judged
   pairs of systems.
+- Beside the pooled value, the equal-weight mean over tasks (issue 39, part
+  4; WMT24/25 average each statistic over their tasks so): the exact mean of
+  the tasks' own values (:func:`mean_king`, :func:`mean_counts`), every task
+  weighing alike, replicate b the mean of the tasks' replicates b.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from qarla_spark.measures.meta_eval import rank_clusters
 
 #: the ``scope`` of a pooled row of ``across/``
 POOLED = "pooled"
+#: the ``scope`` of the equal-weight mean over tasks (issue 39, part 4)
+MEAN = "mean"
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,9 @@ class AcrossTasks:
     #: the statistic's range when its intervals are recentred (pairwise
     #: accuracy, a statistic of system scores); None: percentile (KING)
     bounds: Optional[Tuple[float, float]] = None
+    #: the equal-weight mean over tasks and its clusters (:func:`with_mean`)
+    mean: Optional[Estimates] = None
+    mean_ranks: Tuple[int, ...] = ()
 
     @property
     def task_ranks(self) -> Dict[str, Tuple[int, ...]]:
@@ -229,6 +238,64 @@ def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[
     return Estimates(names, ratio[0], ratio[1:]), tasks
 
 
+def _task_mean(names, values) -> Estimates:
+    """The equal-weight mean over tasks of ``values`` (tasks × (1 + B) × M,
+    row 0 the points): per row and measure the exact mean of the tasks'
+    doubles with a value (NaN left out), rounded once."""
+    v = np.asarray(values, dtype=np.float64)
+    n_k, n_rows, n_m = v.shape
+    flat = v.reshape(n_k, n_rows * n_m)
+    present = np.isfinite(flat)
+    mean = rs.weighted_present_means(np.where(present, flat, 0.0), present.astype(np.int64),
+                                     np.ones((1, n_k), dtype=np.int64))[0]
+    mean = mean.reshape(n_rows, n_m)
+    return Estimates(tuple(names), mean[0], mean[1:])
+
+
+def mean_king(parts: Sequence[KingCounts], seed: int, n: int) -> Estimates:
+    """KING's equal-weight mean over tasks of the sets every task has: each
+    task's KING (the exact mean over its topics, its replicates from its own
+    topics' weights, as :func:`king_estimates`), then their exact mean."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = common_names(parts)
+    values = []
+    for p in parts:
+        w = rs.poisson_weights(seed, p.task, p.topics, n)
+        point, reps = king_estimates(np.asarray(p.wins, dtype=np.int64)[:, _columns(p, names)],
+                                     np.asarray(p.dens, dtype=np.int64), w)
+        values.append(np.vstack([point[None, :], reps]))
+    if not parts:
+        return Estimates(names, np.zeros(0), np.zeros((n, 0)))
+    return _task_mean(names, values)
+
+
+def mean_counts(parts: Sequence[PairCounts]) -> Estimates:
+    """Pairwise accuracy's equal-weight mean over tasks: each task's
+    agree2 / pairs2 (per replicate; NaN without a pair), then their exact
+    mean over the tasks with a value."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = common_names(parts)
+    values = []
+    for p in parts:
+        a = np.asarray(p.agree2, dtype=np.int64)[:, _columns(p, names)]
+        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # integers below 2^53: the double quotient is correctly rounded
+            values.append(np.where(d > 0, a / np.maximum(d, 1), np.nan))
+    if not parts:
+        return Estimates(names, np.zeros(0), np.zeros((0, 0)))
+    return _task_mean(names, values)
+
+
+def with_mean(found: "AcrossTasks", mean: Estimates) -> "AcrossTasks":
+    """``found`` with the equal-weight mean over tasks (its clusters made as
+    the pooled estimate's)."""
+    from dataclasses import replace
+    if mean.names != found.pooled.names:
+        raise ValueError("the mean and the pooled estimate must have the same measures")
+    return replace(found, mean=mean, mean_ranks=_ranks(mean))
+
+
 def _ranks(e: Estimates) -> Tuple[int, ...]:
     """Significance clusters of the measures with a value (0: none)."""
     keep = [m for m in range(len(e.names)) if np.isfinite(e.point[m])]
@@ -252,9 +319,10 @@ def across_tasks(pooled: Estimates, tasks: Dict[str, Union[Estimates, TaskFound]
 
 def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
     """``across/`` rows: per measure, the pooled row (scope ``pooled``: its
-    interval, cluster rank, the tasks it is best or tied in, of how many)
-    and one row per task (scope: the task; best_or_tied 1 when in the task's
-    top cluster)."""
+    interval, cluster rank, the tasks it is best or tied in, of how many),
+    the equal-weight mean's (scope ``mean``, when ``found`` has it: its own
+    interval and rank, the same tasks) and one row per task (scope: the
+    task; best_or_tied 1 when in the task's top cluster)."""
     rows = []
     best = found.best_or_tied()
     n_tasks = len(found.tasks)
@@ -265,10 +333,17 @@ def across_rows(basis: str, criterion, found: AcrossTasks) -> List[tuple]:
     # each task's values as Python floats once (rows are measures × tasks)
     tasks = [(task, f.point.tolist(), f.low.tolist(), f.high.tolist(), f.ranks)
              for task, f in found.tasks.items()]
+    mean = found.mean
+    if mean is not None:
+        m_low, m_high = found.intervals(mean)
     for m, name in enumerate(p.names):
         rank = found.pooled_ranks[m] or None
         rows.append((basis, criterion, name, POOLED, float(p.point[m]), float(p_low[m]),
                      float(p_high[m]), method, rank, best[m], n_tasks))
+        if mean is not None:
+            rows.append((basis, criterion, name, MEAN, float(mean.point[m]), float(m_low[m]),
+                         float(m_high[m]), method, found.mean_ranks[m] or None, best[m],
+                         n_tasks))
         for task, point, low, high, ranks in tasks:
             r = ranks[m]
             rows.append((basis, criterion, name, task, point[m], low[m], high[m], method,

@@ -18,6 +18,7 @@ from typing import Dict, List, NamedTuple, Optional
 import numpy as np
 
 from qarla_spark.measures import agreement
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
 from qarla_spark.names import FAMILIES
 
@@ -341,12 +342,14 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
         for _, p in mine:
+            # a system's human score: the exact mean of its summaries'
+            # readings (thirds as thirds: issue 39, part 2)
             score = np.asarray(p.y_score, dtype=np.float64)
             ys_all.append(_side_means(
                 p.y_topic, p.y_name, t_at, systems, weights_all,
-                lambda rows, where, w, v=score: rs.grouped_real_means(v[rows], where,
-                                                                      len(systems), w),
-                lambda rows, w, v=score: rs.weighted_real_means(v[rows][:, None], w)))
+                lambda rows, where, w, v=score: hu.system_means(v[rows], where, len(systems),
+                                                                w, rs.grouped_real_means),
+                lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
         def corr(x, ys, keys=systems):

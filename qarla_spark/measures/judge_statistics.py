@@ -30,6 +30,7 @@ import numpy as np
 
 from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import agreement
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import meta_eval as me
 from qarla_spark.measures import resampling as rs
 from qarla_spark.names import CHANCE  # noqa: F401  (the chance rows' measure name)
@@ -143,9 +144,14 @@ def measure_scores(data: JudgedScores, weights) -> np.ndarray:
 
 
 def human_scores(data: JudgedScores, weights) -> np.ndarray:
-    """The humans' side of :func:`system_scores` (B × S)."""
+    """The humans' side of :func:`system_scores` (B × S): the exact means of
+    the cells' readings (:func:`~qarla_spark.measures.human.system_means`:
+    thirds as thirds, issue 39 part 2), rounded once, point and replicates
+    alike; the means of the doubles above when every score reads as its
+    double."""
     t_idx, s_idx = _positions(data)
-    return _means(weights)(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems), weights)
+    return hu.system_means(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems),
+                           weights, _means(weights))
 
 
 # ---------------------------------------------------------------------------
@@ -195,10 +201,12 @@ class SystemScores:
         return self.shared["metric_p"]
 
     def human_p(self):
-        """The humans' p-values of :meth:`metric_p`."""
+        """The humans' p-values of :meth:`metric_p`, decided on the scores'
+        readings (:func:`~qarla_spark.measures.human.comparable`)."""
         if "human_p" not in self.memo:
             self.memo["human_p"] = me.PairwisePValues(
-                rs.signed_mean_at_least(self.data.human, self.data.cells, self.flips),
+                rs.signed_mean_at_least(hu.comparable(self.data.human), self.data.cells,
+                                        self.flips),
                 len(self.flips))
         return self.memo["human_p"]
 
@@ -357,6 +365,48 @@ def _summary_spearman(scores: SystemScores) -> np.ndarray:
 @kernel("kendall", "summary")
 def _summary_kendall(scores: SystemScores) -> np.ndarray:
     return _summary_level(scores, 2)
+
+
+@kernel("pairwise_accuracy_wmt")
+def _pairwise_accuracy_wmt(scores: SystemScores) -> np.ndarray:
+    """mt-metrics-eval's ``Agreement`` (the pairwise accuracy WMT
+    publishes): every pair of systems with human scores, human ties
+    counted, a pair agreeing when its signs are equal
+    (:func:`~qarla_spark.measures.meta_eval.wmt_agreement_counts`: the sign
+    sums and the pairs the humans tie, every row and measure at once); NaN
+    without a pair."""
+    agree, pairs = me.wmt_agreement_counts(scores.x, scores.h, scores.signs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # integers below 2^53: the double quotient is correctly rounded
+        return np.where(pairs[:, None] > 0, agree / np.maximum(pairs, 1)[:, None], np.nan)
+
+
+@kernel("pdp", "summary")
+def _pdp(scores: SystemScores) -> np.ndarray:
+    """Pairwise Difference Pearson (DiIanni & Deutsch 2025): every pair of
+    systems within a topic, Σ d_m·d_h / √(Σ d_h² · Σ d_m²) pooled over the
+    topics; each topic's three sums of every measure at once
+    (:func:`~qarla_spark.measures.meta_eval.pdp_sums`), a replicate's the
+    sums weighted by its topics' weights
+    (:func:`~qarla_spark.measures.resampling.replicate_sums`: the point
+    row and every replicate in one call, deterministic, within a few ulp);
+    NaN when a side has no difference."""
+    data = scores.data
+    t_idx, s_idx = _positions(data)                  # row-major: sorted by topic
+    n_t, n_m = len(data.topics), len(data.measures)
+    cross, hh, mm = me.pdp_sums(data.scores[t_idx, s_idx, :], data.human[t_idx, s_idx],
+                                t_idx, n_t)
+    w = np.ones((1, n_t), dtype=np.int64)
+    if scores.replicates:
+        w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+    # the measures' Σ d_m² depends on their cells only: once for the
+    # criteria that share them (``shared``)
+    if "pdp_mm" not in scores.shared:
+        scores.shared["pdp_mm"] = rs.replicate_sums(mm, w)                # rows × M
+    sums = rs.replicate_sums(np.hstack([cross, hh[:, None]]), w)          # rows × (M + 1)
+    den = np.sqrt(sums[:, n_m:] * scores.shared["pdp_mm"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, sums[:, :n_m] / den, np.nan)
 
 
 # ---------------------------------------------------------------------------

@@ -142,6 +142,53 @@ def unit_labels(units: Sequence) -> list:
     return list(_units(np.zeros(len(units)), units)[2])
 
 
+def alpha_rows(task: str, topics: Sequence, summarizers: Sequence, criteria: Sequence,
+               raters: Sequence, scores: Sequence[float], seed: int, n: int) -> list:
+    """``rater_agreement/`` rows of one task's ratings (issue 39): per
+    criterion with a pairable unit (a judged summary rated twice or more),
+    (task, criterion, α, ci_low, ci_high, "percentile", pairable units,
+    their ratings, raters, n, "topics"): α exact (:func:`interval_alpha`),
+    its 95% percentile interval from the run's Poisson replicates over
+    topics — each unit weighted by its topic's weight, keyed by (seed,
+    task, topic) as every interval of the run
+    (:func:`interval_alpha_replicates`)."""
+    from qarla_spark.measures import resampling as rs
+    by: Dict[str, Tuple[list, list, set]] = {}
+    for topic, name, criterion, rater, score in zip(topics, summarizers, criteria, raters,
+                                                    scores):
+        values, units, who = by.setdefault(str(criterion), ([], [], set()))
+        values.append(float(score))
+        units.append((str(topic), str(name)))
+        who.add(rater)
+    rows = []
+    for criterion in sorted(by):
+        values, units, who = by[criterion]
+        sizes: Dict[tuple, int] = {}
+        for u in units:
+            sizes[u] = sizes.get(u, 0) + 1
+        pairable = [u for u, m in sizes.items() if m >= 2]
+        if not pairable:
+            continue
+        keep = [k for k, u in enumerate(units) if sizes[u] >= 2]
+        values = [values[k] for k in keep]
+        units = [units[k] for k in keep]
+        alpha = interval_alpha(values, units)
+        labels = unit_labels(units)
+        topic_names = sorted({t for t, _ in labels})
+        at = {t: i for i, t in enumerate(topic_names)}
+        low = high = NAN
+        if n:
+            weights = rs.poisson_weights(seed, task, topic_names, n)       # B × T
+            reps = interval_alpha_replicates(values, units,
+                                             weights[:, [at[t] for t, _ in labels]])
+            finite = reps[np.isfinite(reps)]
+            if finite.size:
+                low, high = rs.percentile_interval(finite)
+        rows.append((task, criterion, alpha, float(low), float(high), "percentile",
+                     len(pairable), len(values), len(who), int(n), "topics"))
+    return rows
+
+
 def criterion_alphas(topics: Sequence, summarizers: Sequence, criteria: Sequence,
                      scores: Sequence[float]) -> Dict[str, Tuple[float, int, int]]:
     """Per criterion of one task's ratings (the ``judgments/`` table's

@@ -15,6 +15,10 @@ resampling can be checked apart.
   vector or averaged over groups (items) with one ε (Deutsch et al. 2023);
 - :func:`pairwise_p_values` and :func:`soft_pairwise_accuracy` (Thompson
   et al. 2024);
+- :func:`wmt_agreement`: pairwise accuracy with human ties counted
+  (mt-metrics-eval's ``Agreement``, the figure WMT publishes);
+- :func:`pairwise_difference_pearson`: Pearson over the within-item
+  differences of every pair (DiIanni & Deutsch 2025);
 - :func:`significance_clusters`: mt-metrics-eval's greedy rank clusters;
 - :func:`chance_scores`: reproducible random metric scores for a chance
   baseline.
@@ -152,6 +156,107 @@ def sign_sums_many(metric, humans) -> List[SignSums]:
         np.ascontiguousarray(np.stack(hs).transpose(0, 2, 1)) if hs
         else np.zeros((0, m.shape[1], m.shape[0])))                       # C × n × B
     return [SignSums(con[c], metric_pairs.copy(), human_pairs[c]) for c in range(len(hs))]
+
+
+# ---------------------------------------------------------------------------
+# pairwise accuracy as WMT publishes it: human ties counted (mt-metrics-eval)
+# ---------------------------------------------------------------------------
+
+def wmt_agreement(metric, human) -> Tuple[int, int]:
+    """(agree, pairs): mt-metrics-eval's ``Agreement``, the system-level
+    pairwise accuracy WMT publishes (Kocmi et al. 2021's, human ties
+    counted): over every pair of systems i < j with both human scores, the
+    pair agrees when sign(m_i − m_j) = sign(h_i − h_j) — a pair both tie
+    agrees, a tie on one side only disagrees (no ½). The loop of its
+    definition (the reference of :func:`wmt_agreement_counts`)."""
+    m, h = _vectors(metric, human)
+    i, j = _pairs(m.size)
+    return int(np.count_nonzero(_order(m, i, j) == _order(h, i, j))), int(i.size)
+
+
+def wmt_agreement_counts(metric, human, signs: "SignSums") -> Tuple[np.ndarray, np.ndarray]:
+    """(agree (B × M), pairs (B,)) int64 of :func:`wmt_agreement` for every
+    row (a replicate) and measure of ``metric`` (B × n × M) against ``human``
+    (B × n; a NaN human score — a system without weight in a replicate —
+    leaves its pairs out), from their :class:`SignSums` and the pairs the
+    humans tie: over a row's P pairs with H ordered by the humans, M by the
+    measure, concordance K = C − D and T pairs tied by both,
+    O = M − (P − H − T) pairs are ordered by both, C = (K + O) / 2 and
+    agree = C + T. Only the pairs the humans tie are visited (few: the
+    measure's side is the sign sums'); no loop over measures or rows."""
+    x = np.asarray(metric, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    n_b, n, n_m = x.shape
+    valid = np.isfinite(h)
+    if not (np.isfinite(x) == valid[:, :, None]).all():
+        raise ValueError("a system's measure scores must be finite exactly where its human "
+                         "score is")
+    count = valid.sum(axis=1).astype(np.int64)
+    pairs = count * (count - 1) // 2
+    i, j = _pairs(n)
+    tied = valid[:, i] & valid[:, j] & (h[:, i] == h[:, j])             # B × P
+    rows, at = np.nonzero(tied)
+    both = np.zeros((n_b, n_m), dtype=np.int64)
+    if rows.size:
+        np.add.at(both, rows, (x[rows, i[at], :] == x[rows, j[at], :]).astype(np.int64))
+    # a measure's pairs among the valid ones: a NaN orders nothing (the
+    # sign sums' metric pairs), and x is NaN exactly where h is
+    ordered_both = signs.metric_pairs - (pairs - signs.human_pairs)[:, None] + both
+    agree = (signs.concordance + ordered_both) // 2 + both
+    return agree, pairs
+
+
+# ---------------------------------------------------------------------------
+# Pairwise Difference Pearson (DiIanni & Deutsch 2025)
+# ---------------------------------------------------------------------------
+
+def pairwise_difference_pearson(metric, human, groups) -> float:
+    """Pairwise Difference Pearson (DiIanni & Deutsch 2025, mt-metrics-eval's
+    ``pdp``), the loop of its definition: over every pair of items i ≠ j of
+    the same group (a topic's systems; both orders, so that the statistic
+    does not depend on the items' order), the Pearson correlation of the
+    metric's differences m_i − m_j with the humans' h_i − h_j, pooled over
+    the groups — whose means are 0 by symmetry: Σ d_m·d_h / √(Σ d_m² Σ d_h²).
+    NaN when either side has no nonzero difference. The reference of
+    :func:`pdp_sums`."""
+    m, h = _vectors(metric, human)
+    codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+    i, j = _group_pairs(codes)
+    dm, dh = m[i] - m[j], h[i] - h[j]
+    den = math.sqrt(float(np.dot(dm, dm)) * float(np.dot(dh, dh)))
+    return float(np.dot(dm, dh)) / den if den > 0 else NAN
+
+
+def pdp_sums(metric, human, groups, n_groups: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's sums of :func:`pairwise_difference_pearson` for every
+    measure at once: (Σ d_m·d_h (G × M), Σ d_h² (G,), Σ d_m² (G × M)) over
+    the group's unordered pairs i < j, each difference a subtraction of two
+    doubles (a measure equal on both sides differs by exactly 0), the
+    pairs' terms added in their order within a group (deterministic).
+    ``metric`` (N × M), ``human`` (N,), ``groups`` (N,) in [0, n_groups).
+    PDP = Σ_g cross_g / √(Σ_g hh_g · Σ_g mm_g) (both orders of a pair
+    double each sum alike)."""
+    m = np.asarray(metric, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    g = np.asarray(groups, dtype=np.int64)
+    n_m = m.shape[1]
+    cross = np.zeros((n_groups, n_m))
+    hh = np.zeros(n_groups)
+    mm = np.zeros((n_groups, n_m))
+    i, j = _group_pairs(g)
+    if not i.size:
+        return cross, hh, mm
+    order = np.lexsort((j, i, g[i]))                   # by group, then the pair
+    i, j = i[order], j[order]
+    pg = g[i]
+    starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
+    at = pg[starts]
+    dh = h[i] - h[j]
+    dm = m[i] - m[j]
+    cross[at] = np.add.reduceat(dm * dh[:, None], starts, axis=0)
+    hh[at] = np.add.reduceat(dh * dh, starts)
+    mm[at] = np.add.reduceat(dm * dm, starts, axis=0)
+    return cross, hh, mm
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from qarla_spark.measures import agreement, exact
+from qarla_spark.measures import human as hu
 from qarla_spark.measures.king import king as king_of
 from qarla_spark.names import QUEEN
 
@@ -137,18 +138,21 @@ class PeerSums:
 
 
 def human_means(judged: Iterable[Optional[dict]]) -> Dict[str, Dict[str, float]]:
-    """criterion -> summarizer -> the exact mean of its human scores over
-    the given topics' judgments (arrays of ``summarizer``, ``criterion``,
-    ``score``), rounded once."""
-    means: Dict[Tuple[str, str], exact.Mean] = {}
+    """criterion -> summarizer -> the exact mean of its human scores'
+    readings over the given topics' judgments (arrays of ``summarizer``,
+    ``criterion``, ``score``), rounded once (:mod:`~qarla_spark.measures.
+    human`: thirds as thirds)."""
+    keys, scores = [], []
     for j in judged:
         if j is None:
             continue
         for name, criterion, score in zip(j["summarizer"], j["criterion"], j["score"]):
-            means.setdefault((str(criterion), str(name)), exact.Mean()).add_real(float(score))
+            keys.append((str(criterion), str(name)))
+            scores.append(float(score))
+    means = hu.means_by_key(keys, scores)
     out: Dict[str, Dict[str, float]] = {}
     for (criterion, name), mean in sorted(means.items()):
-        out.setdefault(criterion, {})[name] = exact.to_float(mean.value())
+        out.setdefault(criterion, {})[name] = mean
     return out
 
 

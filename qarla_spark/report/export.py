@@ -44,6 +44,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from qarla_spark import tables as declared
 from qarla_spark.measures import exact
+from qarla_spark.measures import human as hu
 from qarla_spark.measures.resampling import grouped_nan_real_means
 from qarla_spark.names import HBR, queen_of
 from qarla_spark.paths import local_path
@@ -119,6 +120,13 @@ def _mean(values: Iterable[Optional[float]]) -> Optional[float]:
     (the statistics' system means of the same doubles)."""
     present = [float(v) for v in values if v is not None]
     return exact.real_mean(present) if present else None
+
+
+def _human_mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    """A system's human score: the exact mean of its topics' readings
+    (thirds as thirds), rounded once — the statistics' (issue 39, part 2)."""
+    present = [float(v) for v in values if v is not None]
+    return hu.mean(present) if present else None
 
 
 # --------------------------------------------------------------------- reading
@@ -347,7 +355,7 @@ class RunScores:
             if row["score"] is not None and not math.isnan(row["score"]):
                 found.setdefault(row["criterion"], {}).setdefault(
                     (row["topic"], row["summarizer"]), []).append(row["score"])
-        return {c: {k: exact.real_mean(v) for k, v in by.items()} for c, by in found.items()}
+        return {c: {k: hu.mean(v) for k, v in by.items()} for c, by in found.items()}
 
     def sources_of(self, task: str) -> Dict[str, List[str]]:
         """{topic: its source documents}."""
@@ -438,12 +446,13 @@ def write_mtme(scores: RunScores, out: str) -> Dict[str, Any]:
                          (_one_line(summaries[(t, peer)]["text"]) if (t, peer) in summaries
                           else "" for t in topics))
 
-        def score_files(prefix: str, table: Dict[Key, float], who: List[str]) -> None:
+        def score_files(prefix: str, table: Dict[Key, float], who: List[str],
+                        mean=_mean) -> None:
             seg = {p: [table.get((t, p)) for t in topics] for p in who}
             _write_lines(f"{prefix}.seg.score",
                          (f"{systems[p]}\t{_number(v)}" for p in who for v in seg[p]))
             _write_lines(f"{prefix}.sys.score",
-                         (f"{systems[p]}\t{_number(_mean(seg[p]))}" for p in who))
+                         (f"{systems[p]}\t{_number(mean(seg[p]))}" for p in who))
 
         for measure in measures:
             table = {k: v[measure] for k, v in values.items() if measure in v}
@@ -455,7 +464,7 @@ def write_mtme(scores: RunScores, out: str) -> Dict[str, Any]:
             judged = [p for p in peers if any((t, p) in table for t in topics)]
             if judged:
                 score_files(os.path.join(root, "human-scores", f"{lp}.{criteria[criterion]}"),
-                            table, judged)
+                            table, judged, _human_mean)
         record["lps"][lp] = {
             "task": task, "segments": topics,
             "documents": {docs[t]: t for t in topics},

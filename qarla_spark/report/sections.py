@@ -21,7 +21,7 @@ import pandas as pd
 
 from qarla_spark import meta_statistics as ms
 from qarla_spark import tables as declared
-from qarla_spark.names import CHANCE, FAMILIES, HBR, QUEEN, SKIP_REASONS, queen_of
+from qarla_spark.names import CHANCE, FAMILIES, HBR, HUMAN, QUEEN, SKIP_REASONS, queen_of
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
 from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
@@ -111,7 +111,8 @@ def missing(view: TaskView, *names: str) -> Optional[str]:
 
 
 JUDGED = {"king_pearson", "correlations", "auc", "auc_ci", "robustness", "hetero_curve",
-          "hbr_correlations", "correlation_ci", "metric_eval", "king_vs_judges"}
+          "hbr_correlations", "correlation_ci", "metric_eval", "king_vs_judges",
+          "rater_agreement"}
 
 
 def judged_criteria(view: TaskView) -> List[str]:
@@ -754,7 +755,17 @@ def judges_section(view: TaskView) -> str:
                    "judges would?).</p>")
         out.append(table(["criterion", "statistic", "measures", "Kendall τ [95%]"], rows,
                          table_id=view.sub("kvj-table")))
-    best = {view.best_set and queen_of(view.best_set), view.best_single, HBR, CHANCE}
+    alpha = view.cols("rater_agreement")
+    if alpha is not None:
+        rows = [[c, _ci_cell(a, low, high), u, r, k] for c, a, low, high, u, r, k in
+                alpha.sorted(["criterion"]).rows("criterion", "alpha", "ci_low", "ci_high",
+                                                 "n_units", "n_ratings", "n_raters")]
+        out.append("<p>Agreement among the raters: Krippendorff's α (interval metric) over "
+                   "the summaries rated twice or more, 95% bootstrap percentile interval over "
+                   "topics (1: full agreement, 0: as by chance).</p>")
+        out.append(table(["criterion", "α [95%]", "summaries", "ratings", "raters"], rows,
+                         table_id=view.sub("alpha-table")))
+    best = {view.best_set and queen_of(view.best_set), view.best_single, HBR, CHANCE, HUMAN}
     criteria = ev["criterion"]
     shown, calibrated = _judges_columns()
     primary = ms.statistic(ms.PRIMARY).key

@@ -29,6 +29,7 @@ import numpy as np
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.measures import agreement, exact
+from qarla_spark.measures import human as hu
 from qarla_spark.measures.hbr import (auc_counts, complement, ntile, pair_keys,
                                       pair_masks, smallest_pairs, split_counts, topic_scores)
 from qarla_spark.measures.metric_sets import MetricSet
@@ -435,17 +436,20 @@ def _hbr_correlations(task, items, systems: Sequence[HbrSystemRow],
                       label: str) -> List[CorrelationsRow]:
     """``hbr_correlations/``: HBR's system scores against each criterion's
     mean human score (the task's ``judgments`` record)."""
-    human: Dict[Tuple[str, str], exact.Mean] = {}
+    keys, scores = [], []
     for k, v in items:
         if k == "judgments":
             for name, criterion, score in zip(v.summarizer, v.criterion, v.score):
-                human.setdefault((criterion, name), exact.Mean()).add_real(float(score))
+                keys.append((criterion, name))
+                scores.append(float(score))
+    # the exact mean of the summaries' readings (issue 39, part 2)
+    human = hu.means_by_key(keys, scores)
     corr = []
     for criterion in sorted({c for c, _ in human}):
         who = [(r.summarizer, r.hbr) for r in systems if (criterion, r.summarizer) in human]
         if not who:
             continue
-        ys = [exact.to_float(human[(criterion, name)].value()) for name, _ in who]
+        ys = [human[(criterion, name)] for name, _ in who]
         corr.append(CorrelationsRow(task, label, criterion, "system", *agreement.correlations(
             [name for name, _ in who], [value for _, value in who], ys)))
     return corr

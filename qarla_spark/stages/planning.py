@@ -513,8 +513,9 @@ def read_inputs_spark(spark, folder: str, qarla_info: Dict[str, Any]) -> List[Ta
 def inputs_of(rows, tasks: Dict[str, Any]) -> List[TaskInputs]:
     """:class:`TaskInputs` of the gathered rows (each with task, kind, name,
     topic, summarizer, values), every order fixed by names; a judged
-    summary's score the exact mean of its raters' (order-free)."""
-    from qarla_spark.measures.exact import real_mean
+    summary's score the exact mean of its raters' readings (order-free;
+    the checks' :func:`~qarla_spark.measures.human.mean`)."""
+    from qarla_spark.measures.human import mean as human_mean
     by_task: Dict[str, List[Any]] = {}
     for r in rows:
         by_task.setdefault(r["task"], []).append(r)
@@ -532,7 +533,7 @@ def inputs_of(rows, tasks: Dict[str, Any]) -> List[TaskInputs]:
                 wins, count = values
                 king.setdefault(name, {})[r["topic"]] = wins / count if count else math.nan
                 continue
-            value = real_mean(sorted(values)) if kind == "judg" else values[0]
+            value = human_mean(sorted(values)) if kind == "judg" else values[0]
             cells.setdefault((kind, name), {})[(r["topic"], r["summarizer"])] = value
         best, single = d.get("best_set"), d.get("best_single")
         t = TaskInputs(task, topics, best, single or best)

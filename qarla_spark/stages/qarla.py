@@ -35,6 +35,7 @@ from qarla_spark.io.validate import SHOWN_NAMES, first_names
 from qarla_spark import thresholds
 from qarla_spark.names import SKIP_REASONS, QarlaWarning, queen_of
 from qarla_spark.measures import agreement, exact
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import qarla_task as qt
 from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, representatives,
@@ -888,7 +889,8 @@ def _correlation_rows(task, labels, criterion, points: Sequence[_JudgedPoint]):
     summary's QUEEN is its one double, num / den correctly rounded (the
     ``queen/`` table's, the export's, metric_eval's); system level — a
     system's exact mean of those doubles, rounded once (metric_eval's system
-    scores), against its exact mean human score; summary level — per topic,
+    scores), against its exact mean human score (of the readings:
+    :mod:`~qarla_spark.measures.human`); summary level — per topic,
     then the exact mean over the topics where both sides vary."""
     n_sets = len(labels)
     names = sorted({p.summarizer for p in points})
@@ -897,10 +899,10 @@ def _correlation_rows(task, labels, criterion, points: Sequence[_JudgedPoint]):
         / np.asarray([p.den for p in points], dtype=np.int64)[:, None]
     xs = rs.grouped_nan_real_means(x_all, [at[p.summarizer] for p in points],
                                    len(names))                    # names × sets
-    ys_mean: Dict[str, exact.Mean] = {}
-    for p in points:
-        ys_mean.setdefault(p.summarizer, exact.Mean()).add_real(p.score)
-    ys = np.asarray([exact.to_float(ys_mean[n].value()) for n in names], dtype=np.float64)
+    # a system's human score: the exact mean of its summaries' readings
+    # (thirds as thirds: issue 39, part 2)
+    ys_mean = hu.means_by_key([p.summarizer for p in points], [p.score for p in points])
+    ys = np.asarray([ys_mean[n] for n in names], dtype=np.float64)
     system = agreement.correlation_rows(names, xs.T, np.broadcast_to(ys, (n_sets, len(names))))
     out = [CorrelationsRow(task, labels[s], criterion, "system", *map(float, system[s]))
            for s in range(n_sets)]

@@ -53,7 +53,7 @@ from qarla_spark.stages.judges import ACROSS, ranked_sets
 from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
                                                   HbrContext, HbrPlan, KingCase, QarlaContext,
                                                   StatisticsRun, TaskSets, judgment_records,
-                                                  king_counts)
+                                                  king_counts, rating_records)
 
 @dataclass
 class StatisticsResult:
@@ -78,6 +78,9 @@ class StatisticsResult:
     king_vs_judges: Dict[Tuple[str, str], Interval] = field(default_factory=dict)
     #: task: KING of a random metric, mean and 95% band over draws
     king_chance: Dict[str, Interval] = field(default_factory=dict)
+    #: (task, criterion): Krippendorff's α among the raters, its interval,
+    #: the units rated twice or more and the raters (issue 39)
+    rater_alpha: Dict[Tuple[str, str], tuple] = field(default_factory=dict)
     #: (basis, criterion — "" for KING): the pooled best measure, its
     #: interval, the tasks it is best or tied in, the pooled top cluster
     across: Dict[Tuple[str, str], dict] = field(default_factory=dict)
@@ -285,6 +288,46 @@ def _judges_meta(key, task, rest, items, ctx) -> _Found:
     return _Found(extra=extra, printed=printed)
 
 
+def _rater_agreement(key, task, rest, items, ctx) -> _Found:
+    """``alpha``: rater_agreement/ of the task (Krippendorff's α of each
+    criterion its named raters rate twice or more, with its interval over
+    topics: :func:`~qarla_spark.measures.krippendorff.alpha_rows`); what the
+    run prints of it (issue 39, part 3)."""
+    from qarla_spark.measures.krippendorff import alpha_rows
+    cols: Dict[str, list] = {"topic": [], "summarizer": [], "criterion": [], "rater": [],
+                             "score": []}
+    for _, v in items:
+        for name in cols:
+            cols[name].extend(getattr(v, name))
+    rows = alpha_rows(task, cols["topic"], cols["summarizer"], cols["criterion"],
+                      cols["rater"], cols["score"], ctx.seed, ctx.n)
+    if not rows:
+        return _Found()
+    printed = {(r[0], r[1]): (Interval(r[2], r[3], r[4]), r[6], r[8]) for r in rows}
+    # the human ceiling: metric_eval/'s rows of measure "human" of each
+    # criterion rated twice or more (issue 39, part 3)
+    from qarla_spark.measures.ceiling import ceiling_rows
+    from qarla_spark.names import HUMAN
+    ceiling, primary = [], ms.statistic(ms.PRIMARY).key
+    ceiling_printed = {}
+    criteria = np.asarray(cols["criterion"], dtype=object)
+    for criterion in sorted({r[1] for r in rows}):
+        mine = np.flatnonzero(criteria == criterion)
+        found_rows, found = ceiling_rows(
+            task, criterion, *([cols[c][k] for k in mine]
+                               for c in ("topic", "summarizer", "rater")),
+            [cols["score"][k] for k in mine], ctx.seed, ctx.n)
+        ceiling += found_rows
+        if primary in found:
+            e = found[primary]
+            ceiling_printed[(task, criterion, HUMAN)] = Interval(e.value, e.low, e.high)
+    extra = [rd.table_record(key, "rater_agreement", rows)]
+    if ceiling:
+        extra.append(rd.table_record(key, "metric_eval", ceiling))
+    return _Found(extra=extra, printed={"rater_alpha": printed,
+                                        "pairwise_accuracy": ceiling_printed})
+
+
 def _judges_chance(key, task, rest, items, ctx) -> _Found:
     """``chance``: metric_eval/'s chance rows of one criterion
     (:func:`qarla_spark.stages.judges.chance_group`)."""
@@ -296,7 +339,7 @@ def _judges_chance(key, task, rest, items, ctx) -> _Found:
 #: function that computes it: ``f(key, task, rest of the key, items, ctx)``
 GROUPS = {"king": _king_stats, "jack": _jack_stats, "corr": _queen_correlations,
           "auc": _auc_stats, "hcorr": _hbr_correlations, "meta": _judges_meta,
-          "chance": _judges_chance}
+          "chance": _judges_chance, "alpha": _rater_agreement}
 
 
 # ---------------------------------------------------------------------------
@@ -339,12 +382,15 @@ def _across_reduce(key, items, ctx):
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_king(counts, ctx.seed, ctx.n))
+        # beside the pooled value, the equal-weight mean over tasks (issue 39)
+        found = xt.with_mean(found, xt.mean_king(counts, ctx.seed, ctx.n))
     else:
         counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
             return []
         found = xt.across_tasks(*xt.pooled_counts(counts),
                                 bounds=ms.statistic("pairwise_accuracy").recentred_within)
+        found = xt.with_mean(found, xt.mean_counts(counts))
     rows = xt.across_rows(basis, criterion, found)
     printed = _across_printed(found)
     return [rd.table_record(key, "across", rows),
@@ -564,7 +610,8 @@ def _table_names(ctx: StatisticsRun) -> List[str]:
     two tasks or more)."""
     q, h, meta = ctx.qarla is not None, ctx.hbr is not None, ctx.judged
     names = (["king_ci", "jack_ci"] if q else []) + (["auc_ci"] if h else []) + \
-        ["comparisons"] + (["correlation_ci", "metric_eval"] if meta else []) + \
+        ["comparisons"] + (["correlation_ci", "metric_eval", "rater_agreement"] if meta
+                           else []) + \
         (["metric_ranks"] if q or meta else [])
     if meta and q:
         names.append("king_vs_judges")
@@ -579,6 +626,7 @@ def _gather(result: StatisticsResult, reduced) -> None:
         result.king_vs_judges.update(value.get("king_vs_judges", {}))
         result.across.update(value.get("across", {}))
         result.king_chance.update(value.get("king_chance", {}))
+        result.rater_alpha.update(value.get("rater_alpha", {}))
         result.king.update(value.get("king", {}))
         result.jack.update(value.get("jack", {}))
         result.auc.update(value.get("auc", {}))
@@ -600,7 +648,8 @@ class StatisticsInputs(NamedTuple):
     placement: Dict[str, int]
 
 
-def statistics_inputs(qarla, hbr, judgments, config, tasks=None) -> Optional[StatisticsInputs]:
+def statistics_inputs(qarla, hbr, judgments, config, tasks=None,
+                      ratings=None) -> Optional[StatisticsInputs]:
     """The statistics stage's inputs (:class:`StatisticsInputs`; None when
     neither stage kept records): what :func:`run_statistics` reduces, and
     what ``devtools.replay_statistics`` replays group by group."""
@@ -618,6 +667,9 @@ def statistics_inputs(qarla, hbr, judgments, config, tasks=None) -> Optional[Sta
         spark = hbr.records.sparkSession
     if not sources:
         return None
+    if ratings is not None and judgments is not None:
+        # the agreement among named raters: one small group a task
+        sources.append(rating_records(ratings, "alpha"))
     inputs = _union(spark, sources)
     if q_ctx is not None:
         n_tasks = len(q_ctx.plans)
@@ -648,7 +700,7 @@ def statistics_inputs(qarla, hbr, judgments, config, tasks=None) -> Optional[Sta
     return StatisticsInputs(inputs, ctx, n_reduce, placement)
 
 
-def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResult:
+def run_statistics(qarla, hbr, judgments, config, tasks=None, ratings=None) -> StatisticsResult:
     """Intervals and paired tests for what the QARLA stage (``qarla``, a
     :class:`~qarla_spark.stages.qarla.QarlaResult`, or None) and the HBR
     stage (``hbr`` or None) found; ``config.bootstrap`` replicates (and as
@@ -656,10 +708,12 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None) -> StatisticsResul
     testbed's description (its tasks' criteria; without it, the HBR
     correlations are not computed). One reduce per (task, statistic) over
     the stages' per-topic records: one Spark job (and one more over its
-    across-task records for a run of two tasks or more)."""
+    across-task records for a run of two tasks or more). ``ratings``: each
+    rater's judgments (``judgments/``), for the agreement among the raters
+    (rater_agreement/; none without named raters)."""
     from qarla_spark.spark.partitioning import topic_partitions
     result = StatisticsResult({}, config.bootstrap, config.seed)
-    found = statistics_inputs(qarla, hbr, judgments, config, tasks)
+    found = statistics_inputs(qarla, hbr, judgments, config, tasks, ratings)
     if found is None:
         return result
     ctx = found.ctx

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from qarla_spark.measures.exact import real_mean
+from qarla_spark.measures.human import mean as human_mean
 from qarla_spark.spark import rounds as rd
 
 # ---------------------------------------------------------------------------
@@ -38,6 +38,8 @@ S_HX, S_JUDG = "s_hx", "s_judg"
 #: criterion: QUEEN of the detailed sets (QARLA), the singles and HBR (HBR)
 #: (the ``meta`` group and the criterion's ``chance`` group)
 S_META_Q, S_META_H = "s_meta_q", "s_meta_h"
+#: a task's ratings by named raters (the ``alpha`` group: rater_agreement/)
+S_RATE = "s_rate"
 #: the kinds the statistics stage reads of the QARLA stage's records
 FROM_QARLA = (S_CASE, S_JACK, S_CORR, S_META_Q, S_META_K)
 #: the kinds it reads of the HBR stage's records
@@ -106,6 +108,17 @@ class Judgments(NamedTuple):
     criterion: Sequence[str]
     score: np.ndarray
     topic: Optional[Sequence[str]] = None
+
+
+class Ratings(NamedTuple):
+    """``s_rate``: a batch of one task's ratings by named raters (the
+    ``judgments/`` table's rows with a rater), as aligned arrays."""
+
+    topic: Sequence[str]
+    summarizer: Sequence[str]
+    criterion: Sequence[str]
+    rater: Sequence[str]
+    score: np.ndarray
 
 
 class CorrTopic(NamedTuple):
@@ -239,7 +252,7 @@ def _meta_records(task, kind, topic, names, scores, judged) -> List[tuple]:
     out = []
     for criterion in sorted(found):
         mine = sorted(found[criterion])
-        human = [real_mean(found[criterion][n]) for n in mine]
+        human = [human_mean(found[criterion][n]) for n in mine]
         value = MetaScores(topic, criterion, mine,
                            np.asarray(scores, dtype=np.float64)[[at[n] for n in mine]],
                            np.asarray(human, dtype=np.float64))
@@ -271,6 +284,24 @@ def _judgment_records(pdf, group):
             part["summarizer"].to_numpy(dtype=object), part["criterion"].to_numpy(dtype=object),
             part["score"].to_numpy(dtype=np.float64), part["topic"].to_numpy(dtype=object))))
     return out
+
+
+def rating_records(ratings, group: str = "alpha"):
+    """The ratings with a named rater (``judgments/``' rows; none for inputs
+    without raters) as one :class:`Ratings` record per task and batch,
+    keyed by the task's statistics ``group`` (lazy; a narrow map)."""
+    from pyspark.sql import functions as F
+
+    def records(pdf, _):
+        out = []
+        for task, part in pdf.groupby("task", sort=True):
+            out.append((rd.key_of(task, group), S_RATE, Ratings(
+                part["topic"].to_numpy(dtype=object), part["summarizer"].to_numpy(dtype=object),
+                part["criterion"].to_numpy(dtype=object), part["rater"].to_numpy(dtype=object),
+                part["score"].to_numpy(dtype=np.float64))))
+        return out
+    return rd.over_rows(ratings.where(F.col("rater").isNotNull()).select(
+        "task", "topic", "summarizer", "criterion", "rater", "score"), records)
 
 
 def judgment_records(judgments, group=None):
