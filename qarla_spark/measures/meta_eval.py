@@ -198,7 +198,11 @@ def wmt_agreement_counts(metric, human, signs: "SignSums") -> Tuple[np.ndarray, 
     rows, at = np.nonzero(tied)
     both = np.zeros((n_b, n_m), dtype=np.int64)
     if rows.size:
-        np.add.at(both, rows, (x[rows, i[at], :] == x[rows, j[at], :]).astype(np.int64))
+        # rows come sorted (np.nonzero): each row's tied pairs summed in one
+        # reduceat (np.add.at, unbuffered, cost 10x)
+        same = (x[rows, i[at], :] == x[rows, j[at], :]).astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        both[rows[starts]] = np.add.reduceat(same, starts, axis=0)
     # a measure's pairs among the valid ones: a NaN orders nothing (the
     # sign sums' metric pairs), and x is NaN exactly where h is
     ordered_both = signs.metric_pairs - (pairs - signs.human_pairs)[:, None] + both
