@@ -89,3 +89,31 @@ def test_exact_means_with_and_without_the_kernel(n_t, n_s, n_b, data):
             num = sum(Fraction(float(values[t, s])) * int(weights[b, t]) for t in range(n_t))
             want_bs = float(num / den) if den else float("nan")
             assert np.array_equal(got[0][b, s], want_bs, equal_nan=True)
+
+
+@SETTINGS
+@given(st.integers(1, 8), st.integers(1, 5), st.integers(1, 4), st.data())
+def test_grouped_ratio_means_against_fractions(n_t, n_s, n_b, data):
+    """Each column's weighted mean of ratios (rows of distinct (topic,
+    column), their own denominators) against Fractions, rounded once."""
+    seed = data.draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    cells = [(t, s) for t in range(n_t) for s in range(n_s) if rng.random() < 0.7]
+    if not cells:
+        return
+    t_idx = np.array([c[0] for c in cells])
+    s_idx = np.array([c[1] for c in cells])
+    big = data.draw(st.sampled_from([10, 10 ** 6, 2 ** 40]))
+    nums = rng.integers(-big, big, len(cells))
+    dens = rng.choice(data.draw(st.sampled_from([[3], [3, 7], [1, 2, 5, 1000], [997, 991]])),
+                      len(cells))
+    weights = rng.poisson(1.0, (n_b, n_t)).astype(np.int64)
+    got = rs.grouped_ratio_means(nums, dens, (t_idx, s_idx), n_s, weights)
+    for b in range(n_b):
+        for s in range(n_s):
+            rows = [r for r in range(len(cells)) if s_idx[r] == s]
+            den = sum(int(weights[b, t_idx[r]]) for r in rows)
+            num = sum(Fraction(int(nums[r]), int(dens[r])) * int(weights[b, t_idx[r]])
+                      for r in rows)
+            want = float(num / den) if den else float("nan")
+            assert np.array_equal(got[b, s], want, equal_nan=True)

@@ -548,34 +548,56 @@ def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
     dens = np.asarray(dens, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.int64)
     n_topics = weights.shape[1]
-    lcms = np.ones(n_columns, dtype=object)
-    for s in range(n_columns):
-        lcm = 1
-        for d in np.unique(dens[cols == s]):
-            lcm = lcm * int(d) // math.gcd(lcm, int(d))
-        lcms[s] = lcm
-    scaled = nums.astype(object) * (lcms[cols] // dens.astype(object))
-    matrix = np.zeros((n_topics, n_columns), dtype=object)
+    # each column's common denominator (the lcm of its rows'), at once
+    lcms = np.ones(n_columns, dtype=np.int64)
+    if cols.size:
+        order = np.argsort(cols, kind="stable")
+        starts = np.flatnonzero(np.r_[True, cols[order][1:] != cols[order][:-1]])
+        lcms[cols[order][starts]] = np.lcm.reduceat(dens[order], starts)
+    factor = lcms[cols] // dens
+    wide = float(np.abs(nums).max(initial=0)) * float(factor.max(initial=1))
     count = np.zeros((n_topics, n_columns), dtype=np.int64)
-    matrix[topics, cols] = scaled
     count[topics, cols] = 1
-    big = max((abs(int(v)) for v in scaled), default=0) * int(weights.max(initial=0)) * n_topics
-    sums = int_matmul(weights, matrix.astype(np.int64)) if big < 2 ** 62 else \
-        (weights.astype(object) @ matrix)
-    counts = (weights @ count).astype(object) * lcms[None, :]
-    out = _divide(sums, counts)
-    # where weighted_ratio_means divides in doubles (its bound on the column's
-    # sums below 2^53), so do we: the same quotients, and a 0/0 the same NaN
-    for s in range(n_columns):
-        mine = cols == s
-        w = weights[:, topics[mine]]
-        lcm = int(lcms[s])
-        bound = int(np.abs(nums[mine]).max(initial=0)) * lcm * int(w.max(initial=0)) * \
-            int(mine.sum())
-        if bound < 2 ** 53 and lcm * int(w.sum(axis=1).max(initial=0)) * lcm < 2 ** 53:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[:, s] = np.asarray(sums[:, s], dtype=np.float64) / \
-                    np.asarray(counts[:, s], dtype=np.float64)
+    if wide * max(1, n_topics) * float(weights.max(initial=0)) < 2.0 ** 60 and \
+            float(lcms.max(initial=1)) * float(weights.sum(axis=1).max(initial=0)) < 2.0 ** 60:
+        # int64 throughout: every quotient correctly rounded at once
+        # (exact_division, or Python's integers without it) — the doubles
+        # of the exact path, and of the double path where its integers are
+        # below 2^53 (a correctly rounded quotient either way)
+        matrix = np.zeros((n_topics, n_columns), dtype=np.int64)
+        matrix[topics, cols] = nums * factor
+        sums = int_matmul(weights, matrix)
+        counts = int_matmul(weights, count) * lcms[None, :]
+        from qarla_spark.measures import exact_division
+        found = exact_division.quotients([(0, sums)], 0, counts)
+        if found is not None and found[1].all():
+            out = found[0]
+        else:
+            out = _divide(sums.astype(object), counts.astype(object))
+    else:
+        scaled = nums.astype(object) * factor.astype(object)
+        matrix = np.zeros((n_topics, n_columns), dtype=object)
+        matrix[topics, cols] = scaled
+        sums = weights.astype(object) @ matrix
+        counts = (weights @ count).astype(object) * lcms.astype(object)[None, :]
+        out = _divide(sums, counts)
+    empty = np.asarray(counts == 0, dtype=bool)
+    if empty.any():
+        # a column without weight is NaN: the double quotient's NaN in the
+        # columns whose integers are small enough for it (weighted_ratio_means'
+        # bound), math.nan in the others — kept, so that every bit stays
+        small = np.zeros(n_columns, dtype=bool)
+        w_sums = int_matmul(weights, count).max(axis=0, initial=0)
+        for s in np.flatnonzero(empty.any(axis=0)):         # (Python integers: exact)
+            mine = cols == s
+            lcm = int(lcms[s])
+            bound = int(np.abs(nums[mine]).max(initial=0)) * lcm * \
+                int(weights[:, topics[mine]].max(initial=0)) * int(mine.sum())
+            small[s] = bound < 2 ** 53 and lcm * int(w_sums[s]) * lcm < 2 ** 53
+        with np.errstate(invalid="ignore", divide="ignore"):
+            quiet = np.zeros(1) / np.zeros(1)
+        out = np.where(empty, np.where(small[None, :], quiet[0], math.nan),
+                       out.astype(np.float64))
     return out
 
 
