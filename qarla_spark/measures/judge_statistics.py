@@ -375,7 +375,11 @@ def _pairwise_accuracy_wmt(scores: SystemScores) -> np.ndarray:
     (:func:`~qarla_spark.measures.meta_eval.wmt_agreement_counts`: the sign
     sums and the pairs the humans tie, every row and measure at once); NaN
     without a pair."""
-    agree, pairs = me.wmt_agreement_counts(scores.x, scores.h, scores.signs)
+    if "finite_x" not in scores.shared:     # the measures' side, once for the criteria
+        fin = np.isfinite(scores.x)
+        scores.shared["finite_x"] = (fin.all(axis=2), fin.any(axis=2))
+    agree, pairs = me.wmt_agreement_counts(scores.x, scores.h, scores.signs,
+                                           scores.shared["finite_x"])
     with np.errstate(invalid="ignore", divide="ignore"):
         # integers below 2^53: the double quotient is correctly rounded
         return np.where(pairs[:, None] > 0, agree / np.maximum(pairs, 1)[:, None], np.nan)

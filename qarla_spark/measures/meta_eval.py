@@ -174,7 +174,9 @@ def wmt_agreement(metric, human) -> Tuple[int, int]:
     return int(np.count_nonzero(_order(m, i, j) == _order(h, i, j))), int(i.size)
 
 
-def wmt_agreement_counts(metric, human, signs: "SignSums") -> Tuple[np.ndarray, np.ndarray]:
+def wmt_agreement_counts(metric, human, signs: "SignSums",
+                         finite: Optional[Tuple[np.ndarray, np.ndarray]] = None
+                         ) -> Tuple[np.ndarray, np.ndarray]:
     """(agree (B × M), pairs (B,)) int64 of :func:`wmt_agreement` for every
     row (a replicate) and measure of ``metric`` (B × n × M) against ``human``
     (B × n; a NaN human score — a system without weight in a replicate —
@@ -188,7 +190,11 @@ def wmt_agreement_counts(metric, human, signs: "SignSums") -> Tuple[np.ndarray, 
     h = np.asarray(human, dtype=np.float64)
     n_b, n, n_m = x.shape
     valid = np.isfinite(h)
-    if not (np.isfinite(x) == valid[:, :, None]).all():
+    # ``finite``: (every measure finite, some measure finite) per row and
+    # system, when the caller has them (the criteria of a task share x)
+    every, some = finite if finite is not None else \
+        (np.isfinite(x).all(axis=2), np.isfinite(x).any(axis=2))
+    if not ((every == valid).all() and (some == valid).all()):
         raise ValueError("a system's measure scores must be finite exactly where its human "
                          "score is")
     count = valid.sum(axis=1).astype(np.int64)
