@@ -536,11 +536,12 @@ def _n_groups(qarla, tasks) -> int:
 
 #: a group's cost in seconds of one core, per kind (the second part of its
 #: key), measured on a task of 10 SummEval topics (16 systems, 61 measures,
-#: 4 criteria, 1,000 replicates): what :func:`group_costs` spreads the
-#: groups over the partitions by (only their balance depends on it, never a
-#: value)
-GROUP_SECONDS = {"meta": 0.76, "king": 0.15, "corr": 0.13, "hcorr": 0.12, "chance": 0.054,
-                 "auc": 0.015, "jack": 0.006}
+#: 4 criteria, 1,000 replicates; replayed by devtools/replay_statistics.py,
+#: 2026-11-28, after the compiled kernels): what :func:`group_costs`
+#: spreads the groups over the partitions by (only their balance depends on
+#: it, never a value)
+GROUP_SECONDS = {"meta": 0.35, "king": 0.105, "corr": 0.056, "hcorr": 0.042, "chance": 0.031,
+                 "auc": 0.007, "jack": 0.003}
 
 
 def group_costs(tasks, ctx: StatisticsRun) -> Dict[str, float]:
