@@ -735,13 +735,16 @@ def intervals(point: float, replicates, jackknife, alpha: float = ALPHA
 # — for columns whose replicates are all finite; other columns go through
 # the per-column functions (tests/test_resampling_columns.py checks both).
 
-def _lerp_sorted(ordered, n, q):
+def _lerp_sorted(ordered, n, q, cols=None):
     """np.quantile(column[:n], q, method="linear") of each column of
     ``ordered`` (each column's n finite values sorted first; ``n`` and
-    ``q`` a number or one per column): numpy's virtual index (n − 1)·q,
-    its neighbours and its interpolation a + (b − a)·γ, or b − (b − a)·(1 −
-    γ) for γ ≥ ½."""
-    shape = ordered.shape[1:]
+    ``q`` a number or one per column), or of the columns ``cols`` of it
+    (``n`` and ``q`` then theirs; two values a column read in place, not
+    the columns copied first): numpy's virtual index (n − 1)·q, its
+    neighbours and its interpolation a + (b − a)·γ, or b − (b − a)·(1 − γ)
+    for γ ≥ ½."""
+    cols = np.arange(ordered.shape[1]) if cols is None else np.asarray(cols, dtype=np.intp)
+    shape = cols.shape
     q = np.broadcast_to(np.asarray(q, dtype=np.float64), shape)
     n = np.broadcast_to(np.asarray(n, dtype=np.int64), shape)
     virtual = (n - 1) * q
@@ -753,7 +756,6 @@ def _lerp_sorted(ordered, n, q):
     following = np.where(above, n - 1, np.where(below, 0, following)).astype(np.intp)
     # numpy's γ is taken against its previous index, -1 above the bounds
     gamma = virtual - np.where(above, -1, previous)
-    cols = np.arange(ordered.shape[1])
     a = ordered[np.maximum(previous, 0), cols]
     b = ordered[np.maximum(following, 0), cols]
     diff = b - a
@@ -795,10 +797,10 @@ def _percentiles_sorted(ordered, n, alpha: float = ALPHA) -> Tuple[np.ndarray, n
     without one."""
     low = np.full(ordered.shape[1], math.nan)
     high = np.full(ordered.shape[1], math.nan)
-    ok = n > 0
-    if ok.any():
-        low[ok] = _lerp_sorted(ordered[:, ok], n[ok], alpha / 2)
-        high[ok] = _lerp_sorted(ordered[:, ok], n[ok], 1 - alpha / 2)
+    ok = np.flatnonzero(n > 0)
+    if ok.size:
+        low[ok] = _lerp_sorted(ordered, n[ok], alpha / 2, ok)
+        high[ok] = _lerp_sorted(ordered, n[ok], 1 - alpha / 2, ok)
     return low, high
 
 
@@ -822,19 +824,37 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
     ordered, n = _finite_sorted(reps, (ALPHA / 2, 1 - ALPHA / 2))
     ok = (n > 0) & np.isfinite(points)
     if ok.any():
-        ordered, n, pts = ordered[:, ok], n[ok], points[ok]
+        cols = np.flatnonzero(ok)
+        n, pts = n[cols], points[cols]
         h = n // 2
-        cols = np.arange(ordered.shape[1])
         # np.median: the middle value, or the mean of the two middle ones
         middle = ordered[h, cols]
         median = np.where(n % 2 == 1, middle,
                           (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
         shift = pts - median
-        lo = _lerp_sorted(ordered, n, ALPHA / 2) + shift
-        hi = _lerp_sorted(ordered, n, 1 - ALPHA / 2) + shift
+        lo = _lerp_sorted(ordered, n, ALPHA / 2, cols) + shift
+        hi = _lerp_sorted(ordered, n, 1 - ALPHA / 2, cols) + shift
         low[ok] = np.minimum(np.maximum(lo, bounds[0]), pts)
         high[ok] = np.maximum(np.minimum(hi, bounds[1]), pts)
     return low, high
+
+
+def _standard_normal(norm):
+    """(inv_cdf, cdf) of the standard normal ``norm`` (a
+    ``statistics.NormalDist()``) as plain functions of a float: the
+    module's own ``_normal_dist_inv_cdf(p, 0.0, 1.0)`` and ``0.5·(1 +
+    erf((x − 0.0)/(1.0·√2)))`` — what its methods compute after their
+    checks — or the methods themselves where the module lacks the former."""
+    import statistics
+    raw = getattr(statistics, "_normal_dist_inv_cdf", None)
+    if raw is None or (norm.mean, norm.stdev) != (0.0, 1.0):    # pragma: no cover
+        return norm.inv_cdf, norm.cdf
+    root2 = math.sqrt(2.0)
+
+    def cdf(x):
+        return 0.5 * (1.0 + math.erf((x - 0.0) / (1.0 * root2)))
+
+    return (lambda p: raw(p, 0.0, 1.0)), cdf
 
 
 def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
@@ -869,8 +889,9 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     if ok.any():
         cols = np.flatnonzero(ok)
         pts = points[cols]
-        share = (np.count_nonzero(reps[:, cols] < pts, axis=0)
-                 + 0.5 * np.count_nonzero(reps[:, cols] == pts, axis=0)) / n[cols]
+        mine = reps if cols.size == m_all else reps[:, cols]     # (no copy when all)
+        share = (np.count_nonzero(mine < pts, axis=0)
+                 + 0.5 * np.count_nonzero(mine == pts, axis=0)) / n[cols]
         # the jackknife's moments column by column, each summed as numpy
         # sums a contiguous vector (pairwise), as bca_interval does
         if jack.shape[0]:
@@ -881,19 +902,21 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
             d2 = d3 = np.zeros(cols.size)
         qs = np.full((2, cols.size), math.nan)
         zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
-        for k in range(cols.size):
-            if share[k] <= 0 or share[k] >= 1:
+        inv_cdf, cdf = _standard_normal(norm)
+        # NormalDist's own functions without its methods' checks (done
+        # here), in Python floats: the doubles of norm.inv_cdf, norm.cdf
+        for k, (p, s2, s3) in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+            if p <= 0 or p >= 1:
                 continue
-            z0 = norm.inv_cdf(float(share[k]))
-            spread = np.float64(d2[k])
-            a = np.float64(d3[k]) / (6 * spread ** 1.5) if spread > 0 else 0.0
+            z0 = inv_cdf(p)
+            a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
             for i, z in enumerate(zs):
-                qs[i, k] = norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+                qs[i, k] = cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
         good = np.isfinite(qs).all(axis=0)
         if good.any():
             sel = cols[good]
-            low[sel] = _lerp_sorted(ordered[:, sel], n[sel], qs[0, good])
-            high[sel] = _lerp_sorted(ordered[:, sel], n[sel], qs[1, good])
+            low[sel] = _lerp_sorted(ordered, n[sel], qs[0, good], sel)
+            high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
     for m in np.flatnonzero(~clean):
         low[m], high[m] = bca_interval(float(points[m]), reps[:, m], jack[:, m], alpha)
     return out
