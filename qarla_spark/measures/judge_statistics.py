@@ -61,10 +61,13 @@ class JudgedScores:
     scores: np.ndarray
     human: np.ndarray
 
-    @property
+    @functools.cached_property
     def cells(self) -> np.ndarray:
-        """(T × S) bool: judged and scored by every measure."""
-        return np.isfinite(self.human) & np.isfinite(self.scores).all(axis=2)
+        """(T × S) bool: judged and scored by every measure (made once,
+        read-only: every kernel of the group reads it)."""
+        found = np.isfinite(self.human) & np.isfinite(self.scores).all(axis=2)
+        found.setflags(write=False)
+        return found
 
     def used(self) -> "JudgedScores":
         """The topics and systems with a cell, cells only (NaN elsewhere)."""

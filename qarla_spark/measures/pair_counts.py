@@ -226,6 +226,53 @@ if compiled is not None:
                     out[k, i, j] = n_b if i == j else acc[i, j, k]
 
 
+def at_least_carried(levels: np.ndarray, counts: np.ndarray, equal: bool,
+                     chunk: int) -> np.ndarray:
+    """(K × S × S) int64: out[k, i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}, the
+    diagonal B, for A = Σ_l levels[l]·2^(chunk·l) (``levels``: L × B × S ×
+    K int64 level sums, every level present, zeros where empty), decided
+    exactly as :func:`~qarla_spark.measures.resampling.signed_mean_at_least`'s
+    numpy path decides it: the weighted differences carried from the lowest
+    level up (the bits kept below the carry: whether any is set), ``equal``:
+    every count the same (the plain difference). Compiled; without numba,
+    None is never returned — the caller runs its numpy path instead."""
+    n_l, n_b, n_s, n_k = levels.shape
+    out = np.zeros((n_k, n_s, n_s), dtype=np.int64)
+    _at_least_carried(np.ascontiguousarray(levels, dtype=np.int64),
+                      np.ascontiguousarray(counts, dtype=np.int64), bool(equal), int(chunk),
+                      out)
+    return out
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_carried(levels, counts, equal, chunk, out):  # pragma: no cover - compiled
+        n_l, n_b, n_s, n_k = levels.shape
+        mask = (np.int64(1) << chunk) - 1
+        acc = np.zeros((n_s, n_s, n_k), dtype=np.int64)
+        for b in range(n_b):
+            for i in range(n_s):
+                for j in range(i + 1, n_s):
+                    ci = counts[i]
+                    cj = counts[j]
+                    for k in range(n_k):
+                        carry = np.int64(0)
+                        rest = False
+                        for lv in range(n_l):
+                            a = levels[lv, b, i, k]
+                            c = levels[lv, b, j, k]
+                            carry += (a - c) if equal else (a * cj - c * ci)
+                            if carry & mask:
+                                rest = True
+                            carry >>= chunk
+                        acc[i, j, k] += (carry < 0) or (carry == 0 and not rest)
+                        acc[j, i, k] += carry >= 0
+        for k in range(n_k):
+            for i in range(n_s):
+                for j in range(n_s):
+                    out[k, i, j] = n_b if i == j else acc[i, j, k]
+
+
 # ---------------------------------------------------------------------------
 # Kendall's concordance of rows against one shared row
 # ---------------------------------------------------------------------------

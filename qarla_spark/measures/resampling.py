@@ -434,11 +434,20 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     # each level's sums as K × S × B (the replicates contiguous), in blocks
     # of measures of ~256K pair comparisons (measured 3-4x faster than
     # B × pairs × K arrays of ~100 MB)
+    equal = bool((counts == counts[0]).all()) if n_s else True
+    from qarla_spark.measures import pair_counts
+    if pair_counts.BACKEND == "numba" and n_s and parts:
+        # the same carries, compiled: every level of a replicate at hand
+        top = max(level for level, _ in parts)
+        dense = np.zeros((top // _CHUNK + 1, n_b, n_s, n_k), dtype=np.int64)
+        for level, part in parts:
+            dense[level // _CHUNK] = part.reshape(n_b, n_s, n_k)
+        found = pair_counts.at_least_carried(dense, counts, equal, _CHUNK)
+        return found[0] if single else found
     by_level = {level: np.ascontiguousarray(part.reshape(n_b, n_s, n_k).transpose(2, 1, 0))
                 for level, part in parts}
     levels = sorted(by_level) or [0]
     i, j = np.triu_indices(n_s, 1)
-    equal = bool((counts == counts[0]).all()) if n_s else True
     out = np.full((n_k, n_s, n_s), n_b, dtype=np.int64)
     step = max(1, (1 << 18) // max(1, n_b * i.size))
     mask = (1 << _CHUNK) - 1
