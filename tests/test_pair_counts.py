@@ -136,3 +136,33 @@ def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
         assert me.tie_calibrations(ms, h, groups) == want
     finally:
         pc.BACKEND = saved
+
+
+@SETTINGS
+@given(st.integers(1, 30), st.integers(2, 6), st.integers(1, 3), st.booleans(), st.data())
+def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal, data):
+    """The sign-flip counts through the compiled kernels (two levels, the
+    distinct patterns, the carried levels) equal the numpy path's, on
+    doubles over many powers of two (several levels), both signs, ties, and
+    columns with unequal counts of cells."""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    values = rng.random((n_t, n_s, n_k)) * 2.0 ** rng.integers(-30, 30, (n_t, n_s, n_k)) \
+        * rng.choice([-1.0, 1.0], (n_t, n_s, n_k))
+    if data.draw(st.booleans()):
+        values = np.floor(values * 8) / 8                 # short doubles: one level, ties
+    if n_t > 1:
+        values[1] = values[0]
+    cells = np.ones((n_t, n_s), dtype=bool)
+    if unequal:
+        cells &= rng.random((n_t, n_s)) < 0.8
+        cells[0] = True
+    signs = np.where(rng.random((data.draw(st.integers(1, 40)), n_t)) < 0.5, -1, 1)
+    got = rs.signed_mean_at_least(values, cells, signs)
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        want = rs.signed_mean_at_least(values, cells, signs)
+    finally:
+        pc.BACKEND = saved
+    assert np.array_equal(got, want)

@@ -160,9 +160,14 @@ def at_least_patterns(low: np.ndarray, high: Optional[np.ndarray], patterns: np.
         n_t, n_s, n_k = low.shape
         out = np.zeros((n_k, n_s, n_s), dtype=np.int64)
         zero = np.zeros((1, 1, 1), dtype=np.int64)
-        _at_least_patterns(np.ascontiguousarray(low, dtype=np.int64),
-                           zero if high is None else np.ascontiguousarray(high, dtype=np.int64),
-                           high is not None, np.ascontiguousarray(patterns, dtype=np.int64),
+        # each pattern's sums by one BLAS product (the caller's pieces: every
+        # sum an integer below 2^53, exact in doubles), then the counts
+        flips = np.asarray(patterns, dtype=np.float64)
+        lo = (flips @ np.asarray(low, dtype=np.float64).reshape(n_t, -1)).astype(np.int64)
+        hi = (flips @ np.asarray(high, dtype=np.float64).reshape(n_t, -1)).astype(np.int64) \
+            if high is not None else None
+        _at_least_weighted(lo.reshape(-1, n_s, n_k), zero if hi is None else
+                           hi.reshape(-1, n_s, n_k), hi is not None,
                            np.ascontiguousarray(mult, dtype=np.int64),
                            np.ascontiguousarray(scale, dtype=np.int64), int(chunk), out)
         return out
@@ -182,12 +187,11 @@ def at_least_patterns_numpy(low, high, patterns, mult, scale, chunk: int) -> np.
 
 if compiled is not None:
     @compiled
-    def _at_least_patterns(low, high, two, patterns, mult, scale, chunk,
+    def _at_least_weighted(low, high, two, mult, scale, chunk,
                            out):  # pragma: no cover - compiled
-        n_t, n_s, n_k = low.shape
-        n_p = patterns.shape[0]
-        a_lo = np.empty((n_s, n_k), dtype=np.int64)
-        a_hi = np.empty((n_s, n_k), dtype=np.int64)
+        """_at_least_levels of pattern sums (P × S × K), pattern p counted
+        mult[p] times."""
+        n_p, n_s, n_k = low.shape
         hi = np.empty((n_s, n_k), dtype=np.int64)
         lo = np.empty((n_s, n_k), dtype=np.int64)
         acc = np.zeros((n_s, n_s, n_k), dtype=np.int64)      # k contiguous
@@ -195,22 +199,13 @@ if compiled is not None:
         for p in range(n_p):
             w = mult[p]
             n_b += w
-            a_lo[:, :] = 0
-            a_hi[:, :] = 0
-            for t in range(n_t):
-                if patterns[p, t]:
-                    for s in range(n_s):
-                        for k in range(n_k):
-                            a_lo[s, k] += low[t, s, k]
-                            if two:
-                                a_hi[s, k] += high[t, s, k]
             for s in range(n_s):
                 m = scale[s]
                 for k in range(n_k):
-                    v = a_lo[s, k] * m
+                    v = low[p, s, k] * m
                     carry = v >> chunk
                     lo[s, k] = v - (carry << chunk)
-                    hi[s, k] = (a_hi[s, k] * m if two else 0) + carry
+                    hi[s, k] = (high[p, s, k] * m if two else 0) + carry
             for i in range(n_s):
                 for j in range(i + 1, n_s):
                     for k in range(n_k):
@@ -250,23 +245,27 @@ if compiled is not None:
         n_l, n_b, n_s, n_k = levels.shape
         mask = (np.int64(1) << chunk) - 1
         acc = np.zeros((n_s, n_s, n_k), dtype=np.int64)
+        carry = np.zeros(n_k, dtype=np.int64)
+        rest = np.zeros(n_k, dtype=np.int64)
         for b in range(n_b):
             for i in range(n_s):
                 for j in range(i + 1, n_s):
                     ci = counts[i]
                     cj = counts[j]
-                    for k in range(n_k):
-                        carry = np.int64(0)
-                        rest = False
-                        for lv in range(n_l):
+                    carry[:] = 0
+                    rest[:] = 0
+                    # the measures side by side (the innermost loop)
+                    for lv in range(n_l):
+                        for k in range(n_k):
                             a = levels[lv, b, i, k]
                             c = levels[lv, b, j, k]
-                            carry += (a - c) if equal else (a * cj - c * ci)
-                            if carry & mask:
-                                rest = True
-                            carry >>= chunk
-                        acc[i, j, k] += (carry < 0) or (carry == 0 and not rest)
-                        acc[j, i, k] += carry >= 0
+                            v = carry[k] + ((a - c) if equal else (a * cj - c * ci))
+                            rest[k] |= v & mask
+                            carry[k] = v >> chunk
+                    for k in range(n_k):
+                        v = carry[k]
+                        acc[i, j, k] += (v < 0) or (v == 0 and rest[k] == 0)
+                        acc[j, i, k] += v >= 0
         for k in range(n_k):
             for i in range(n_s):
                 for j in range(n_s):
