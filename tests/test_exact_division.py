@@ -19,7 +19,8 @@ from qarla_spark.measures import exact_division as ed
 from qarla_spark.measures import pair_counts as pc
 from qarla_spark.measures import resampling as rs
 
-pytestmark = pytest.mark.skipif(not ed.available(), reason="numba not installed")
+pytestmark = pytest.mark.skipif(not ed.available(),
+                                reason="the compiled backend is off (no numba, or QARLA_COUNT_BACKEND=numpy)")
 SETTINGS = settings(max_examples=200, deadline=None)
 
 
