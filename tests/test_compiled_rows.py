@@ -17,7 +17,8 @@ from qarla_spark.measures import compiled_rows as cr
 from qarla_spark.measures import pair_counts as pc
 
 pytestmark = pytest.mark.skipif(cr.backend() != "numba",
-                                reason="the compiled backend is off (no numba, or QARLA_COUNT_BACKEND=numpy)")
+                                reason="the compiled backend is off (no numba, or "
+                                       "QARLA_COUNT_BACKEND=numpy)")
 SETTINGS = settings(max_examples=150, deadline=None)
 
 

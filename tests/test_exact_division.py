@@ -20,7 +20,8 @@ from qarla_spark.measures import pair_counts as pc
 from qarla_spark.measures import resampling as rs
 
 pytestmark = pytest.mark.skipif(not ed.available(),
-                                reason="the compiled backend is off (no numba, or QARLA_COUNT_BACKEND=numpy)")
+                                reason="the compiled backend is off (no numba, or "
+                                       "QARLA_COUNT_BACKEND=numpy)")
 SETTINGS = settings(max_examples=200, deadline=None)
 
 
