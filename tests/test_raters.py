@@ -373,6 +373,11 @@ def _table(folder):
         .reset_index(drop=True)
 
 
+# Four whole runs (every stage): a minute. Slow (CI runs it); in the fast
+# suite the means over raters are checked on the pure functions
+# (check_records, rater_means, export's RunScores above) and both readers
+# keep each rater: test_validate.py::test_judgments_with_raters_keep_each_rater_and_give_the_mean.
+@pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.parametrize("read_mb", [16, 0], ids=["driver", "spark"])
 def test_a_run_keeps_the_raters_and_every_number_is_the_means(spark, tmp_path, read_mb):
