@@ -375,8 +375,9 @@ def _table(folder):
 
 # Four whole runs (every stage): a minute. Slow (CI runs it); in the fast
 # suite the means over raters are checked on the pure functions
-# (check_records, rater_means, export's RunScores above) and both readers
-# keep each rater: test_validate.py::test_judgments_with_raters_keep_each_rater_and_give_the_mean.
+# (check_records, rater_means, export's RunScores above) and the readers
+# keep each rater (test_validate.py: the raters' test, the two readers'
+# tables compared on a testbed with raters).
 @pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.parametrize("read_mb", [16, 0], ids=["driver", "spark"])
