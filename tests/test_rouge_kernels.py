@@ -367,6 +367,11 @@ def test_golden_scores_of_the_battery(backend):
     assert not mismatches[:10], f"{len(mismatches)} mismatches"
 
 
+# Slow (CI runs it): it checks the tests' own per-pair reference on the
+# golden file; the fast suite checks production against ROUGE-1.5.5 on it
+# (the two tests above) and the reference against the literal oracle
+# (test_kernel_matches_literal_rouge).
+@pytest.mark.slow
 def test_reference_equals_production_on_golden_pairs(backend):
     """The per-pair test reference gives production's counts, bit for bit, on
     every golden pair and variant (so it, too, equals ROUGE-1.5.5)."""
