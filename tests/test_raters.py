@@ -375,9 +375,10 @@ def _table(folder):
 
 # Four whole runs (every stage): a minute. Slow (CI runs it); in the fast
 # suite the means over raters are checked on the pure functions
-# (check_records, rater_means, export's RunScores above) and the readers
-# keep each rater (test_validate.py: the raters' test, the two readers'
-# tables compared on a testbed with raters).
+# (check_records, rater_means, export's RunScores above), the raters'
+# agreement on alpha_rows (below) and the human ceiling on ceiling_rows
+# (test_ceiling.py), and the readers keep each rater (test_validate.py: the
+# raters' test, the two readers' tables compared on a testbed with raters).
 @pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.parametrize("read_mb", [16, 0], ids=["driver", "spark"])
