@@ -85,6 +85,10 @@ def validate(capsys, *argv):
 
 
 READERS = {"driver": "16", "spark": "0"}   # --driver-read-mb: who reads the inputs
+#: the judgments' and sources' tests: Spark's reader loads every kind of
+#: input by the same binaryFile read of its path (io/readers.py, read_raw),
+#: whose forms test_inputs checks in the fast suite; theirs are slow (CI)
+KIND_READERS = ["driver", pytest.param("spark", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -99,7 +103,7 @@ def test_inputs(tmp_path, capsys, form, reader):
     assert "topics: 2" in out
 
 
-@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("reader", KIND_READERS)
 @pytest.mark.parametrize("form", input_forms())
 def test_judgments(tmp_path, capsys, form, reader):
     summaries, judgments, _ = make_inputs(tmp_path)
@@ -108,7 +112,7 @@ def test_judgments(tmp_path, capsys, form, reader):
     assert "judgments by criterion (judged summaries): quality (4)" in out
 
 
-@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("reader", KIND_READERS)
 @pytest.mark.parametrize("form", input_forms())
 def test_sources(tmp_path, capsys, form, reader):
     summaries, _, sources = make_inputs(tmp_path)
