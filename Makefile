@@ -1,8 +1,8 @@
 # qarla_spark: the two commands of the README's quick start.
 #   make run    set up .venv, install, run the main job on the bundled SummEval
 #   make test   set up .venv with the test tools, run the test suite: without
-#               the tests marked slow locally (about 5 minutes), all of it in
-#               CI (CI=true)
+#               the tests marked slow locally (under 6 minutes on 2 idle
+#               cores: docs/DECISIONS.md), all of it in CI (CI=true)
 #   make test-all  the whole suite, slow tests included, anywhere
 #   make bench  the similarity battery vs rouge-score; the QARLA stage with
 #               KING of all subsets in one pass vs one subset at a time; the

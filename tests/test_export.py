@@ -18,6 +18,10 @@
   names that are not file names, on a run directory made here with pyarrow;
 - bad inputs: one line, exit status 1, nothing written.
 
+The tests that read conftest's two-task run (a whole run: every stage) are
+slow (CI runs them); the fast suite keeps the export of a run directory
+made here with pyarrow (missing values, names, bad inputs).
+
 Neither toolkit is a test dependency: sacrerouge 0.2.5 pins pytest 6.2.4
 (through repro 0.1.1) against the suite's pytest >= 8 and does not import
 without googledrivedownloader < 1; mt-metrics-eval is not on PyPI.
@@ -205,6 +209,7 @@ def assert_hbr_measures_agree(run_dir, task, records):
 
 # ----------------------------------------------------------- SacreROUGE
 
+@pytest.mark.slow       # reads conftest's two-task run (a whole run): CI runs it
 def test_sacrerouge_export_reads_back_as_the_scores_by_a_loop(two_task_run, tmp_path, capsys):
     out = tmp_path / "sr"
     assert main(["export", two_task_run.out, "--format", "sacrerouge", "--out", str(out)]) == 0
@@ -242,6 +247,7 @@ def test_sacrerouge_export_reads_back_as_the_scores_by_a_loop(two_task_run, tmp_
 
 # ----------------------------------------------------------- mt-metrics-eval
 
+@pytest.mark.slow       # reads conftest's two-task run (a whole run): CI runs it
 def test_mtme_export_layout_and_values(two_task_run, tmp_path):
     out = tmp_path / "mt"
     assert main(["export", two_task_run.out, "--format", "mtme", "--out", str(out)]) == 0
@@ -288,6 +294,7 @@ def test_mtme_export_layout_and_values(two_task_run, tmp_path):
 
 # ----------------------------------------------------------- one value per score
 
+@pytest.mark.slow       # reads conftest's two-task run (a whole run): CI runs it
 def test_metric_eval_holds_the_exported_scores_and_the_correlation_tables(two_task_run,
                                                                           tmp_path):
     """Issue 39, part 1: metric_eval/ and correlations/, correlation_ci/,
@@ -429,7 +436,21 @@ def one_line_error(capsys):
     return err
 
 
-def test_bad_inputs_say_one_line_and_exit_1(two_task_run, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> str:
+    """A finished run directory of two tasks, 'news' and 'chat two' (one
+    topic, a model and a peer each), made with pyarrow: what the bad-input
+    test exports when the input is good (no Spark, no whole run)."""
+    run = tmp_path_factory.mktemp("export") / "run"
+    summaries, sims = [], []
+    for task in ("news", "chat two"):
+        summaries += [(task, "d1", "m1", "model", "a ."), (task, "d1", "p1", "peer", "b .")]
+        sims += [(task, "d1", "p1", "m1", "R-1.a", 0.5), (task, "d1", "m1", "p1", "R-1.a", 0.5)]
+    write_run(run, summaries, sims)
+    return str(run)
+
+
+def test_bad_inputs_say_one_line_and_exit_1(finished_run, tmp_path, capsys):
     out = tmp_path / "out"
     args = ["--format", "sacrerouge", "--out", str(out)]
     assert main(["export", str(tmp_path / "nothing"), *args]) == 1
@@ -441,14 +462,14 @@ def test_bad_inputs_say_one_line_and_exit_1(two_task_run, tmp_path, capsys):
     (empty / "run.json").write_text(json.dumps({"status": "incomplete"}))
     assert main(["export", str(empty), *args]) == 1
     assert "not a finished qarla run" in one_line_error(capsys)
-    assert main(["export", two_task_run.out, "--format", "csv", "--out", str(out)]) == 1
+    assert main(["export", finished_run, "--format", "csv", "--out", str(out)]) == 1
     assert "unknown export format 'csv'" in one_line_error(capsys)
     out.mkdir()
     (out / "mine.txt").write_text("keep")
-    assert main(["export", two_task_run.out, *args]) == 1
+    assert main(["export", finished_run, *args]) == 1
     assert "already exists and is not empty" in one_line_error(capsys)
     assert os.listdir(out) == ["mine.txt"]
     assert sorted(os.listdir(tmp_path)) == ["empty", "out"]       # nothing else written
     (out / "mine.txt").unlink()                                   # an empty folder will do
-    assert main(["export", two_task_run.out, *args]) == 0
+    assert main(["export", finished_run, *args]) == 0
     assert sorted(os.listdir(out)) == ["chat_two", "news", "qarla-export.json"]

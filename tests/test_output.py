@@ -300,6 +300,7 @@ def test_a_tables_spark_jobs_are_described_and_the_threads_description_restored(
     run_dir.abort()
 
 
+@pytest.mark.slow       # reads conftest's two-task run (a whole run): CI runs it
 def test_the_similarity_table_has_no_statistics_where_they_never_skip_anything(two_task_run):
     """Issue 13: the similarity table's summary, metric and value columns
     span their whole range in every row group, so their Parquet min/max

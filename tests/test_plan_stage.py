@@ -220,7 +220,8 @@ def test_qarla_plan_refuses_an_unfinished_run_before_spark_starts(tmp_path, caps
     assert cli.main(["plan", str(tmp_path)]) == 2
 
 
-@pytest.mark.spark
+@pytest.mark.slow       # reads conftest's two-task run (a whole run): CI runs it; the stage
+@pytest.mark.spark      # itself is checked in the fast suite above (bit-identical, a loop)
 def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
     from qarla_spark import pipeline
     from qarla_spark.config import RunConfig

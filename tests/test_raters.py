@@ -373,6 +373,13 @@ def _table(folder):
         .reset_index(drop=True)
 
 
+# Four whole runs (every stage): a minute. Slow (CI runs it); in the fast
+# suite the means over raters are checked on the pure functions
+# (check_records, rater_means, export's RunScores above), the raters'
+# agreement on alpha_rows (below) and the human ceiling on ceiling_rows
+# (test_ceiling.py), and the readers keep each rater (test_validate.py: the
+# raters' test, the two readers' tables compared on a testbed with raters).
+@pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.parametrize("read_mb", [16, 0], ids=["driver", "spark"])
 def test_a_run_keeps_the_raters_and_every_number_is_the_means(spark, tmp_path, read_mb):

@@ -84,7 +84,15 @@ def using_backend(name):
         rouge_lcs.BACKEND = previous
 
 
-@pytest.fixture(params=rouge_lcs.BACKENDS)
+# The golden-file tests run with each backend; the production default (the
+# last: numba when it imports) in the fast suite, the others slow (CI runs
+# them: the pure-Python LCS over 1,300 golden pairs takes 20 s). Locally
+# every backend is still checked against the literal ROUGE oracle and
+# against each other (test_kernel_matches_literal_rouge,
+# test_backends_agree).
+@pytest.fixture(params=[b if b == rouge_lcs.BACKENDS[-1]
+                        else pytest.param(b, marks=pytest.mark.slow)
+                        for b in rouge_lcs.BACKENDS])
 def backend(request):
     with using_backend(request.param):
         yield request.param
@@ -359,6 +367,11 @@ def test_golden_scores_of_the_battery(backend):
     assert not mismatches[:10], f"{len(mismatches)} mismatches"
 
 
+# Slow (CI runs it): it checks the tests' own per-pair reference on the
+# golden file; the fast suite checks production against ROUGE-1.5.5 on it
+# (the two tests above) and the reference against the literal oracle
+# (test_kernel_matches_literal_rouge).
+@pytest.mark.slow
 def test_reference_equals_production_on_golden_pairs(backend):
     """The per-pair test reference gives production's counts, bit for bit, on
     every golden pair and variant (so it, too, equals ROUGE-1.5.5)."""

@@ -36,10 +36,19 @@ def run_forms(*extra):
     """The forms of a test that runs a stage (a small run, seconds each):
     every form a case; the fast suite keeps the file:// URI (and Hadoop's
     file systems), the absolute and relative paths are marked slow (CI runs
-    them: `make test` with CI=true); the validate tests keep every
-    form of every input in the fast suite."""
+    them: `make test` with CI=true); the validate tests: :func:`input_forms`."""
     return [pytest.param(f, marks=pytest.mark.slow if f in ("absolute", "relative") else ())
             for f in [*FORMS, *extra]]
+
+
+def input_forms():
+    """The forms of a validate test (each reader): every form a case; the
+    absolute path is marked slow (CI runs it), as the fast suite gives
+    absolute paths of inputs, judgments and sources everywhere else
+    (tests/test_validate.py, test_cli.py, the summaries of this file's own
+    validate tests); the URIs and the relative path stay fast."""
+    return [pytest.param(f, marks=pytest.mark.slow if f == "absolute" else ())
+            for f in ALL_FORMS]
 
 
 def viewfs(spark, folder) -> str:
@@ -76,10 +85,14 @@ def validate(capsys, *argv):
 
 
 READERS = {"driver": "16", "spark": "0"}   # --driver-read-mb: who reads the inputs
+#: the judgments' and sources' tests: Spark's reader loads every kind of
+#: input by the same binaryFile read of its path (io/readers.py, read_raw),
+#: whose forms test_inputs checks in the fast suite; theirs are slow (CI)
+KIND_READERS = ["driver", pytest.param("spark", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("form", ALL_FORMS)
+@pytest.mark.parametrize("form", input_forms())
 def test_inputs(tmp_path, capsys, form, reader):
     summaries, _, _ = make_inputs(tmp_path)
     out = validate(capsys, ALL_FORMS[form](summaries), "--driver-read-mb", READERS[reader])
@@ -90,8 +103,8 @@ def test_inputs(tmp_path, capsys, form, reader):
     assert "topics: 2" in out
 
 
-@pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("form", ALL_FORMS)
+@pytest.mark.parametrize("reader", KIND_READERS)
+@pytest.mark.parametrize("form", input_forms())
 def test_judgments(tmp_path, capsys, form, reader):
     summaries, judgments, _ = make_inputs(tmp_path)
     out = validate(capsys, str(summaries), "--judgments", ALL_FORMS[form](judgments),
@@ -99,8 +112,8 @@ def test_judgments(tmp_path, capsys, form, reader):
     assert "judgments by criterion (judged summaries): quality (4)" in out
 
 
-@pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("form", ALL_FORMS)
+@pytest.mark.parametrize("reader", KIND_READERS)
+@pytest.mark.parametrize("form", input_forms())
 def test_sources(tmp_path, capsys, form, reader):
     summaries, _, sources = make_inputs(tmp_path)
     out = validate(capsys, str(summaries), "--sources", ALL_FORMS[form](sources),

@@ -4,6 +4,12 @@ Every test runs twice: with the inputs read and checked on Spark
 (``load_testbed``) and in the driver (``check_in_driver``, what small local
 inputs get); both must pass the same assertions, and
 ``test_both_readers_give_equal_tables`` compares them table by table.
+
+Both readers apply the same checks (:func:`~qarla_spark.io.checks.check_topic`
+and ``check_task``: in the driver over every record, on Spark per topic and
+per task group), so the Spark reader's cases are marked slow (CI runs them)
+but for the comparison of the two on a testbed with every kind of problem,
+the languages' check and the missing or empty input (:data:`BOTH_FAST`).
 """
 
 from __future__ import annotations
@@ -21,10 +27,14 @@ pytestmark = pytest.mark.spark
 READER = {"name": "spark"}
 
 
-@pytest.fixture(params=["spark", "driver"], autouse=True)
+@pytest.fixture(params=[pytest.param("spark", marks=pytest.mark.slow), "driver"], autouse=True)
 def reader(request):
     READER["name"] = request.param
     yield request.param
+
+
+#: a test whose Spark reader's case stays in the fast suite too
+BOTH_FAST = pytest.mark.parametrize("reader", ["spark", "driver"], indirect=True)
 
 
 def load(spark, *specs, limit=50, languages=None):
@@ -253,12 +263,14 @@ def test_duc_folder(spark, tmp_path):
     assert text == "Summary by 2 of D30002 .\nSecond sentence ."
 
 
+@BOTH_FAST
 def test_missing_input_path(spark, tmp_path):
     with pytest.raises(InputError) as info:
         load(spark, InputSpec(str(tmp_path / "nope.jsonl")))
     assert "nope.jsonl" in str(info.value) and "not found" in str(info.value)
 
 
+@BOTH_FAST
 def test_empty_input_folder(spark, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError) as info:
@@ -301,6 +313,7 @@ def _rows(frame):
                    frame.collect()), key=repr)
 
 
+@BOTH_FAST
 def test_both_readers_give_equal_tables(spark, tmp_path, reader):
     """The driver's reader and Spark's give the same canonical tables, the
     same problems table and the same report, on a testbed with every kind
@@ -323,6 +336,7 @@ def test_both_readers_give_equal_tables(spark, tmp_path, reader):
     assert spark_report.format() == checked.report.format()
 
 
+@BOTH_FAST
 def test_a_task_in_another_script_is_refused_under_english(spark, tmp_path):
     """Issue 38: Russian and Chinese tasks under the default en are errors
     naming each task, an example and the --language to use; under their
