@@ -281,7 +281,7 @@ def test_bundled_testbed_run(spark, tmp_path):
     row = comp[comp.family == "best set vs best single metric"].iloc[0]
     assert (row.a, row.b) == (best, task["best_single"])
     assert (f"best set − best single: {row.difference:+.3f} [{row.ci_low:.3f}, "
-            f"{row.ci_high:.3f}], p = {row.p_value:.3f}") in text
+            f"{row.ci_high:.3f}] (percentile), p = {row.p_value:.3f}") in text
     for criterion in ("coherence", "consistency", "fluency", "relevance"):
         hbr_vs = comp[(comp.family == "HBR vs best single measure")
                       & (comp.criterion == criterion)].iloc[0]
