@@ -403,3 +403,77 @@ def test_executors_that_do_not_see_the_run_folder_leave_the_table_to_spark(spark
     unseen.write(declared, table)                            # by Spark
     assert compare_table(os.path.join(seen.staging, "summaries"),
                          os.path.join(unseen.staging, "summaries")) == []
+
+
+def test_runs_of_parts_splits_a_batch_where_its_partition_changes():
+    """A coalesced writing task reads its partitions one after the other: a
+    batch may end one and start the next; each run of rows goes to the file
+    of its partition, in order (issue 36)."""
+    import pandas as pd
+
+    from qarla_spark.spark.output import PART_COLUMN, runs_of_parts
+    plain = pd.DataFrame({"kind": ["a", "b"], "data": [b"1", b"2"]})
+    assert [(p, list(r["kind"])) for p, r in runs_of_parts(plain, 7)] == [(7, ["a", "b"])]
+    batch = pd.DataFrame({"kind": list("abcdef"), "data": [b"x"] * 6,
+                          PART_COLUMN: [3, 3, 5, 5, 5, 0]})
+    found = [(p, list(r["kind"]), list(r.columns)) for p, r in runs_of_parts(batch, 1)]
+    assert found == [(3, ["a", "b"], ["kind", "data"]), (5, ["c", "d", "e"], ["kind", "data"]),
+                     (0, ["f"], ["kind", "data"])]
+    one = batch[batch[PART_COLUMN] == 5]
+    assert [(p, len(r)) for p, r in runs_of_parts(one, 1)] == [(5, 3)]
+    assert list(runs_of_parts(batch.iloc[:0], 1)) == []
+
+
+@pytest.mark.spark
+def test_a_bundle_read_by_core_writes_the_files_of_one_task_a_partition(spark, two_task_run,
+                                                                        tmp_path):
+    """Issue 36: a bundle's records (persisted) are read by one Spark task
+    per core at most, not one per partition (the statistics stage's 20
+    partitions were 20 tasks of a few records each, mostly fixed cost); each
+    partition's rows still go to the file named by that partition, in
+    order: the same files, byte for byte, as one task per partition — over
+    a union of two persisted frames, as the statistics stage's records."""
+    import filecmp
+    import glob
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from qarla_spark import tables
+    from qarla_spark.spark import rounds as rd
+    names = ["king_ci", "jack_ci", "auc_ci", "comparisons", "king_vs_judges"]
+    rows = []
+    for name in names:
+        frame = pq.read_table(os.path.join(two_task_run.out, name)).to_pandas()
+        for task, part in frame.groupby("task", sort=True):
+            for i, piece in enumerate((part.iloc[::2], part.iloc[1::2])):  # two records a task
+                rows.append((f"{task}/{i}", name, rd.dumps(piece.reset_index(drop=True)),
+                             len(rows) % 7))
+    records = spark.createDataFrame(pd.DataFrame(rows, columns=["key", "kind", "data", "p"]))
+    first = records.filter(F.col("p") < 5).repartition(5, "p").drop("p").persist()
+    second = records.filter(F.col("p") >= 5).repartition(3, "p").drop("p").persist()
+    union = first.unionByName(second)
+    assert union.rdd.getNumPartitions() == 8 > spark.sparkContext.defaultParallelism
+    bundle = rd.records_tables(union, names)[names[0]].bundle
+    declared = [tables.table(n) for n in names]
+    written = {}
+    try:
+        for by_core in (False, True):
+            out = RunDirectory(spark, str(tmp_path / f"by_core_{by_core}"), run_id="r")
+            converters = {n: bundle.to_arrow(n) for n in names}
+
+            def split(pdf, converters=converters):
+                return {n: c(pdf[pdf["kind"] == n]) for n, c in converters.items()}
+            assert out._write_by_executors(declared, bundle.frame.filter(
+                F.col("kind").isin(names)), split, by_core=by_core)
+            written[by_core] = out.staging
+    finally:
+        first.unpersist(), second.unpersist()
+    files = {k: sorted(os.path.relpath(p, d) for p in glob.glob(f"{d}/**/*", recursive=True)
+                       if os.path.isfile(p)) for k, d in written.items()}
+    assert files[True] == files[False]
+    assert len([f for f in files[True] if f.startswith("comparisons/part-")]) > 2
+    for f in files[True]:
+        assert filecmp.cmp(os.path.join(written[False], f), os.path.join(written[True], f),
+                           shallow=False), f

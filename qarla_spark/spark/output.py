@@ -91,6 +91,32 @@ def partition_folder(column: str, value) -> str:
     return f"{column}={text}"
 
 
+#: the column :meth:`RunDirectory._write_by_executors` adds to a frame it
+#: coalesces: the partition each row was in before (Spark's
+#: ``spark_partition_id()``, evaluated under the coalesce)
+PART_COLUMN = "_qarla_partition"
+
+
+def runs_of_parts(pdf, part: int):
+    """(partition, rows) of a batch of rows: the whole batch as ``part``
+    when it has no :data:`PART_COLUMN`, else each run of consecutive rows of
+    one partition (a coalesced task reads its partitions one after the
+    other; a batch may hold the end of one and the start of the next), the
+    column dropped."""
+    if PART_COLUMN not in pdf.columns:
+        yield part, pdf
+        return
+    import numpy as np
+    parts = pdf[PART_COLUMN].to_numpy()
+    rows = pdf.drop(columns=[PART_COLUMN])
+    if not len(parts):
+        return
+    starts = [0, *(np.flatnonzero(parts[1:] != parts[:-1]) + 1).tolist()]
+    ends = [*starts[1:], len(parts)]
+    for a, b in zip(starts, ends):
+        yield int(parts[a]), rows if (a, b) == (0, len(parts)) else rows.iloc[a:b]
+
+
 @dataclass(frozen=True)
 class ExecutorTable:
     """A big table the executors write themselves, with pyarrow (a Spark job
@@ -301,14 +327,29 @@ class RunDirectory:
         def split(pdf):
             return {n: convert(pdf[pdf["kind"] == n]) for n, convert in converters.items()}
         frame = bundle.frame.filter(F.col("kind").isin(names))
-        return self._write_by_executors(list(declared), frame, split)
+        return self._write_by_executors(list(declared), frame, split, by_core=True)
 
     def _write_by_executors(self, declared: Sequence[Any], frame,
-                            split: Callable[[Any], Dict[str, List[Any]]]) -> bool:
+                            split: Callable[[Any], Dict[str, List[Any]]],
+                            by_core: bool = False) -> bool:
         """One Spark job over ``frame`` whose tasks each write, for every
         table of ``declared``, the rows ``split(batch)`` gives it (pyarrow
-        tables per table name) as one Parquet file (per partition value)."""
+        tables per table name) as one Parquet file (per partition value)
+        per partition of ``frame``.
+
+        ``by_core``: ``frame`` is read from persisted records (nothing is
+        computed again), so its partitions are read by at most one Spark
+        task per core (:data:`PART_COLUMN`, :func:`runs_of_parts`): a
+        statistics stage's records are in 20 partitions of a few records
+        each, and a task's fixed cost (~50 ms of a core: its launch, the
+        Python worker's round trip) was most of their write. Each
+        partition's rows still go to the file named by that partition, in
+        the same order: the same files as one task per partition."""
         import pandas as pd
+        if by_core:
+            from pyspark.sql import functions as F
+            frame = frame.withColumn(PART_COLUMN, F.spark_partition_id()).coalesce(
+                max(1, self.spark.sparkContext.defaultParallelism))
         check = self.folder_to_check()
         plans = [(d.name, d.arrow_schema(), list(d.partition_by),
                   [c for c in d.column_names if c not in d.no_statistics],
@@ -330,18 +371,24 @@ class RunDirectory:
                 yield failed                        # not the driver's file system
                 return
             context = TaskContext.get()
-            part = context.partitionId() if context is not None else 0
+            task_part = context.partitionId() if context is not None else 0
             attempt = context.attemptNumber() if context is not None else 0
-            pieces: Dict[str, list] = {name: [] for name, *_ in plans}
+            # per partition of the frame (one, or the several a coalesced
+            # task reads one after the other), per table, its pyarrow tables
+            pieces: Dict[int, Dict[str, list]] = {}
             for pdf in batches:
-                for name, found in split(pdf).items():
-                    pieces[name] += [t for t in found if t.num_rows]
-            counts = []
-            for name, schema, by, with_stats, folder in plans:
-                written = 0
-                if pieces[name]:
+                for part, rows in runs_of_parts(pdf, task_part):
+                    mine = pieces.setdefault(part, {name: [] for name, *_ in plans})
+                    for name, found in split(rows).items():
+                        mine[name] += [t for t in found if t.num_rows]
+            written = {name: 0 for name, *_ in plans}
+            for part in sorted(pieces):
+                mine = pieces.pop(part)
+                for name, schema, by, with_stats, folder in plans:
+                    if not mine[name]:
+                        continue
                     data = pa.concat_tables([t.select(list(schema.names)).cast(schema)
-                                             for t in pieces.pop(name)])
+                                             for t in mine.pop(name)])
                     groups = [(None, data)]
                     if by:
                         keys = data[by[0]].unique().to_pylist()
@@ -363,10 +410,8 @@ class RunDirectory:
                                 raise
                             yield failed            # Spark writes it instead
                             return
-                        written += rows.num_rows
-                counts.append((name, written))
-            yield pd.DataFrame({"table": [n for n, _ in counts],
-                                "rows": [c for _, c in counts]})
+                        written[name] += rows.num_rows
+            yield pd.DataFrame({"table": list(written), "rows": list(written.values())})
 
         sc = self.spark.sparkContext
         before = sc.getLocalProperty(JOB_DESCRIPTION)
