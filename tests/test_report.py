@@ -382,7 +382,12 @@ def test_drawing_many_parts_loads_the_run_and_reads_each_table_once(tmp_path, mo
     parts = tmp_path / "parts"
     parts.mkdir()
     done = report.draw_parts(run_dir, info, units, str(parts))
-    assert sorted((i, k) for i, k, _, _ in done) == sorted((u[0], u[3]) for u in units)
+    assert sorted((i, k) for i, k, *_ in done) == sorted((u[0], u[3]) for u in units)
+    assert os.listdir(parts) == [done[0][3]]                 # one file for all the parts
+    with open(parts / done[0][3], "rb") as handle:
+        text = handle.read()
+    assert [d[4] for d in done] == [sum(d[5] for d in done[:j]) for j in range(len(done))]
+    assert len(text) == sum(d[5] for d in done)
     assert len(loads) == 1
     assert reads and len(reads) == len(set(reads)), reads
     loads.clear(), reads.clear()
@@ -414,8 +419,10 @@ def test_units_are_spread_in_runs_of_consecutive_units():
 
 @pytest.mark.spark
 def test_drawn_on_spark_in_a_few_groups_the_page_is_the_same(tmp_path, spark, monkeypatch):
-    """The executors draw the units in one group per partition (each group
-    loads the run once); the page is the one the driver alone writes."""
+    """The executors draw the units in one group per core (each group loads
+    the run and reads its tables once: issue 36, two per core read them
+    twice), each group into one file; the page is the one the driver alone
+    writes."""
     import qarla_spark.report as report
     run_dir, info = tiny_run(tmp_path)
     alone = open(write_report(run_dir, str(tmp_path / "alone.html"), info=info),
@@ -432,6 +439,7 @@ def test_drawn_on_spark_in_a_few_groups_the_page_is_the_same(tmp_path, spark, mo
     target = write_report(run_dir, str(tmp_path / "spark.html"), info=info, spark=spark)
     assert open(target, encoding="utf-8").read() == alone
     assert asked and 1 < asked[0][1] < asked[0][0]            # fewer groups than units
+    assert asked[0][1] == spark.sparkContext.defaultParallelism     # one per core
 
 
 @settings(max_examples=200, deadline=None)

@@ -225,36 +225,47 @@ def build_report(run_dir: str, info: Optional[Dict[str, Any]] = None,
     return "".join(report_pieces(run_dir, info, shown_path))
 
 
+#: a unit drawn: (task position, part, the task's :func:`overview_values`
+#: for part -1, the file under the parts folder that holds its HTML, where
+#: in it the HTML starts, its bytes)
+Drawn = Tuple[int, int, Optional[Dict[str, Any]], str, int, int]
+
+
 def draw_parts(run_dir: str, info: Optional[Dict[str, Any]],
-               units: List[Tuple[int, str, str, int]], parts: str
-               ) -> List[Tuple[int, int, Optional[Dict[str, Any]], int]]:
+               units: List[Tuple[int, str, str, int]], parts: str) -> List[Drawn]:
     """Draw parts of a run's tasks' sections (``units``: (task position,
     name, section id, part: -1 for the task's overview row and the head of
     its section, else an index of :data:`~qarla_spark.report.sections.
-    SECTIONS`)), each into ``parts/<position>-<part>.html``; returns
-    (position, part, the task's :func:`overview_values` for part -1, the
-    bytes written). The run is loaded once for all ``units`` (its tables
-    read once each). Pure of Spark: run in the driver, or on executors that
-    see ``run_dir``."""
+    SECTIONS`)), one after the other into one new file of the folder
+    ``parts`` (``group-*.html``); returns a :data:`Drawn` per unit. The run
+    is loaded once for all ``units`` (its tables read once each). Pure of
+    Spark: run in the driver, or on executors that see ``run_dir``."""
     return draw_units(load_run(run_dir, info), units, parts)
 
 
-def draw_units(run: Run, units: List[Tuple[int, str, str, int]], parts: str
-               ) -> List[Tuple[int, int, Optional[Dict[str, Any]], int]]:
+def draw_units(run: Run, units: List[Tuple[int, str, str, int]], parts: str) -> List[Drawn]:
     """:func:`draw_parts` with the run already loaded; a task's rows are
-    dropped once its units are drawn (units come grouped by task)."""
-    out = []
+    dropped once its units are drawn (units come grouped by task). One file
+    for all the units (a file per unit cost ~0.4 ms each to create here, and
+    a run of 100 tasks has 1,500 units)."""
+    import tempfile
+    out: List[Drawn] = []
+    if not units:
+        return out
+    fd, path = tempfile.mkstemp(prefix="group-", suffix=".html", dir=parts)
+    name, offset = os.path.basename(path), 0
     current = None
-    for i, task, ident, k in units:
-        if current is not None and task != current:
-            run.forget(current)
-        current = task
-        view = TaskView(run, task, ident)
-        values = overview_values(view) if k < 0 else None
-        text = (task_head(view) if k < 0 else task_part(view, k)).encode("utf-8")
-        with open(os.path.join(parts, f"{i}-{k}.html"), "wb") as handle:
+    with os.fdopen(fd, "wb") as handle:
+        for i, task, ident, k in units:
+            if current is not None and task != current:
+                run.forget(current)
+            current = task
+            view = TaskView(run, task, ident)
+            values = overview_values(view) if k < 0 else None
+            text = (task_head(view) if k < 0 else task_part(view, k)).encode("utf-8")
             handle.write(text)
-        out.append((i, k, values, len(text)))
+            out.append((i, k, values, name, offset, len(text)))
+            offset += len(text)
     if current is not None:
         run.forget(current)
     return out
@@ -277,26 +288,32 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
     target = out_file or os.path.join(local_path(run_dir) or run_dir, REPORT_FILE)
     folder = os.path.dirname(os.path.abspath(target))
     parts = tempfile.mkdtemp(prefix=".report-parts-", dir=folder)
+    opened: Dict[str, Any] = {}         # the parts' files, open while the pages are written
     try:
         units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
                  for k in range(-1, len(SECTIONS))]
         drawn = []
         if spark is not None and _executors_may_see(spark, run.path) and units:
             drawn = _draw_on_spark(spark, run.path, run.info, units, parts)
-        done = {(i, k) for i, k, _, _ in drawn}
+        done = {(d[0], d[1]) for d in drawn}
         left = [u for u in units if (u[0], u[3]) not in done]
         if left:        # no Spark, or executors that do not see the run's folder
             drawn += draw_units(run, left, parts)
         drawn.sort(key=lambda t: (t[0], t[1]))
-        values = [v for _, k, v, _ in drawn if k < 0]
+        values = [d[2] for d in drawn if d[1] < 0]
         title = f"qarla_spark report: {', '.join(v.task for v in views)}"
         top = header(run, shown_path)
-        one_page = sum(size for _, _, _, size in drawn) <= SINGLE_PAGE_BYTES
+        one_page = sum(d[5] for d in drawn) <= SINGLE_PAGE_BYTES
+        where = {(i, k): (name, offset, size) for i, k, _, name, offset, size in drawn}
 
         def body(out, i):
             for k in range(-1, len(SECTIONS)):
-                with open(os.path.join(parts, f"{i}-{k}.html"), "rb") as handle:
-                    shutil.copyfileobj(handle, out)
+                name, offset, size = where[(i, k)]
+                handle = opened.get(name)
+                if handle is None:
+                    handle = opened[name] = open(os.path.join(parts, name), "rb")
+                handle.seek(offset)
+                out.write(handle.read(size))
             out.write(TASK_TAIL.encode("utf-8"))
 
         if one_page:
@@ -317,6 +334,8 @@ def write_report(run_dir: str, out_file: Optional[str] = None,
                                  overview_of(values, lambda i: f"{PAGES_DIR}/{names[i]}"),
                                  problems_block(run)], [])
     finally:
+        for handle in opened.values():
+            handle.close()
         shutil.rmtree(parts, ignore_errors=True)
     return target
 
@@ -373,12 +392,13 @@ def chunks(units: List[Any], n: int) -> List[List[Any]]:
 
 def _draw_on_spark(spark, run_dir: str, info, units, parts):
     """:func:`draw_parts` on the executors: the units in as many runs of
-    consecutive units as one Spark job has partitions (:func:`chunks`),
-    one partition each, so that each loads the run and reads its tables
-    once (not once per unit: 40 tasks are 560 units)."""
+    consecutive units as Spark has cores (:func:`chunks`), one partition
+    each, so that each loads the run and reads its tables once (not once
+    per unit: 40 tasks are 600 units; nor once per partition of two per
+    core: a core's second partition read every table again, ~0.3 s of a
+    core for 40 tasks)."""
     from qarla_spark.spark import rounds as rd
-    from qarla_spark.spark.partitioning import topic_partitions
-    groups = chunks(units, topic_partitions(spark))
+    groups = chunks(units, max(1, spark.sparkContext.defaultParallelism))
     # one row per partition: a range of n rows in n slices
     frame = spark.range(0, len(groups), 1, len(groups))
     context = rd.broadcast(spark, {"run_dir": run_dir, "info": info, "parts": parts,
