@@ -344,7 +344,9 @@ class RunDirectory:
         each, and a task's fixed cost (~50 ms of a core: its launch, the
         Python worker's round trip) was most of their write. Each
         partition's rows still go to the file named by that partition, in
-        the same order: the same files as one task per partition."""
+        the same order (the same files as one task per partition), written
+        once that partition is read: a task holds one partition's rows at a
+        time, as before."""
         import pandas as pd
         if by_core:
             from pyspark.sql import functions as F
@@ -373,17 +375,11 @@ class RunDirectory:
             context = TaskContext.get()
             task_part = context.partitionId() if context is not None else 0
             attempt = context.attemptNumber() if context is not None else 0
-            # per partition of the frame (one, or the several a coalesced
-            # task reads one after the other), per table, its pyarrow tables
-            pieces: Dict[int, Dict[str, list]] = {}
-            for pdf in batches:
-                for part, rows in runs_of_parts(pdf, task_part):
-                    mine = pieces.setdefault(part, {name: [] for name, *_ in plans})
-                    for name, found in split(rows).items():
-                        mine[name] += [t for t in found if t.num_rows]
             written = {name: 0 for name, *_ in plans}
-            for part in sorted(pieces):
-                mine = pieces.pop(part)
+
+            def flush(part, mine) -> bool:
+                """Write a partition's rows of each table (False: the
+                executors cannot write there)."""
                 for name, schema, by, with_stats, folder in plans:
                     if not mine[name]:
                         continue
@@ -408,9 +404,27 @@ class RunDirectory:
                         except OSError:
                             if check is None:       # a local master: a real error
                                 raise
-                            yield failed            # Spark writes it instead
-                            return
+                            return False            # Spark writes it instead
                         written[name] += rows.num_rows
+                return True
+
+            # the partitions of the frame this task reads (one, or the
+            # several a coalesced task reads one after the other): each
+            # written once its rows are all read, so that a task holds one
+            # partition's rows at a time, as one task per partition did
+            part, mine = None, {}
+            for pdf in batches:
+                for found_part, rows in runs_of_parts(pdf, task_part):
+                    if found_part != part:
+                        if part is not None and not flush(part, mine):
+                            yield failed
+                            return
+                        part, mine = found_part, {name: [] for name, *_ in plans}
+                    for name, found in split(rows).items():
+                        mine[name] += [t for t in found if t.num_rows]
+            if part is not None and not flush(part, mine):
+                yield failed
+                return
             yield pd.DataFrame({"table": list(written), "rows": list(written.values())})
 
         sc = self.spark.sparkContext
