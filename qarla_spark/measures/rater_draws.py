@@ -99,9 +99,8 @@ def rater_counts(seed: int, task: str, criterion: str, n_raters: int, n: int) ->
     u = rs.uniforms_many(seed, [("raters", task, criterion, str(b)) for b in range(n)],
                          n_raters)                                     # n × R
     picks = np.minimum((u * n_raters).astype(np.int64), n_raters - 1)
-    counts = np.zeros((n, n_raters), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(n), n_raters), picks.ravel()), 1)
-    return counts
+    return (picks[:, :, None] == np.arange(n_raters)[None, None, :]).sum(axis=1) \
+        .astype(np.int64)
 
 
 def replicate_scores(design: RaterDesign, counts) -> np.ndarray:
