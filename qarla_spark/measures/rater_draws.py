@@ -43,9 +43,8 @@ import numpy as np
 
 from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
+from qarla_spark.names import RATERS  # noqa: F401  (the unit of the rows)
 
-#: the unit of the intervals that draw the raters too
-RATERS = "raters"
 #: the fewest named raters of a criterion with rows of the unit
 MIN_RATERS = 2
 
