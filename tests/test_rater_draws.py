@@ -151,7 +151,7 @@ def _x_ratios(recs, seed):
             for k in _summary_scores(recs)}
 
 
-def _ref_correlation_raters(recs, x_of, seed, n):
+def _ref_correlation_raters(recs, x_of, seed, n, anonymous=None):
     """correlation_ci/'s ``raters`` rows by hand: in replicate b the topics'
     Poisson weights and the systems drawn by ``both``'s seeds, the raters by
     (seed, "raters", task, criterion, b); a summary's score the Fraction mean
@@ -159,8 +159,9 @@ def _ref_correlation_raters(recs, x_of, seed, n):
     sides the Fraction weighted means; the correlations of the drawn
     systems in the order drawn; the 95% percentile interval."""
     by = _by_summary(recs)
-    topics = sorted({t for t, _ in by})
-    systems = sorted({s for _, s in by})
+    anonymous = anonymous or {}
+    topics = sorted({t for t, _ in by} | {t for t, _ in anonymous})
+    systems = sorted({s for _, s in by} | {s for _, s in anonymous})
     weights = rs.poisson_weights(seed, TASK, topics, n)
     picks = rs.system_picks(seed, TASK, len(systems), n)
     reps = []
@@ -170,12 +171,13 @@ def _ref_correlation_raters(recs, x_of, seed, n):
         for s in systems:
             x_pairs, h_pairs = [], []
             for t_pos, t in enumerate(topics):
-                if (t, s) not in by:
+                if (t, s) not in by and (t, s) not in anonymous:
                     continue
                 w = int(weights[b, t_pos])
                 num, den = x_of[(t, s)]
                 x_pairs.append((w, Fraction(num / den)))
-                y = _drawn_score(by[(t, s)], counts)
+                y = anonymous[(t, s)] if (t, s) in anonymous else \
+                    _drawn_score(by[(t, s)], counts)
                 if y is not None:
                     h_pairs.append((w, human_reading(y)))
             xs.append(_weighted(x_pairs))
@@ -211,6 +213,29 @@ def test_correlation_raters_rows_equal_the_loop_over_replicates(seed):
         assert (r.ci_low, r.ci_high) == (low, high) or (
             math.isnan(r.ci_low) and math.isnan(low) and math.isnan(high))
     assert not any(unit == "raters" and method != "percentile" for unit, _, method in rows)
+
+
+def test_a_judgment_without_a_named_rater_keeps_its_score():
+    """A summary judged without a named rater (beside a criterion's named
+    raters) keeps its score in every replicate: the loop over replicates
+    with that summary's score fixed."""
+    recs = _ratings(7, cover=0.9)
+    anonymous = {("t2", "s1"): 2.5, ("t4", "s3"): 4.0}
+    recs = [r for r in recs if (r[0], r[1]) not in anonymous]
+    x_of = _x_ratios(recs, 7)
+    x_of.update({key: (3, 4) for key in anonymous})
+    p = _paired(recs, x_of)
+    keys = sorted(set(zip(p.y_topic, p.y_name)) | set(anonymous))
+    scores = {**_summary_scores(recs), **anonymous}
+    topics, names = tuple(k[0] for k in keys), tuple(k[1] for k in keys)
+    p = Paired(topics, names, np.asarray([x_of[k][0] for k in keys], dtype=np.int64),
+               np.asarray([x_of[k][1] for k in keys], dtype=np.int64), topics, names,
+               np.asarray([scores[k] for k in keys], dtype=np.float64))
+    rows = correlation_groups(TASK, 0, [(CRITERION, p)], 4, 40, summary_level=False,
+                              designs={CRITERION: rdr.rater_design(*map(list, zip(*recs)))})
+    want = _ref_correlation_raters(recs, x_of, 4, 40, anonymous)
+    got = {r.kind: (r.ci_low, r.ci_high) for r in rows if r.unit == "raters"}
+    assert got == {k: want[k] for k in agreement.KINDS}
 
 
 def test_correlation_raters_rows_follow_the_draw():
