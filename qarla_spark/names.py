@@ -118,6 +118,9 @@ CHANCE = "chance"
 #: the measure name of the human ceiling's rows of ``metric_eval/`` (each
 #: rater against the mean of the others; issue 39)
 HUMAN = "human"
+#: the ``unit`` of the intervals that draw the raters as well as the topics
+#: (``correlation_ci/``, ``metric_eval/``; issue 39)
+RATERS = "raters"
 
 
 def queen_of(label: str) -> str:

@@ -273,7 +273,8 @@ TABLES: Tuple[Table, ...] = (
           "the correlations of `correlations/` of each task's best set (QUEEN, system and "
           "summary level) and `hbr_correlations/`, each kind (`pearson`, `spearman`, "
           "`kendall`) with its 95% interval; system level resampled over `topics`, `systems` "
-          "and `both` (`unit`), summary level over topics (every measure: `metric_eval/`)"),
+          "and `both` (`unit`), and `raters` (a criterion with ≥ 2 named raters: the raters "
+          "drawn too, SPEC §11), summary level over topics (every measure: `metric_eval/`)"),
     Table("comparisons", "statistics", "paired tests of the comparisons the run prints",
           _cols("task string, family string, criterion string, a string, b string, "
                 "value_a double, value_b double, difference double, ci_low double, "
@@ -305,7 +306,9 @@ TABLES: Tuple[Table, ...] = (
           "topics (`interval`: system level recentred on the value, summary level "
           "percentile); `chance`: "
           "random scores, mean and 95% band over draws (`unit`); `human` (named raters): "
-          "each rater against the mean of the others, averaged over the raters"),
+          "each rater against the mean of the others, averaged over the raters; a criterion "
+          "with ≥ 2 named raters: each statistic with an interval again, unit `raters` (the "
+          "raters drawn with the topics, SPEC §11)"),
     Table("metric_ranks", "statistics",
           "significance clusters of the measures by KING and by pairwise accuracy",
           _cols("task string, criterion string, basis string, measure string, value double, "

@@ -20,6 +20,7 @@ import numpy as np
 from qarla_spark.measures import agreement
 from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
+from qarla_spark.measures.rater_draws import RATERS
 from qarla_spark.names import FAMILIES
 
 #: the unit of resampling
@@ -308,14 +309,17 @@ def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
 
 
 def correlation_groups(task: str, set_id, parts, seed: int, n: int,
-                       summary_level: bool = True) -> List[CorrelationRow]:
+                       summary_level: bool = True,
+                       designs: Optional[Dict[str, object]] = None) -> List[CorrelationRow]:
     """Intervals of the correlations of one (task, set or HBR) with each
     criterion of ``parts`` ((criterion, :class:`Paired`), in order): system
-    level (resampling topics, systems, both) and, with ``summary_level``,
-    summary level (topics). The criteria with the same topics, systems and
-    x rows share the x side's means (computed once) and have their
-    correlations and intervals computed together (row by row and column by
-    column: the numbers of one criterion at a time)."""
+    level (resampling topics, systems, both; and raters, for a criterion
+    of ``designs`` — its ratings by two named raters or more,
+    :class:`~qarla_spark.measures.rater_draws.RaterDesign`) and, with
+    ``summary_level``, summary level (topics). The criteria with the same
+    topics, systems and x rows share the x side's means (computed once)
+    and have their correlations and intervals computed together (row by
+    row and column by column: the numbers of one criterion at a time)."""
     kinds = agreement.KINDS
     found: Dict[str, List[CorrelationRow]] = {}
     batches: Dict[tuple, list] = {}
@@ -379,12 +383,36 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
         topics_ci = rs.interval_columns(flat_point, columns(by_topics), columns(jack_c))
         systems_ci = rs.percentile_columns(columns(by_systems))
         both_ci = rs.percentile_columns(columns(by_both))
+        # the raters drawn as well (issue 39, part 3): the topics and systems
+        # of ``both``, each summary's human score the mean of its drawn
+        # raters' readings (rater_draws)
+        rated = {}
+        for c, (criterion, p) in enumerate(mine):
+            design = (designs or {}).get(criterion)
+            y = _rater_side(task, criterion, p, t_at, systems, weights, design, seed, n) \
+                if design is not None and n else None
+            if y is not None:
+                rated[c] = y
+        if rated:
+            x_both = xs[1][rows_b, picks]
+            stacked = agreement.correlation_rows(
+                keys, np.tile(x_both, (len(rated), 1)),
+                np.concatenate([y[rows_b, picks] for y in rated.values()]))
+            low, high = rs.percentile_columns(np.ascontiguousarray(
+                stacked.reshape(len(rated), n, n_k).transpose(1, 0, 2)
+                .reshape(n, len(rated) * n_k)))
+            raters_ci = {c: (low[i * n_k:(i + 1) * n_k], high[i * n_k:(i + 1) * n_k])
+                         for i, c in enumerate(rated)}
         for c, (criterion, p) in enumerate(mine):
             rows = found.setdefault(criterion, [])
-            for unit, cis in (("topics", topics_ci), ("systems", {"percentile": systems_ci}),
-                              ("both", {"percentile": both_ci})):
+            units = [("topics", topics_ci, c * n_k), ("systems", {"percentile": systems_ci},
+                                                      c * n_k),
+                     ("both", {"percentile": both_ci}, c * n_k)]
+            if c in rated:
+                units.append((RATERS, {"percentile": raters_ci[c]}, 0))
+            for unit, cis, start in units:
                 for k, kind in enumerate(kinds):
-                    at = c * n_k + k
+                    at = start + k
                     for method, (low, high) in cis.items():
                         rows.append(CorrelationRow(task, set_id, criterion, "system", kind,
                                                    float(point[c, k]), method, float(low[at]),
@@ -392,6 +420,39 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             if summary_level:
                 rows += _summary_level(task, set_id, criterion, p, topics, t_at, weights)
     return [r for criterion, _ in parts for r in found.pop(criterion, [])]
+
+
+def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed: int,
+                n: int) -> Optional[np.ndarray]:
+    """(B × S): the systems' human scores of each replicate with the raters
+    drawn (:func:`~qarla_spark.measures.rater_draws.design_scores`): the
+    exact weighted mean over a system's rows (the topics' Poisson
+    ``weights``) of each row's mean over its drawn raters, rows without a
+    drawn rater left out; a row judged without a named rater keeps its
+    score. None when no row has a named rater, or a (topic, system) has
+    two rows."""
+    from qarla_spark.measures import rater_draws
+    s_at = {name: j for j, name in enumerate(systems)}
+    keep = [r for r, name in enumerate(p.y_name) if name in s_at]
+    t_idx = np.asarray([t_at[p.y_topic[r]] for r in keep], dtype=np.int64)
+    s_idx = np.asarray([s_at[p.y_name[r]] for r in keep], dtype=np.int64)
+    if len(set(zip(t_idx.tolist(), s_idx.tolist()))) != len(keep):
+        return None
+    u_at = design.index()
+    u_idx = np.asarray([u_at.get((str(p.y_topic[r]), str(p.y_name[r])), -1) for r in keep],
+                       dtype=np.int64)
+    if not (u_idx >= 0).any():
+        return None
+    score = np.asarray(p.y_score, dtype=np.float64)[keep]
+    values, groups = rater_draws.design_scores(design, seed, task, criterion, n)
+    out = np.empty((n, len(systems)))
+    for g, found in enumerate(values):
+        rows = np.flatnonzero(groups == g)
+        v = np.where(u_idx >= 0, found[np.maximum(u_idx, 0)], score)
+        ok = np.isfinite(v)
+        out[rows] = hu.system_means(v[ok], (t_idx[ok], s_idx[ok]), len(systems), weights[rows],
+                                    rs.grouped_real_means)
+    return out
 
 
 def _summary_level(task, set_id, criterion, p: Paired, topics, t_at, weights):

@@ -111,6 +111,11 @@ class MetaEvaluation:
     #: pairwise accuracy's counts, row 0 the point, rows 1..n the
     #: replicates: agree2 ((n+1) × M), pairs2 (n+1)
     pa_counts: Tuple[np.ndarray, np.ndarray] = None
+    #: per (level, statistic) with replicates, each measure's
+    #: :class:`Estimate` with the raters drawn as well (unit ``raters``:
+    #: :mod:`qarla_spark.measures.rater_draws`); empty without two named
+    #: raters of the criterion
+    raters: Dict[Tuple[str, str], List[Estimate]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -136,25 +141,26 @@ def _means(weights):
     return rs.grouped_real_means if len(weights) == 1 else rs.grouped_replicate_means
 
 
-def measure_scores(data: JudgedScores, weights) -> np.ndarray:
-    """The measures' side of :func:`system_scores` (B × S × M)."""
+def measure_scores(data: JudgedScores, weights, means=None) -> np.ndarray:
+    """The measures' side of :func:`system_scores` (B × S × M); ``means``:
+    the function of the means (default: :func:`_means` of ``weights``)."""
     t_idx, s_idx = _positions(data)
     n_s, n_m = len(data.systems), len(data.measures)
     cols = (s_idx[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
-    x = _means(weights)(data.scores[t_idx, s_idx, :].ravel(), (np.repeat(t_idx, n_m), cols),
-                        n_s * n_m, weights)
+    x = (means or _means(weights))(data.scores[t_idx, s_idx, :].ravel(),
+                                   (np.repeat(t_idx, n_m), cols), n_s * n_m, weights)
     return x.reshape(len(x), n_s, n_m)
 
 
-def human_scores(data: JudgedScores, weights) -> np.ndarray:
+def human_scores(data: JudgedScores, weights, means=None) -> np.ndarray:
     """The humans' side of :func:`system_scores` (B × S): the exact means of
     the cells' readings (:func:`~qarla_spark.measures.human.system_means`:
     thirds as thirds, issue 39 part 2), rounded once, point and replicates
     alike; the means of the doubles above when every score reads as its
-    double."""
+    double (``means``: as :func:`measure_scores`')."""
     t_idx, s_idx = _positions(data)
     return hu.system_means(data.human[t_idx, s_idx], (t_idx, s_idx), len(data.systems),
-                           weights, _means(weights))
+                           weights, means or _means(weights))
 
 
 # ---------------------------------------------------------------------------
@@ -465,13 +471,17 @@ def _same_cells(a: JudgedScores, b: JudgedScores) -> bool:
 
 
 def meta_evaluations(task: str, datas: Dict[str, JudgedScores], seed: int, n: int,
-                     draws: int = 0) -> Dict[str, MetaEvaluation]:
+                     draws: int = 0, designs: Dict[str, object] = None
+                     ) -> Dict[str, MetaEvaluation]:
     """:func:`meta_evaluation` of each criterion of one task (``datas``:
     criterion → its score cube), the same numbers, the measures' side —
     their system scores and replicates, their signs of every pair of
     systems, their ranks, their sign-flip counts — computed once for the
     criteria whose cells are the same (every criterion judges the same
-    summaries in most testbeds: issue 36)."""
+    summaries in most testbeds: issue 36). ``designs``: the criteria's
+    ratings by named raters (:class:`~qarla_spark.measures.rater_draws.
+    RaterDesign`), whose estimates with the raters drawn as well
+    (``MetaEvaluation.raters``) are made beside."""
     used = {c: d.used() for c, d in sorted(datas.items())}
     groups: List[List[str]] = []
     for c, d in used.items():
@@ -483,12 +493,14 @@ def meta_evaluations(task: str, datas: Dict[str, JudgedScores], seed: int, n: in
             groups.append([c])
     out: Dict[str, MetaEvaluation] = {}
     for criteria in groups:
-        out.update(_evaluate_shared(task, {c: used[c] for c in criteria}, seed, n, draws))
+        out.update(_evaluate_shared(task, {c: used[c] for c in criteria}, seed, n, draws,
+                                    designs or {}))
     return out
 
 
 def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int,
-                     draws: int) -> Dict[str, MetaEvaluation]:
+                     draws: int, designs: Dict[str, object] = None
+                     ) -> Dict[str, MetaEvaluation]:
     """The criteria of :func:`meta_evaluations` with the same cells: every
     declared statistic by its kernel (:data:`KERNELS`), an interval of the
     replicates of those that have them."""
@@ -526,9 +538,67 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
                 ranks[m] = r
         epsilon = [cal.epsilon for cal in scores.calibrations()] \
             if any(st.calibrated for st in ms.STATISTICS) else []
+        design = (designs or {}).get(c)
+        raters = _rater_estimates(task, c, d, design, seed, n, x, weights, flips, scores,
+                                  estimates) if design is not None and n else {}
         out[c] = MetaEvaluation(d.measures, len(topics), len(systems), n, estimates,
                                 chance_baseline(task, c, d, seed, flips, draws) if draws else {},
-                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts())
+                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts(), raters)
+    return out
+
+
+def _rater_estimates(task: str, criterion: str, data: JudgedScores, design, seed: int,
+                     n: int, x, weights, flips, run: SystemScores,
+                     estimates: Dict[Tuple[str, str], List[Estimate]]
+                     ) -> Dict[Tuple[str, str], List[Estimate]]:
+    """Each statistic with replicates of every measure of one criterion with
+    the raters drawn as well as the topics (unit ``raters``,
+    :mod:`qarla_spark.measures.rater_draws`): replicate b weighs the topics
+    by the ``topics`` unit's Poisson weights and gives each cell the exact
+    mean of its drawn raters' readings (missing: no cell of the
+    replicate); the replicates with the same human scores at once, through
+    the statistics' own kernels (their cells' system scores by the
+    ``topics`` unit's means; the measures' replicates of the run where no
+    cell is missing; acc_eq at the run's calibrated ε). The values are the
+    run's (``estimates``), the intervals the statistic's own."""
+    from qarla_spark.measures import rater_draws
+    t_idx, s_idx = _positions(data)
+    u_at = design.index()
+    u_idx = np.asarray([u_at.get((str(data.topics[t]), str(data.systems[s])), -1)
+                        for t, s in zip(t_idx, s_idx)], dtype=np.int64)
+    if not (u_idx >= 0).any():
+        return {}
+    values, groups = rater_draws.design_scores(design, seed, task, criterion, n)
+    means = _means(weights)                 # the topics unit's, whatever a group's size
+    replicated = [st for st in ms.STATISTICS if st.replicates]
+    n_m = len(data.measures)
+    reps = {st.key: np.full((n, n_m), np.nan) for st in replicated}
+    ones = np.ones((1, len(data.topics)), dtype=np.int64)
+    cals = run.calibrations() if any(st.calibrated for st in replicated) else None
+    for g, found in enumerate(values):
+        rows = np.flatnonzero(groups == g)
+        human = np.array(data.human, dtype=np.float64)
+        human[t_idx, s_idx] = np.where(u_idx >= 0, found[np.maximum(u_idx, 0)],
+                                       data.human[t_idx, s_idx])
+        drawn = JudgedScores(data.topics, data.systems, data.measures, data.scores, human)
+        w = weights[rows]
+        if np.array_equal(drawn.cells, data.cells):
+            xs = np.concatenate([x[:1], x[1 + rows]])
+        else:
+            xs = np.concatenate([measure_scores(drawn, ones), measure_scores(drawn, w, means)])
+        hs = np.concatenate([human_scores(drawn, ones), human_scores(drawn, w, means)])
+        signs = me.sign_sums_many(xs, [hs])[0]
+        corr = agreement.correlation_rows_many(data.systems, xs.transpose(0, 2, 1), hs[None],
+                                               kinds=("pearson", "spearman"))[0]
+        scores = SystemScores(drawn, xs, hs, corr, signs, w, flips, {})
+        if cals is not None:
+            scores.memo["calibrations"] = cals          # the run's ε
+        for st in replicated:
+            reps[st.key][rows] = KERNELS[st.key](scores)[1:]
+    out = {}
+    for st in replicated:
+        points = np.asarray([e.value for e in estimates[st.key]], dtype=np.float64)
+        out[st.key] = _estimates(points, reps[st.key], st.recentred_within)
     return out
 
 

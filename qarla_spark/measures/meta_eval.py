@@ -575,7 +575,13 @@ def acc_eq_by_groups(metrics, human, groups, epsilons) -> Tuple[np.ndarray, np.n
     sm = np.where(mtie, 0, np.sign(diff).astype(np.int8))
     right = (sm == sh[:, None]).astype(np.int64)
     correct = np.zeros((names.size, ms.shape[1]), dtype=np.int64)
-    np.add.at(correct, g, right)
+    if g.size:
+        # each group's integer sums by reduceat over the pairs in group
+        # order (np.add.at, unbuffered, costs ~10x: the same integers)
+        order = np.argsort(g, kind="stable")
+        sg = g[order]
+        starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
+        correct[sg[starts]] = np.add.reduceat(right[order], starts, axis=0)
     pairs = np.bincount(g, minlength=names.size)
     has = pairs > 0
     return names[has], correct[has], pairs[has].astype(np.int64)

@@ -21,7 +21,8 @@ import pandas as pd
 
 from qarla_spark import meta_statistics as ms
 from qarla_spark import tables as declared
-from qarla_spark.names import CHANCE, FAMILIES, HBR, HUMAN, QUEEN, SKIP_REASONS, queen_of
+from qarla_spark.names import (CHANCE, FAMILIES, HBR, HUMAN, QUEEN, RATERS, SKIP_REASONS,
+                               queen_of)
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
 from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
@@ -738,6 +739,9 @@ def judges_section(view: TaskView) -> str:
     if why:
         return note(why)
     ev = view.cols("metric_eval")
+    # the intervals over topics (those that draw the raters too, unit
+    # ``raters``, are in the table: issue 39, part 3)
+    ev = ev.where(~ev.is_("unit", RATERS))
     ranks = view.cols("metric_ranks")
     kvj = view.cols("king_vs_judges")
     out = ["<p>Each measure's agreement with the judges: system-level pairwise accuracy "

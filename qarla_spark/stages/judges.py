@@ -23,9 +23,11 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.agreement import correlation_rows_shared
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates_of
+from qarla_spark.measures.rater_draws import RATERS, designs_of
 from qarla_spark.names import HBR, queen_of, queen_set
 from qarla_spark.spark import rounds as rd
-from qarla_spark.stages.statistics_inputs import S_META_H, S_META_K, S_META_Q, king_counts
+from qarla_spark.stages.statistics_inputs import (S_META_H, S_META_K, S_META_Q, S_RATE,
+                                                  king_counts)
 
 #: the first part of the keys of the across-task groups
 ACROSS = "across"
@@ -98,6 +100,14 @@ def metric_eval_rows(task: str, criterion: str, e: js.MetaEvaluation, n: int) ->
                          est.low, est.high, est.interval or None,
                          e.epsilon[m] if st.calibrated else None, e.n_topics, e.n_systems, n,
                          st.unit))
+    # with two named raters or more: the statistics with replicates again,
+    # the raters drawn as well (unit ``raters``; issue 39, part 3)
+    for st in ms.STATISTICS:
+        for m, est in enumerate(e.raters.get(st.key, ())):
+            rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
+                         est.low, est.high, est.interval or None,
+                         e.epsilon[m] if st.calibrated else None, e.n_topics, e.n_systems, n,
+                         RATERS))
     return rows
 
 
@@ -109,6 +119,19 @@ def chance_rows(task: str, criterion: str, found, n_topics: int,
     return [(task, criterion, js.CHANCE, st.level, st.name, band.value, band.low, band.high,
              band.interval, None, n_topics, n_systems, js.CHANCE_DRAWS, js.CHANCE_UNIT)
             for st in ms.STATISTICS for band in [found.get(st.key)] if band is not None]
+
+
+def rater_designs(items) -> Dict[str, Any]:
+    """Each criterion's ratings by two named raters or more, of a group's
+    ``s_rate`` records (:func:`~qarla_spark.measures.rater_draws.
+    designs_of`; empty without)."""
+    cols: Dict[str, list] = {"topic": [], "summarizer": [], "criterion": [], "rater": [],
+                             "score": []}
+    for kind, v in items:
+        if kind == S_RATE:
+            for name in cols:
+                cols[name].extend(getattr(v, name))
+    return designs_of(*cols.values()) if cols["rater"] else {}
 
 
 def meta_group(key, task, items, ctx):
@@ -126,7 +149,7 @@ def meta_group(key, task, items, ctx):
     datas = {c: d for c, d in datas.items() if d.cells.any()}
     if not datas:
         return [], {}
-    evaluations = js.meta_evaluations(task, datas, seed, n)
+    evaluations = js.meta_evaluations(task, datas, seed, n, designs=rater_designs(items))
     king = _king_of_ranked(task, items, ctx)
     singles, queens, _ = meta_measures(ctx, task)
     # KING ranks sets: QUEEN(S) is S, a single metric its own set

@@ -50,7 +50,7 @@ from qarla_spark.spark import cache
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages import judges
 from qarla_spark.stages.judges import ACROSS, ranked_sets
-from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_HX, S_JUDG,
+from qarla_spark.stages.statistics_inputs import (FROM_HBR, FROM_QARLA, S_CORR, S_HX, S_JUDG,
                                                   HbrContext, HbrPlan, KingCase, QarlaContext,
                                                   StatisticsRun, TaskSets, judgment_records,
                                                   king_counts, rating_records)
@@ -218,7 +218,9 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
     s = int(rest[0])
     # per criterion: a row of each side per judgment of a peer with QUEEN
     sides: Dict[str, Tuple[list, list, list, list, list]] = {}
-    for _, v in items:
+    for kind, v in items:
+        if kind != S_CORR:
+            continue
         at = {name: a for a, name in enumerate(v.peers)}
         j = v.judged
         for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
@@ -237,7 +239,8 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
                                 np.asarray(y, dtype=np.float64)))
              for criterion, (t, names, num, den, y) in sorted(sides.items())]
     return _Found(corr=[_correlation_ci(r, QUEEN, label, ctx.n)
-                        for r in correlation_groups(task, s, parts, ctx.seed, ctx.n)])
+                        for r in correlation_groups(task, s, parts, ctx.seed, ctx.n,
+                                                    designs=judges.rater_designs(items))])
 
 
 def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
@@ -278,7 +281,8 @@ def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
              for criterion, rows in sorted(y_rows.items())]
     return _Found(corr=[_correlation_ci(r, HBR, h.label, ctx.n)
                         for r in correlation_groups(task, 0, parts, ctx.seed, ctx.n,
-                                                    summary_level=False)])
+                                                    summary_level=False,
+                                                    designs=judges.rater_designs(items))])
 
 
 def _judges_meta(key, task, rest, items, ctx) -> _Found:
@@ -669,8 +673,14 @@ def statistics_inputs(qarla, hbr, judgments, config, tasks=None,
     if not sources:
         return None
     if ratings is not None and judgments is not None:
-        # the agreement among named raters: one small group a task
-        sources.append(rating_records(ratings, "alpha"))
+        # the agreement among named raters: one small group a task; and the
+        # judge-based groups, whose intervals draw the raters too (unit
+        # ``raters``: none without named raters)
+        corr = {task: (q_ctx.detailed[task].index(p.best),)
+                for task, p in (q_ctx.plans.items() if q_ctx is not None else ())
+                if p.best in q_ctx.detailed.get(task, ())}
+        sources.append(rating_records(ratings, ("alpha", "meta") + (("hcorr",) if h_ctx
+                                                                     else ()), corr))
     inputs = _union(spark, sources)
     if q_ctx is not None:
         n_tasks = len(q_ctx.plans)

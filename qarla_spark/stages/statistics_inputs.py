@@ -38,7 +38,8 @@ S_HX, S_JUDG = "s_hx", "s_judg"
 #: criterion: QUEEN of the detailed sets (QARLA), the singles and HBR (HBR)
 #: (the ``meta`` group and the criterion's ``chance`` group)
 S_META_Q, S_META_H = "s_meta_q", "s_meta_h"
-#: a task's ratings by named raters (the ``alpha`` group: rater_agreement/)
+#: a task's ratings by named raters (the ``alpha`` group: rater_agreement/;
+#: the ``meta``, ``hcorr`` and best set's ``corr`` groups: unit ``raters``)
 S_RATE = "s_rate"
 #: the kinds the statistics stage reads of the QARLA stage's records
 FROM_QARLA = (S_CASE, S_JACK, S_CORR, S_META_Q, S_META_K)
@@ -286,19 +287,27 @@ def _judgment_records(pdf, group):
     return out
 
 
-def rating_records(ratings, group: str = "alpha"):
+def rating_records(ratings, groups: Sequence[str] = ("alpha",),
+                   corr: Optional[Dict[str, tuple]] = None):
     """The ratings with a named rater (``judgments/``' rows; none for inputs
-    without raters) as one :class:`Ratings` record per task and batch,
-    keyed by the task's statistics ``group`` (lazy; a narrow map)."""
+    without raters) as one :class:`Ratings` record per task and batch for
+    each of the task's statistics ``groups`` and, for a task of ``corr``,
+    its ``corr`` group of that key's rest (the best set's correlations)
+    (lazy; a narrow map)."""
     from pyspark.sql import functions as F
+    corr = dict(corr or {})
 
     def records(pdf, _):
         out = []
         for task, part in pdf.groupby("task", sort=True):
-            out.append((rd.key_of(task, group), S_RATE, Ratings(
+            value = Ratings(
                 part["topic"].to_numpy(dtype=object), part["summarizer"].to_numpy(dtype=object),
                 part["criterion"].to_numpy(dtype=object), part["rater"].to_numpy(dtype=object),
-                part["score"].to_numpy(dtype=np.float64))))
+                part["score"].to_numpy(dtype=np.float64))
+            keys = [rd.key_of(task, group) for group in groups]
+            if task in corr:
+                keys.append(rd.key_of(task, "corr", *corr[task]))
+            out += [(key, S_RATE, value) for key in keys]
         return out
     return rd.over_rows(ratings.where(F.col("rater").isNotNull()).select(
         "task", "topic", "summarizer", "criterion", "rater", "score"), records)
