@@ -147,6 +147,14 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
         rows = [r for r in P.run_unit(("systems", t.task, "HBR", n), t, s)["power"]
                 if r[1] == P.PAIR]
         assert [r[11] for r in rows] == whole.p_significant[row].tolist()
+    # a criterion's unit orders its systems as the run does (human=True)
+    systems, human = t.measures["coherence"]
+    judged = pl.plan_systems(human, (14,), s.trials, s.seed, t.task, "coherence", systems,
+                             t.topics, human=True)
+    rows = [r for r in P.run_unit(("systems", t.task, "coherence", 14), t, s)["power"]
+            if r[1] == P.PAIR]
+    assert [r[10] for r in rows] == [None if math.isnan(v) else v
+                                     for v in judged.p_same_order[0].tolist()]
     best = pl.plan_best(t.king, s.sizes, s.trials, s.seed, t.task, P.KING, t.topics)
     rows = [r for r in P.run_unit(("best", t.task, P.BEST_SET, 0), t, s)["power"]
             if r[1] == P.BEST_SET]

@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from qarla_spark.measures import human as hu
+from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures import planning as pl
 from qarla_spark.measures import resampling as rs
 
@@ -173,6 +175,62 @@ def test_an_exact_tie_is_a_tie_whatever_the_rounding():
     signs = pl.pair_signs(x, np.isfinite(x), np.ones((1, 3), dtype=np.int64),
                           np.array([0, 0, 1]), np.array([1, 2, 2]))
     assert signs.tolist() == [[0, -1, -1]]
+
+
+def _readings_testbed():
+    """Human scores (a summary's score one double) whose systems' sums of
+    doubles differ where their readings' do not: A's 0.1 + 0.2 and B's 0.15
+    + 0.15 are both 3/10 read, not in doubles (C's thirds are a third
+    system, D a clear winner)."""
+    human = np.array([[0.1, 0.15, 1 / 3, 0.9],
+                      [0.2, 0.15, 2 / 3, 0.8],
+                      [0.3, 0.3, 0.5, 0.7],
+                      [0.4, 0.4, 0.5, 0.9]])
+    assert 0.1 + 0.2 != 0.15 + 0.15
+    return human
+
+
+def test_a_human_tie_of_the_readings_is_the_run_s_tie_whatever_the_doubles():
+    """The plan orders a human criterion's systems as the run does
+    (judge_statistics.human_scores: the readings' exact means, rounded once):
+    A and B tie on the testbed and in every trial drawing both topics as
+    often, where the exact sums of their doubles would order them."""
+    human = _readings_testbed()
+    n_t, n_s = human.shape
+    i, j = np.triu_indices(n_s, 1)
+    ones = np.ones((1, n_t), dtype=np.int64)
+    present = np.isfinite(human)
+    # the doubles' exact sums order A and B; the readings tie them
+    assert pl.pair_signs(human, present, ones, i, j)[0, 0] != 0
+    run = js.human_scores(js.JudgedScores(tuple(f"t{t}" for t in range(n_t)),
+                                          tuple("ABCD"), ("m",), human[:, :, None], human),
+                          ones)
+    assert np.array_equal(pl.human_means(human, present, ones), run)
+    assert pl.human_signs(human, present, ones, i, j)[0].tolist() == \
+        [int(np.sign(run[0, a] - run[0, b])) for a, b in zip(i, j)]
+    assert pl.human_signs(human, present, ones, i, j)[0, 0] == 0
+    # the plan of the criterion: A-B tied on the testbed (no order to keep)
+    # and in every trial whose draws give the first two topics equal weight
+    plan = pl.plan_systems(human, (2, 4, 8), 60, 3, "task", "coherence", tuple("ABCD"),
+                           human=True)
+    assert plan.full_order[0] == 0 and np.isnan(plan.p_same_order[:, 0]).all()
+    for k, n in enumerate((2, 4, 8)):
+        draws = pl.draw_topics(3, "task", "coherence", n_t, n, 60)
+        w = pl.topic_counts(draws.sample, n_t)
+        # the brute force: each system's exact mean of its readings
+        ties = 0
+        for r in range(60):
+            means = [sum((hu.value(human[t, s]) * int(w[r, t]) for t in range(n_t)),
+                         Fraction(0)) / int(w[r].sum()) for s in range(2)]
+            ties += means[0] == means[1]
+        assert plan.same_order2[k, 0] == ties          # a tied trial counts ½ of 2
+    # measured as doubles (human=False), the pair has an order to keep
+    assert pl.plan_systems(human, (2,), 10, 3, "task", "coherence").full_order[0] != 0
+    # pairwise accuracy: the humans' tie is no pair the measure is judged on
+    # (4 of 5 pairs agree; ordered by the doubles, A > B would make it 5 of 6)
+    metric = np.array([[1.0, 0.0, 0.5, 2.0]] * n_t)
+    acc = pl.plan_pairwise_accuracy([metric], human, (4,), 5, 1, "task", "pa")
+    assert acc.full[0] == 4 / 5
 
 
 def test_plan_of_several_sizes_is_each_size_alone():
@@ -358,17 +416,19 @@ def test_the_best_of_an_exact_tie_is_the_earlier_whatever_the_rounding():
 def _loop_accuracy(metric, human, topics):
     """(agree2, pairs2) of a measure against the humans over the drawn
     topics (a topic twice counts twice), the obvious way: each system's
-    exact means over its cells as fractions, every pair compared."""
+    exact means over its cells as fractions (the humans' of their
+    readings), every pair compared."""
     n_s = human.shape[1]
     cells = np.isfinite(metric) & np.isfinite(human)
 
-    def means(x):
+    def means(x, read=Fraction):
         out = []
         for s in range(n_s):
-            vals = [Fraction(float(x[t, s])) for t in topics if cells[t, s]]
+            vals = [read(float(x[t, s])) for t in topics if cells[t, s]]
             out.append(sum(vals) / len(vals) if vals else None)
         return out
-    m, h = means(metric), means(human)
+    # the humans' scores as the run reads them (thirds as thirds)
+    m, h = means(metric), means(human, hu.value)
     agree2 = pairs2 = 0
     for i in range(n_s):
         for j in range(i + 1, n_s):

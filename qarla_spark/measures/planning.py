@@ -67,6 +67,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
 
 ALPHA = 0.05
@@ -291,6 +292,41 @@ def pair_signs(values, present, weights, i, j) -> np.ndarray:
     return np.where((ni > 0) & (nj > 0), out, 0).astype(np.int8)
 
 
+def human_means(values, present, weights) -> np.ndarray:
+    """(B × S): each system's human score under each row of ``weights`` (B ×
+    T topic multiplicities): the exact mean of its drawn cells' *readings*
+    (a topic drawn twice counts twice), rounded once —
+    :func:`~qarla_spark.measures.human.system_means`, the function whose
+    doubles the run's statistics read (``metric_eval/``'s human system
+    scores: thirds as thirds, not their rounded doubles); NaN for a system
+    without a drawn cell."""
+    values = np.asarray(values, dtype=np.float64)
+    present = np.asarray(present, dtype=bool)
+    weights = np.asarray(weights, dtype=np.int64)
+    t_idx, s_idx = np.nonzero(present)
+    return hu.system_means(values[t_idx, s_idx], (t_idx, s_idx), values.shape[1], weights,
+                           rs.grouped_real_means)
+
+
+def human_signs(values, present, weights, i, j) -> np.ndarray:
+    """(B × P) int8: sign(h_i − h_j) of the human scores of
+    :func:`human_means` — the run's rule for a human criterion: one double
+    a system (the readings' exact mean, rounded once), two systems tied
+    when their doubles are equal (equal rationals always are, whatever the
+    rounding of the summaries' doubles: 0.1 + 0.2 ties 0.15 + 0.15); 0 when
+    either system has no drawn cell."""
+    means = human_means(values, present, weights)
+    with np.errstate(invalid="ignore"):
+        d = means[:, np.asarray(i)] - means[:, np.asarray(j)]
+    return np.where(np.isfinite(d), np.sign(d), 0).astype(np.int8)
+
+
+def system_signs(values, present, weights, i, j, human: bool = False) -> np.ndarray:
+    """:func:`human_signs` for a human criterion, :func:`pair_signs` for a
+    measure."""
+    return (human_signs if human else pair_signs)(values, present, weights, i, j)
+
+
 @dataclass(frozen=True)
 class PairSums:
     """(B × P): the paired differences' sums, sums of squares, counts."""
@@ -388,10 +424,14 @@ def _canonical(scores, topics):
 def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str,
                  measure: str, systems: Optional[Sequence[str]] = None,
                  topics: Optional[Sequence[str]] = None, replace: str = BEYOND,
-                 alpha: float = ALPHA) -> SystemPlan:
+                 alpha: float = ALPHA, human: bool = False) -> SystemPlan:
     """The plan of one (task, measure) (module doc): ``scores`` (topics ×
     systems) doubles, NaN missing; ``sizes`` increasing; ``topics`` their
-    names (the draws follow their code-point order; default: the rows')."""
+    names (the draws follow their code-point order; default: the rows').
+    ``human``: the scores are a human criterion's, whose systems are
+    ordered as the run orders them (:func:`human_signs`: the exact means
+    of the scores' readings, rounded once, on the testbed and in every
+    trial); the paired test is the same either way."""
     scores, topics = _canonical(scores, topics)
     n_t, n_s = scores.shape
     if systems is None:
@@ -404,7 +444,7 @@ def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str
         raise ValueError("sizes must be positive and increasing")
     present = np.isfinite(scores)
     i, j = np.triu_indices(n_s, 1)
-    full = pair_signs(scores, present, np.ones((1, n_t), dtype=np.int64), i, j)[0]
+    full = system_signs(scores, present, np.ones((1, n_t), dtype=np.int64), i, j, human)[0]
     # the testbed's ranking: systems better, then the tied ones earlier by name
     rel = np.zeros((n_s, n_s), dtype=np.int8)
     rel[i, j], rel[j, i] = full, -full
@@ -434,7 +474,7 @@ def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str
                 conclusions.append(conclusions[0])
                 continue
             w = topic_counts(positions, n_t)
-            signs = pair_signs(scores, present, w, i, j)
+            signs = system_signs(scores, present, w, i, j, human)
             sums = pair_sums(diffs, both, w)
             reject = paired_t_rejects(sums.s1, sums.s2, sums.m, alpha)
             direction = np.sign(sums.s1).astype(np.int8)
@@ -609,18 +649,18 @@ def _accuracy_counts(measures, human, present, weights, i, j):
     """(agree2 B × M, pairs2 B × M) of each measure's system means against
     the humans' over their common cells (``present[m]``), the means over
     the cells of each row's topic weights, their orders exact
-    (:func:`pair_signs`); the humans' signs computed once per distinct set
-    of cells."""
+    (:func:`pair_signs`; the humans' the run's, :func:`human_signs`); the
+    humans' signs computed once per distinct set of cells."""
     n_b = weights.shape[0]
     agree2 = np.zeros((n_b, len(measures)), dtype=np.int64)
     pairs2 = np.zeros((n_b, len(measures)), dtype=np.int64)
-    human_signs: dict = {}
+    signs_of_humans: dict = {}
     for m, values in enumerate(measures):
         cells = present[m]
         key = cells.tobytes()
-        if key not in human_signs:
-            human_signs[key] = pair_signs(human, cells, weights, i, j)
-        sh = human_signs[key]
+        if key not in signs_of_humans:
+            signs_of_humans[key] = human_signs(human, cells, weights, i, j)
+        sh = signs_of_humans[key]
         sm = pair_signs(values, cells, weights, i, j)
         judged = sh != 0
         agree2[:, m] = (2 * np.sum(judged & (sm == sh), axis=1)
@@ -643,8 +683,9 @@ def plan_pairwise_accuracy(measures, human, sizes: Sequence[int], trials: int, s
     picture of a new testbed of n topics, as the run's interval resamples
     its topics); each system's measure and human means over its drawn
     cells; the pairs the humans order, a metric tie counting ½ (Kocmi et
-    al. 2021, the run's ``pairwise_accuracy``), orders decided exactly. Every
-    measure is scored on the same draws."""
+    al. 2021, the run's ``pairwise_accuracy``), orders decided exactly (the
+    humans' as the run decides them: :func:`human_signs`). Every measure
+    is scored on the same draws."""
     human = np.asarray(human, dtype=np.float64)
     if human.ndim != 2:
         raise ValueError("human scores must be (topics × systems)")

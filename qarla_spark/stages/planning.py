@@ -231,7 +231,8 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
     rows_ppi: List[tuple] = []
     if kind == "systems":
         systems, scores = t.measures[label]
-        plan = pl.plan_systems(scores, [size], trials, seed, task, label, systems, t.topics)
+        plan = pl.plan_systems(scores, [size], trials, seed, task, label, systems, t.topics,
+                               human=label in t.criteria)
         adjacent = plan.adjacent
         same, sig, width = plan.p_same_order[0], plan.p_significant[0], plan.ci_width[0]
         for p in range(plan.i.size):
