@@ -49,8 +49,9 @@ with m − 1 degrees of freedom): no division, a constant difference with m ≥
 :func:`smallest_n`: the smallest n from which a curve stays at or above a
 target (80%), interpolated linearly between the two grid sizes around its
 last crossing and rounded up; ``reached`` False when the grid's largest size
-is below it. :func:`plan_best`: how often the testbed's best measure (by a
-mean over topics, e.g. KING) is still the best on n topics.
+is below it. :func:`plan_best_cases`: how often the testbed's best set by
+KING (the QARLA stage's choice among every subset of the representatives)
+is still the best on n topics, from the topics' KING cases, exactly.
 :func:`plan_pairwise_accuracy`: how wide the 95% interval of a measure's
 system-level pairwise accuracy against a human criterion is on n topics —
 the central 95% of its values over trials of n topics drawn with
@@ -545,8 +546,9 @@ def smallest_n(sizes, probability, target: float = TARGET,
 
 @dataclass(frozen=True)
 class BestPlan:
-    """``best``: the position of the testbed's best measure; ``stays``
-    (K,): the trials (of ``trials``) whose best is it too."""
+    """``best``: the position of the testbed's best set (−1: no topic
+    enters KING); ``stays_count`` (K,): the trials (of ``trials``) whose
+    best is it too."""
 
     best: int
     sizes: np.ndarray
@@ -559,58 +561,88 @@ class BestPlan:
         return self.stays_count / float(self.trials)
 
 
-def plan_best(values, sizes: Sequence[int], trials: int, seed: int, task: str, question: str,
-              topics: Optional[Sequence[str]] = None, replace: str = BEYOND) -> BestPlan:
-    """How often the testbed's best measure is still the best on n topics:
-    ``values`` (topics × measures) the per-topic values whose mean over
-    topics is the measure's value (KING: a topic's share of cases; NaN
-    where a topic has none), the measures in tie-break order (equal means:
-    the earlier wins, as the project's rule puts fewer metrics and then the
-    name first). The best of a trial is decided exactly
-    (:func:`pair_signs`); the draws are :func:`draw_topics`' under the
-    label ``question`` (in the measure's place of the key)."""
-    values, topics = _canonical(values, topics)
-    n_t, n_m = values.shape
-    if n_m < 1:
-        raise ValueError("no measure")
-    present = np.isfinite(values)
+def king_order_key(label: str) -> Tuple[int, str]:
+    """A metric set's tie-break key from its label (``"a,b"``): fewer
+    metrics, then the label in code-point order (the QARLA stage's
+    :attr:`~qarla_spark.measures.metric_sets.MetricSet.tie_key`)."""
+    return (len(label.split(",")), label)
+
+
+def case_numerators(wins, models) -> Tuple[np.ndarray, np.ndarray, int]:
+    """(scaled T × S int64, kept T int64, L): each topic's KING share
+    wins/models over the common denominator L (the lcm of the topics'
+    models), ``scaled[t, s] = wins[t, s]·L/models[t]``, and ``kept[t]`` 1
+    where the topic enters KING (models > 0), else 0 (its row 0)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    models = np.asarray(models, dtype=np.int64)
+    if wins.ndim != 2 or models.shape != (wins.shape[0],):
+        raise ValueError("wins (topics × sets) and models (topics,)")
+    if np.any(models < 0) or np.any(wins < 0) or np.any(wins > models[:, None]):
+        raise ValueError("KING's cases: 0 ≤ wins ≤ models per topic")
+    kept = (models > 0).astype(np.int64)
+    lcm = 1
+    for d in np.unique(models[models > 0]):
+        lcm = math.lcm(lcm, int(d))
+    factor = np.where(models > 0, lcm // np.maximum(models, 1), 0)
+    return wins * factor[:, None], kept, lcm
+
+
+def king_winners(scaled, kept, lcm: int, weights) -> np.ndarray:
+    """(B,) the best set (a column of ``scaled``, the columns in tie-break
+    order) under each row of topic multiplicities ``weights`` (B × T): the
+    largest KING — Σ_t w_t·wins/models over Σ_t w_t·kept, a denominator the
+    sets share, so the largest Σ_t w_t·scaled[t, s] (integers, exact:
+    :func:`~qarla_spark.measures.resampling.int_matmul`) — the earliest
+    column among equal ones (the stage's ``best_of``: highest KING, then
+    fewer metrics, then the name); −1 where no drawn topic enters KING.
+    Equal integers are equal KING and, below 2^53 for the common
+    denominator, distinct ones are distinct doubles too: the stage's
+    comparison of its rounded-once KING decides the same."""
+    weights = np.asarray(weights, dtype=np.int64)
+    counts = weights @ np.asarray(kept, dtype=np.int64)
+    if float(lcm) * float(counts.max(initial=0)) >= 2.0 ** 53:
+        raise ValueError("KING's common denominator is too large for an exact comparison")
+    if not np.asarray(scaled).shape[1]:
+        return np.full(weights.shape[0], -1, dtype=np.int64)
+    sums = rs.int_matmul(weights, scaled)
+    best = np.argmax(sums, axis=1)              # the first of the largest
+    return np.where(counts > 0, best, -1).astype(np.int64)
+
+
+def plan_best_cases(wins, models, sizes: Sequence[int], trials: int, seed: int, task: str,
+                    question: str, topics: Optional[Sequence[str]] = None,
+                    replace: str = BEYOND) -> BestPlan:
+    """How often the testbed's best set by KING is still the best on n
+    topics, among *every* set given — the QARLA stage's choice over all
+    2^k − 1 subsets of the representatives, made again on each trial's
+    topics: ``wins`` (topics × sets) and ``models`` (topics; 0 for a topic
+    where KING is not defined) the topics' KING cases (``king_topics/``),
+    the sets in tie-break order (:func:`king_order_key`). KING of a set on
+    a trial is the stage's (a topic's share wins/models, the mean over the
+    drawn topics, a topic drawn twice counting twice); the best of a trial
+    is :func:`king_winners`' (exact). The draws are :func:`draw_topics`'
+    under the label ``question`` (in the measure's place of the key)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    models = np.asarray(models, dtype=np.int64)
+    if topics is not None:          # the rows in the topics' code-point order
+        topics = tuple(str(t) for t in topics)
+        if len(topics) != wins.shape[0] or len(set(topics)) != len(topics):
+            raise ValueError("one distinct topic name per row")
+        order = sorted(range(len(topics)), key=lambda k: topics[k])
+        wins, models = wins[order], models[order]
+    n_t = wins.shape[0]
+    if wins.shape[1] < 1:
+        raise ValueError("no metric set")
+    scaled, kept, lcm = case_numerators(wins, models)
     sizes = np.asarray([int(n) for n in sizes], dtype=np.int64)
-    filled = np.where(present, values, 0.0)
-    # rounded means are within n·2^-52·max|v| of the exact ones: only the
-    # measures this close to a trial's rounded maximum can be its best
-    tolerance = 1e-9 * float(np.abs(filled).max(initial=0.0))
-
-    def winners(weights):
-        # a scan in tie-break order over those candidates: a later measure
-        # takes the lead only when strictly better, exactly; a measure
-        # without topics never (-1: no measure has a topic)
-        counts = weights @ present.astype(np.int64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            approx = (weights.astype(np.float64) @ filled) / counts
-        approx = np.where(counts > 0, approx, -np.inf)
-        top = approx.max(axis=1)
-        candidates = (approx >= (top - tolerance)[:, None]) & (counts > 0)
-        columns = np.flatnonzero(candidates.any(axis=0))
-        # the exact sums of the candidate columns only
-        digits, counts = _system_digits(values[:, columns], present[:, columns], weights)
-        candidates = candidates[:, columns]
-        rows = np.arange(weights.shape[0])
-        best = np.full(weights.shape[0], -1, dtype=np.int64)
-        for c in range(columns.size):
-            held = np.maximum(best, 0)
-            nb, nc = counts[rows, held], counts[:, c]
-            diff = [nb * d[:, c] - nc * d[rows, held] for d in digits]
-            take = candidates[:, c] & ((best < 0) | (_sign(diff) > 0))
-            best = np.where(take, c, best)
-        return np.where(best < 0, -1, columns[np.maximum(best, 0)])
-
-    full_best = int(winners(np.ones((1, n_t), dtype=np.int64))[0])
+    full_best = int(king_winners(scaled, kept, lcm, np.ones((1, n_t), dtype=np.int64))[0])
     stays = np.zeros(sizes.size, dtype=np.int64)
     extrapolated = np.zeros(sizes.size, dtype=bool)
     for row, n in enumerate(sizes):
         draws = draw_topics(seed, task, question, n_t, int(n), trials, replace)
         extrapolated[row] = draws.extrapolated
-        stays[row] = int(np.sum(winners(topic_counts(draws.sample, n_t)) == full_best))
+        best = king_winners(scaled, kept, lcm, topic_counts(draws.sample, n_t))
+        stays[row] = int(np.sum(best == full_best)) if full_best >= 0 else 0
     return BestPlan(full_best, sizes, int(trials), extrapolated, stays)
 
 
