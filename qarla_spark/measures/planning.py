@@ -70,6 +70,7 @@ import numpy as np
 
 from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
+from qarla_spark.names import SEPARATOR
 
 ALPHA = 0.05
 TARGET = 0.8
@@ -565,7 +566,7 @@ def king_order_key(label: str) -> Tuple[int, str]:
     """A metric set's tie-break key from its label (``"a,b"``): fewer
     metrics, then the label in code-point order (the QARLA stage's
     :attr:`~qarla_spark.measures.metric_sets.MetricSet.tie_key`)."""
-    return (len(label.split(",")), label)
+    return (len(label.split(SEPARATOR)), label)
 
 
 def case_numerators(wins, models) -> Tuple[np.ndarray, np.ndarray, int]:
