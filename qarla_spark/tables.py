@@ -154,6 +154,14 @@ TABLES: Tuple[Table, ...] = (
                 "ci_high double, n_cases long"),
           "every single metric, every subset of the representatives, every `--metric-set`; "
           "95% Wilson interval over the (topic, held-out model) cases"),
+    Table("king_topics", "qarla",
+          "KING's cases per topic of every subset of the representatives (`qarla plan`)",
+          _cols("task string, topic string, metric_set string, n_metrics int, wins long, "
+                "models long"),
+          "one per topic where KING is defined and subset of the task's representatives "
+          "(`king/`'s subsets): `wins` of the topic's `models` held-out models ranked "
+          "strictly above every peer; the subset's KING is the mean over topics of "
+          "wins / models (SPEC §4), what the plan's `best_set` question redraws (SPEC §12)"),
     Table("orange", "qarla",
           "ORANGE of the same sets (score QUEEN) and of each metric's plain score "
           "(score plain)",

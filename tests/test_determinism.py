@@ -59,8 +59,8 @@ def test_every_table_is_bit_identical_under_other_partitionings(spark, tmp_path)
     first = run(spark, path, tmp_path / "a", {"spark.sql.shuffle.partitions": "2"})
     other = run(spark, path, tmp_path / "b", {"spark.sql.shuffle.partitions": "7",
                                               PARTITIONS_CONF: "1"})
-    assert len(table_names(first)) == 33      # metric_eval, metric_ranks, king_vs_judges, across,
-    #                                           rater_agreement
+    assert len(table_names(first)) == 34      # metric_eval, metric_ranks, king_vs_judges, across,
+    #                                           rater_agreement, king_topics
     assert len(read_sorted(f"{first}/king")) > 6 and len(read_sorted(f"{first}/hbr")) == 24
     assert len(read_sorted(f"{first}/metric_eval")) > 6
     assert compare_runs(first, other) == {name: [] for name in table_names(first)}

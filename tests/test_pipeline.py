@@ -32,9 +32,9 @@ def test_run_writes_documented_tables_and_run_json(spark, tmp_path):
         "across", "auc", "auc_ci", "clusters", "comparisons", "correlation_ci", "correlations",
         "hbr", "hbr_correlations", "hbr_systems", "hetero_curve", "heterogeneity",
         "human_test", "jack", "jack_ci", "jack_curve", "judgments", "king", "king_ci",
-        "king_pearson", "king_vs_judges", "metric_eval", "metric_ranks", "orange", "problems",
-        "queen", "rater_agreement", "report.html", "robustness", "run.json", "similarities",
-        "sources", "summaries", "systems", "testbed"]
+        "king_pearson", "king_topics", "king_vs_judges", "metric_eval", "metric_ranks",
+        "orange", "problems", "queen", "rater_agreement", "report.html", "robustness",
+        "run.json", "similarities", "sources", "summaries", "systems", "testbed"]
     from qarla_spark.tables import TABLES
     # every declared table but the plan's (``--plan`` or ``qarla plan`` only)
     assert sorted(p.name for p in out.iterdir()) == sorted(

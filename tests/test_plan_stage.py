@@ -11,6 +11,7 @@ import json
 import math
 import os
 import shutil
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -65,6 +66,13 @@ def _inputs(seed=3):
             t.criteria = ("coherence", "relevance")
         t.king_sets = P.tie_break_order(["A", "B", "A,B"])
         t.king = rng.integers(0, 4, (n_t, 3)) / 3.0
+        # every subset's KING cases (king_topics/): 4 or 5 models a topic, a
+        # topic without KING
+        t.subsets = P.tie_break_order(["A", "B", "C", "A,B", "A,C", "B,C", "A,B,C"])
+        t.subset_models = rng.integers(4, 6, n_t)
+        t.subset_models[1] = 0
+        t.subset_wins = rng.integers(0, 5, (n_t, len(t.subsets))) % (t.subset_models[:, None]
+                                                                      + 1)
         out.append(t)
     return out
 
@@ -147,11 +155,20 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
         rows = [r for r in P.run_unit(("systems", t.task, "HBR", n), t, s)["power"]
                 if r[1] == P.PAIR]
         assert [r[11] for r in rows] == whole.p_significant[row].tolist()
-    best = pl.plan_best(t.king, s.sizes, s.trials, s.seed, t.task, P.KING, t.topics)
-    rows = [r for r in P.run_unit(("best", t.task, P.BEST_SET, 0), t, s)["power"]
-            if r[1] == P.BEST_SET]
+    # a criterion's unit orders its systems as the run does (human=True)
+    systems, human = t.measures["coherence"]
+    judged = pl.plan_systems(human, (14,), s.trials, s.seed, t.task, "coherence", systems,
+                             t.topics, human=True)
+    rows = [r for r in P.run_unit(("systems", t.task, "coherence", 14), t, s)["power"]
+            if r[1] == P.PAIR]
+    assert [r[10] for r in rows] == [None if math.isnan(v) else v
+                                     for v in judged.p_same_order[0].tolist()]
+    best = pl.plan_best_cases(t.subset_wins, t.subset_models, s.sizes, s.trials, s.seed,
+                              t.task, P.KING, t.topics)
+    rows = [r for n in s.sizes for r in P.run_unit(("best", t.task, P.BEST_SET, n), t, s)[
+        "power"] if r[1] == P.BEST_SET]
     assert [r[10] for r in rows] == best.p_stays_best.tolist()
-    assert rows[0][3] == t.king_sets[best.best]
+    assert {r[3] for r in rows} == {t.subsets[best.best]}
     # PPI with another measure by name: its scores are the automatic side
     other = P.Settings(trials=30, ks=(3,), seed=5, ppi_measure="HBR")
     rows = P.run_unit(("ppi", t.task, "relevance", 3), t, other)["ppi"]
@@ -169,6 +186,30 @@ def test_a_unit_is_the_pure_module_s_plan_of_that_size():
                                     "pairwise_accuracy:coherence", names, t.topics)
     assert [(r[2], r[3], r[12]) for r in rows] == [
         (m, "coherence", acc.ci_width[0, k]) for k, m in enumerate(names)]
+
+
+def test_a_run_without_king_topics_plans_all_but_the_best_set_and_says_so():
+    """A run made before king_topics/: a named warning, no best_set unit (the
+    other questions unchanged); a table lacking a (topic, subset) is an
+    error, not a wrong count."""
+    import pandas as pd
+
+    from qarla_spark.names import QarlaWarning
+    (t,) = _inputs()[:1]
+    t.subsets, t.subset_wins, t.subset_models = (), None, None
+    with pytest.warns(QarlaWarning, match="no king_topics/"):
+        assert P.with_subsets([t], None, "runs/old") == [t]
+    s = P.Settings(trials=5, sizes=(3, 6), ks=(2,), seed=1)
+    kinds = {(u[0], u[2]) for u, _ in P.units_of([t], s)}
+    assert ("best", P.BEST_SET) not in kinds and ("best", P.BEST_VS_SINGLE) in kinds
+    frame = pd.DataFrame({"task": t.task, "topic": [t.topics[0], t.topics[0], t.topics[1]],
+                          "metric_set": ["A", "B", "A"], "wins": [1, 2, 0],
+                          "models": [4, 4, 5]})
+    with pytest.raises(ValueError, match="one row per subset"):
+        P.with_subsets([t], frame)
+    P.with_subsets([t], frame.iloc[:2].assign(wins=[1, 2]))
+    assert t.subsets == ("A", "B") and t.subset_models[0] == 4 and t.subset_models[1:].sum() == 0
+    assert t.subset_wins[0].tolist() == [1, 2]
 
 
 def test_the_answers_are_smallest_n_of_each_curve():
@@ -246,6 +287,22 @@ def test_plan_of_a_finished_run(spark, two_task_run, tmp_path):
             want = king[(king["task"] == a.task) & (king["metric_set"] == name)]["king"]
             assert np.nanmean(a.king[:, k]) == pytest.approx(float(want.iloc[0]), abs=1e-12)
         assert a.best_set in a.king_sets
+        # every subset's KING cases (king_topics/): both readers alike, each
+        # subset's mean share over the topics with KING is king/'s, and the
+        # plan's best of the testbed is the QARLA stage's best set
+        assert a.subsets == b.subsets and len(a.subsets) == len(
+            king[(king["task"] == a.task) & king["metric_set"].isin(a.subsets)])
+        np.testing.assert_array_equal(a.subset_wins, b.subset_wins)
+        np.testing.assert_array_equal(a.subset_models, b.subset_models)
+        kept = a.subset_models > 0
+        for k, name in enumerate(a.subsets):
+            want = king[(king["task"] == a.task) & (king["metric_set"] == name)]["king"]
+            share = sum(Fraction(int(w), int(m)) for w, m in
+                        zip(a.subset_wins[kept, k], a.subset_models[kept])) / int(kept.sum())
+            assert float(share) == float(want.iloc[0])
+        best = pl.plan_best_cases(a.subset_wins, a.subset_models, (2,), 3, 1, a.task, "KING",
+                                  a.topics)
+        assert a.subsets[best.best] == a.best_set
     config = RunConfig(plan_trials=12, plan_ks=(2,), plan_sizes=(2, 4, 6, 9))
     from qarla_spark.errors import ConfigError
     with pytest.raises(ConfigError, match="--plan-measure nope: task news has no such measure"):
@@ -309,3 +366,54 @@ def test_a_run_with_plan_equals_the_run_then_qarla_plan(spark, two_task_run, tmp
     assert info["plan"]["rows"] == json.load(open(os.path.join(after, "run.json")))["plan"]["rows"]
     assert P.describe_plan(planned) in result.summary()
     assert "plan_s" in info["timings"] and info["plan"]["timings"]["write_power_s"] is not None
+
+
+@pytest.mark.slow       # a whole run of the bundled SummEval (few metrics)
+@pytest.mark.spark
+def test_the_plan_orders_summeval_s_humans_as_the_run_does(spark, tmp_path):
+    """The bundled SummEval (16 systems, 4 criteria): the plan's testbed
+    order of every one of the 120 pairs under each criterion is the run's —
+    the sign of the statistics' human system scores
+    (``judge_statistics.human_scores``: the exact means of the readings,
+    rounded once) — fluency's M1 and M22 tied, which the exact sums of the
+    summaries' doubles order; and each automatic measure's pairwise
+    accuracy on the testbed, which counts the humans' ties, is
+    ``metric_eval/``'s bit for bit."""
+    import pyarrow.parquet as pq
+
+    from qarla_spark import pipeline
+    from qarla_spark.config import RunConfig
+    from qarla_spark.measures import judge_statistics as js
+    out = str(tmp_path / "summeval")
+    pipeline.run(spark, RunConfig(out=out, metrics=("R-1.a", "R-2.a", "Rpre-1.a", "R-L.a"),
+                                  clusters=2, jack_orders=2, bootstrap=20, seed=13))
+    info = json.load(open(os.path.join(out, "run.json")))
+    (t,) = P.read_inputs(spark, out, info["qarla"])
+    assert t.criteria == ("coherence", "consistency", "fluency", "relevance")
+    metric_eval = pq.read_table(os.path.join(out, "metric_eval")).to_pandas()
+    pa_rows = metric_eval[(metric_eval["statistic"] == "pairwise_accuracy")
+                          & (metric_eval["level"] == "system")]
+    ones = np.ones((1, t.n_topics), dtype=np.int64)
+    checked = 0
+    for criterion in t.criteria:
+        systems, human = t.measures[criterion]
+        assert len(systems) == 16
+        plan = pl.plan_systems(human, (), 0, 13, t.task, criterion, systems, t.topics,
+                               human=True)
+        run_means = js.human_scores(js.JudgedScores(t.topics, systems, ("x",),
+                                                    human[:, :, None], human), ones)[0]
+        want = [int(np.sign(run_means[i] - run_means[j])) for i, j in zip(plan.i, plan.j)]
+        assert plan.full_order.tolist() == want and len(want) == 120
+        by_doubles = pl.pair_signs(human, np.isfinite(human), ones, plan.i, plan.j)[0]
+        tied = [(systems[i], systems[j]) for p, (i, j) in enumerate(zip(plan.i, plan.j))
+                if want[p] == 0 and by_doubles[p] != 0]
+        if criterion == "fluency":
+            assert ("M1", "M22") in tied
+        for measure in P.automatic_measures(t):
+            acc = pl.plan_pairwise_accuracy([P._aligned(t.measures[measure], systems)], human,
+                                            (), 0, 13, t.task, "x", (measure,), t.topics)
+            row = pa_rows[(pa_rows["criterion"] == criterion) & (pa_rows["measure"] == measure)]
+            if len(row):
+                assert acc.full[0] == float(row["value"].iloc[0]), (criterion, measure)
+                checked += 1
+    assert checked >= 8

@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from qarla_spark.measures import human as hu
+from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures import planning as pl
 from qarla_spark.measures import resampling as rs
 
@@ -175,6 +177,62 @@ def test_an_exact_tie_is_a_tie_whatever_the_rounding():
     assert signs.tolist() == [[0, -1, -1]]
 
 
+def _readings_testbed():
+    """Human scores (a summary's score one double) whose systems' sums of
+    doubles differ where their readings' do not: A's 0.1 + 0.2 and B's 0.15
+    + 0.15 are both 3/10 read, not in doubles (C's thirds are a third
+    system, D a clear winner)."""
+    human = np.array([[0.1, 0.15, 1 / 3, 0.9],
+                      [0.2, 0.15, 2 / 3, 0.8],
+                      [0.3, 0.3, 0.5, 0.7],
+                      [0.4, 0.4, 0.5, 0.9]])
+    assert 0.1 + 0.2 != 0.15 + 0.15
+    return human
+
+
+def test_a_human_tie_of_the_readings_is_the_run_s_tie_whatever_the_doubles():
+    """The plan orders a human criterion's systems as the run does
+    (judge_statistics.human_scores: the readings' exact means, rounded once):
+    A and B tie on the testbed and in every trial drawing both topics as
+    often, where the exact sums of their doubles would order them."""
+    human = _readings_testbed()
+    n_t, n_s = human.shape
+    i, j = np.triu_indices(n_s, 1)
+    ones = np.ones((1, n_t), dtype=np.int64)
+    present = np.isfinite(human)
+    # the doubles' exact sums order A and B; the readings tie them
+    assert pl.pair_signs(human, present, ones, i, j)[0, 0] != 0
+    run = js.human_scores(js.JudgedScores(tuple(f"t{t}" for t in range(n_t)),
+                                          tuple("ABCD"), ("m",), human[:, :, None], human),
+                          ones)
+    assert np.array_equal(pl.human_means(human, present, ones), run)
+    assert pl.human_signs(human, present, ones, i, j)[0].tolist() == \
+        [int(np.sign(run[0, a] - run[0, b])) for a, b in zip(i, j)]
+    assert pl.human_signs(human, present, ones, i, j)[0, 0] == 0
+    # the plan of the criterion: A-B tied on the testbed (no order to keep)
+    # and in every trial whose draws give the first two topics equal weight
+    plan = pl.plan_systems(human, (2, 4, 8), 60, 3, "task", "coherence", tuple("ABCD"),
+                           human=True)
+    assert plan.full_order[0] == 0 and np.isnan(plan.p_same_order[:, 0]).all()
+    for k, n in enumerate((2, 4, 8)):
+        draws = pl.draw_topics(3, "task", "coherence", n_t, n, 60)
+        w = pl.topic_counts(draws.sample, n_t)
+        # the brute force: each system's exact mean of its readings
+        ties = 0
+        for r in range(60):
+            means = [sum((hu.value(human[t, s]) * int(w[r, t]) for t in range(n_t)),
+                         Fraction(0)) / int(w[r].sum()) for s in range(2)]
+            ties += means[0] == means[1]
+        assert plan.same_order2[k, 0] == ties          # a tied trial counts ½ of 2
+    # measured as doubles (human=False), the pair has an order to keep
+    assert pl.plan_systems(human, (2,), 10, 3, "task", "coherence").full_order[0] != 0
+    # pairwise accuracy: the humans' tie is no pair the measure is judged on
+    # (4 of 5 pairs agree; ordered by the doubles, A > B would make it 5 of 6)
+    metric = np.array([[1.0, 0.0, 0.5, 2.0]] * n_t)
+    acc = pl.plan_pairwise_accuracy([metric], human, (4,), 5, 1, "task", "pa")
+    assert acc.full[0] == 4 / 5
+
+
 def test_plan_of_several_sizes_is_each_size_alone():
     x = _testbed(1)
     both = pl.plan_systems(x, (4, 9), 25, 5, "t", "m")
@@ -308,47 +366,100 @@ def test_permuting_topics_keeps_and_systems_permutes_the_plan(seed, random):
 # metrics: the best measure
 # ---------------------------------------------------------------------------
 
-def test_the_best_measure_stays_best_as_a_loop_says():
-    """Per-topic KING-like shares (k/11) of 6 measures, two of them tied
-    on every topic (the earlier wins a tie), some topics without cases:
-    the count of trials whose exact best is the testbed's."""
-    rng = np.random.default_rng(8)
-    n_t = 14
-    v = rng.integers(0, 12, size=(n_t, 6)) / 11.0
-    v[:, 3] = v[:, 1]
-    v[:, 5] = np.minimum(v[:, 0] + 2 / 11, 1.0)
-    v[rng.random(v.shape) < 0.08] = np.nan
-    sizes, trials = (2, 6, 14, 30), 40
+def _king_cases(seed=8, n_t=14, n_sets=12):
+    """Every subset's KING cases on n_t topics: 4 to 6 models a topic (KING's
+    shares over different denominators), two topics without KING, two sets
+    tied on every topic (the earlier in tie-break order wins), one close to
+    the best."""
+    rng = np.random.default_rng(seed)
+    models = rng.integers(4, 7, n_t)
+    models[[3, 9]] = 0
+    wins = np.minimum(rng.integers(0, 7, (n_t, n_sets)), models[:, None])
+    wins[:, 4] = wins[:, 2]
+    wins[:, 7] = np.minimum(wins[:, 0] + (rng.random(n_t) < 0.6), models)
+    labels = tuple(sorted((",".join(f"m{k}" for k in range(1 + s % 3)) + f"x{s:02d}"
+                           for s in range(n_sets)), key=pl.king_order_key))
+    return wins, models, labels
 
-    def best_of(topics):
-        means = []
-        for m in range(6):
-            vals = [Fraction(float(v[t, m])) for t in topics if np.isfinite(v[t, m])]
-            means.append(sum(vals) / len(vals) if vals else None)
-        top = max(x for x in means if x is not None)
-        return next(m for m in range(6) if means[m] == top)
 
-    plan = pl.plan_best(v, sizes, trials, 4, "task", "KING")
-    assert plan.best == best_of(range(n_t))
+def _loop_best(wins, models, labels, topics):
+    """The QARLA stage's best set on the drawn topics (a topic twice counts
+    twice), the obvious way: each set's KING the mean over the drawn topics
+    where KING is defined of wins/models, as Fractions; the highest, then
+    fewer metrics, then the label (best_of's tie_key); None without a topic."""
+    drawn = [t for t in topics if models[t] > 0]
+    if not drawn:
+        return None
+    king = {labels[s]: sum((Fraction(int(wins[t, s]), int(models[t])) for t in drawn),
+                           Fraction(0)) / len(drawn) for s in range(len(labels))}
+    return min(king, key=lambda x: (-king[x], pl.king_order_key(x)))
+
+
+def test_the_best_set_stays_best_as_a_loop_over_trials_says():
+    """plan_best_cases against a brute-force loop (Fractions, the same
+    draws): the testbed's best and every trial's, over sizes below, at and
+    beyond the testbed's topics; the topics' order does not matter."""
+    wins, models, labels = _king_cases()
+    n_t = wins.shape[0]
+    names = [f"t{k:02d}" for k in range(n_t)]
+    sizes, trials = (1, 3, 8, 14, 30), 60
+    plan = pl.plan_best_cases(wins, models, sizes, trials, 4, "task", "KING", names)
+    full = _loop_best(wins, models, labels, range(n_t))
+    assert labels[plan.best] == full
     for k, n in enumerate(sizes):
-        want = sum(best_of(_trial_topics(4, "task", "KING", n_t, n, r, pl.BEYOND)[0])
-                   == plan.best for r in range(trials))
+        want = sum(_loop_best(wins, models, labels,
+                              _trial_topics(4, "task", "KING", n_t, n, r, pl.BEYOND)[0]) == full
+                   for r in range(trials))
         assert plan.stays_count[k] == want
-    # a measure ahead by a wide margin stays best on more topics
-    w = rng.normal(size=(60, 5)) + np.array([0.0, 0.1, 0.2, 0.3, 0.6])
-    wide = pl.plan_best(w, (5, 20, 60, 200), 300, 1, "t", "KING")
-    assert wide.best == 4 and np.all(np.diff(wide.p_stays_best) > -0.05)
-    assert wide.p_stays_best[-1] > 0.9 > wide.p_stays_best[0]
+    assert plan.extrapolated.tolist() == [n > n_t for n in sizes]
+    assert 0 < plan.stays_count[0] < trials and plan.stays_count[3] == trials
+    shuffled = np.random.default_rng(1).permutation(n_t)
+    again = pl.plan_best_cases(wins[shuffled], models[shuffled], sizes, trials, 4, "task",
+                               "KING", [names[k] for k in shuffled])
+    assert again.best == plan.best and np.array_equal(again.stays_count, plan.stays_count)
 
 
-def test_the_best_of_an_exact_tie_is_the_earlier_whatever_the_rounding():
-    """Two measures of the same per-topic doubles in other orders: their
-    means are equal, the rounded sums are not; the earlier wins in either
-    order, on the testbed and in every trial."""
-    v = np.array([[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]])
-    for cols in ([0, 1], [1, 0]):
-        plan = pl.plan_best(v[:, cols], (3,), 20, 2, "t", "KING")
-        assert plan.best == 0 and plan.stays_count.tolist() == [20]
+def test_the_best_of_an_exact_tie_is_the_earlier_set():
+    """Two sets with the same cases on every topic: the earlier in tie-break
+    order wins on the testbed and in every trial, whichever column it is."""
+    wins = np.array([[1, 1, 3], [2, 2, 0], [3, 3, 1]])
+    models = np.array([3, 4, 5])
+    plan = pl.plan_best_cases(wins, models, (3,), 20, 2, "t", "KING")
+    assert plan.best == 0 and plan.stays_count.tolist() == [20]
+    # shares over different denominators: 1/3 + 2/4 + 3/5 against their
+    # equal sum 5/6 + 0 + 3/5 is a tie kept exactly
+    wins = np.array([[1, 2], [2, 0], [3, 3]])
+    models = np.array([3, 4, 5])
+    winners = pl.king_winners(*pl.case_numerators(wins, models), np.ones((1, 3), dtype=np.int64))
+    assert winners.tolist() == [0]
+
+
+def test_the_exact_probability_is_below_the_upper_bound_among_kept_sets():
+    """"Stays best" among every subset against the former upper bound (the
+    best set and the representatives only, the same draws): a subset the
+    upper bound never sees beats the best set in some trials, so the exact
+    share is lower; it can never be higher."""
+    wins, models, labels = _king_cases(n_sets=12)
+    n_t = wins.shape[0]
+    # a rival outside the kept sets: the best set's cases, one fewer on a few topics
+    plan0 = pl.plan_best_cases(wins, models, (14,), 1, 4, "task", "KING")
+    best = plan0.best
+    rival = wins[:, best].copy()
+    rng = np.random.default_rng(3)
+    down = (rng.random(n_t) < 0.3) & (rival > 0)
+    up = ~down & (rng.random(n_t) < 0.3) & (rival < models)
+    rival[down] -= 1
+    rival[up] += 1
+    rival[np.argmax(down)] -= int(rival[np.argmax(down)] > 0)   # behind on the testbed
+    wins = np.concatenate([wins, rival[:, None]], axis=1)
+    sizes, trials = (3, 6, 10), 200
+    exact = pl.plan_best_cases(wins, models, sizes, trials, 4, "task", "KING")
+    assert exact.best == best
+    kept = [s for s in range(wins.shape[1] - 1)]            # every set but the rival
+    bound = pl.plan_best_cases(wins[:, kept], models, sizes, trials, 4, "task", "KING")
+    assert bound.best == best
+    assert (exact.stays_count <= bound.stays_count).all()
+    assert (exact.stays_count < bound.stays_count).any()
 
 
 # ---------------------------------------------------------------------------
@@ -358,17 +469,19 @@ def test_the_best_of_an_exact_tie_is_the_earlier_whatever_the_rounding():
 def _loop_accuracy(metric, human, topics):
     """(agree2, pairs2) of a measure against the humans over the drawn
     topics (a topic twice counts twice), the obvious way: each system's
-    exact means over its cells as fractions, every pair compared."""
+    exact means over its cells as fractions (the humans' of their
+    readings), every pair compared."""
     n_s = human.shape[1]
     cells = np.isfinite(metric) & np.isfinite(human)
 
-    def means(x):
+    def means(x, read=Fraction):
         out = []
         for s in range(n_s):
-            vals = [Fraction(float(x[t, s])) for t in topics if cells[t, s]]
+            vals = [read(float(x[t, s])) for t in topics if cells[t, s]]
             out.append(sum(vals) / len(vals) if vals else None)
         return out
-    m, h = means(metric), means(human)
+    # the humans' scores as the run reads them (thirds as thirds)
+    m, h = means(metric), means(human, hu.value)
     agree2 = pairs2 = 0
     for i in range(n_s):
         for j in range(i + 1, n_s):

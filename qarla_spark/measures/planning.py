@@ -49,8 +49,9 @@ with m − 1 degrees of freedom): no division, a constant difference with m ≥
 :func:`smallest_n`: the smallest n from which a curve stays at or above a
 target (80%), interpolated linearly between the two grid sizes around its
 last crossing and rounded up; ``reached`` False when the grid's largest size
-is below it. :func:`plan_best`: how often the testbed's best measure (by a
-mean over topics, e.g. KING) is still the best on n topics.
+is below it. :func:`plan_best_cases`: how often the testbed's best set by
+KING (the QARLA stage's choice among every subset of the representatives)
+is still the best on n topics, from the topics' KING cases, exactly.
 :func:`plan_pairwise_accuracy`: how wide the 95% interval of a measure's
 system-level pairwise accuracy against a human criterion is on n topics —
 the central 95% of its values over trials of n topics drawn with
@@ -67,7 +68,9 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
+from qarla_spark.names import SEPARATOR
 
 ALPHA = 0.05
 TARGET = 0.8
@@ -291,6 +294,41 @@ def pair_signs(values, present, weights, i, j) -> np.ndarray:
     return np.where((ni > 0) & (nj > 0), out, 0).astype(np.int8)
 
 
+def human_means(values, present, weights) -> np.ndarray:
+    """(B × S): each system's human score under each row of ``weights`` (B ×
+    T topic multiplicities): the exact mean of its drawn cells' *readings*
+    (a topic drawn twice counts twice), rounded once —
+    :func:`~qarla_spark.measures.human.system_means`, the function whose
+    doubles the run's statistics read (``metric_eval/``'s human system
+    scores: thirds as thirds, not their rounded doubles); NaN for a system
+    without a drawn cell."""
+    values = np.asarray(values, dtype=np.float64)
+    present = np.asarray(present, dtype=bool)
+    weights = np.asarray(weights, dtype=np.int64)
+    t_idx, s_idx = np.nonzero(present)
+    return hu.system_means(values[t_idx, s_idx], (t_idx, s_idx), values.shape[1], weights,
+                           rs.grouped_real_means)
+
+
+def human_signs(values, present, weights, i, j) -> np.ndarray:
+    """(B × P) int8: sign(h_i − h_j) of the human scores of
+    :func:`human_means` — the run's rule for a human criterion: one double
+    a system (the readings' exact mean, rounded once), two systems tied
+    when their doubles are equal (equal rationals always are, whatever the
+    rounding of the summaries' doubles: 0.1 + 0.2 ties 0.15 + 0.15); 0 when
+    either system has no drawn cell."""
+    means = human_means(values, present, weights)
+    with np.errstate(invalid="ignore"):
+        d = means[:, np.asarray(i)] - means[:, np.asarray(j)]
+    return np.where(np.isfinite(d), np.sign(d), 0).astype(np.int8)
+
+
+def system_signs(values, present, weights, i, j, human: bool = False) -> np.ndarray:
+    """:func:`human_signs` for a human criterion, :func:`pair_signs` for a
+    measure."""
+    return (human_signs if human else pair_signs)(values, present, weights, i, j)
+
+
 @dataclass(frozen=True)
 class PairSums:
     """(B × P): the paired differences' sums, sums of squares, counts."""
@@ -388,10 +426,14 @@ def _canonical(scores, topics):
 def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str,
                  measure: str, systems: Optional[Sequence[str]] = None,
                  topics: Optional[Sequence[str]] = None, replace: str = BEYOND,
-                 alpha: float = ALPHA) -> SystemPlan:
+                 alpha: float = ALPHA, human: bool = False) -> SystemPlan:
     """The plan of one (task, measure) (module doc): ``scores`` (topics ×
     systems) doubles, NaN missing; ``sizes`` increasing; ``topics`` their
-    names (the draws follow their code-point order; default: the rows')."""
+    names (the draws follow their code-point order; default: the rows').
+    ``human``: the scores are a human criterion's, whose systems are
+    ordered as the run orders them (:func:`human_signs`: the exact means
+    of the scores' readings, rounded once, on the testbed and in every
+    trial); the paired test is the same either way."""
     scores, topics = _canonical(scores, topics)
     n_t, n_s = scores.shape
     if systems is None:
@@ -404,7 +446,7 @@ def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str
         raise ValueError("sizes must be positive and increasing")
     present = np.isfinite(scores)
     i, j = np.triu_indices(n_s, 1)
-    full = pair_signs(scores, present, np.ones((1, n_t), dtype=np.int64), i, j)[0]
+    full = system_signs(scores, present, np.ones((1, n_t), dtype=np.int64), i, j, human)[0]
     # the testbed's ranking: systems better, then the tied ones earlier by name
     rel = np.zeros((n_s, n_s), dtype=np.int8)
     rel[i, j], rel[j, i] = full, -full
@@ -434,7 +476,7 @@ def plan_systems(scores, sizes: Sequence[int], trials: int, seed: int, task: str
                 conclusions.append(conclusions[0])
                 continue
             w = topic_counts(positions, n_t)
-            signs = pair_signs(scores, present, w, i, j)
+            signs = system_signs(scores, present, w, i, j, human)
             sums = pair_sums(diffs, both, w)
             reject = paired_t_rejects(sums.s1, sums.s2, sums.m, alpha)
             direction = np.sign(sums.s1).astype(np.int8)
@@ -505,8 +547,9 @@ def smallest_n(sizes, probability, target: float = TARGET,
 
 @dataclass(frozen=True)
 class BestPlan:
-    """``best``: the position of the testbed's best measure; ``stays``
-    (K,): the trials (of ``trials``) whose best is it too."""
+    """``best``: the position of the testbed's best set (−1: no topic
+    enters KING); ``stays_count`` (K,): the trials (of ``trials``) whose
+    best is it too."""
 
     best: int
     sizes: np.ndarray
@@ -519,58 +562,88 @@ class BestPlan:
         return self.stays_count / float(self.trials)
 
 
-def plan_best(values, sizes: Sequence[int], trials: int, seed: int, task: str, question: str,
-              topics: Optional[Sequence[str]] = None, replace: str = BEYOND) -> BestPlan:
-    """How often the testbed's best measure is still the best on n topics:
-    ``values`` (topics × measures) the per-topic values whose mean over
-    topics is the measure's value (KING: a topic's share of cases; NaN
-    where a topic has none), the measures in tie-break order (equal means:
-    the earlier wins, as the project's rule puts fewer metrics and then the
-    name first). The best of a trial is decided exactly
-    (:func:`pair_signs`); the draws are :func:`draw_topics`' under the
-    label ``question`` (in the measure's place of the key)."""
-    values, topics = _canonical(values, topics)
-    n_t, n_m = values.shape
-    if n_m < 1:
-        raise ValueError("no measure")
-    present = np.isfinite(values)
+def king_order_key(label: str) -> Tuple[int, str]:
+    """A metric set's tie-break key from its label (``"a,b"``): fewer
+    metrics, then the label in code-point order (the QARLA stage's
+    :attr:`~qarla_spark.measures.metric_sets.MetricSet.tie_key`)."""
+    return (len(label.split(SEPARATOR)), label)
+
+
+def case_numerators(wins, models) -> Tuple[np.ndarray, np.ndarray, int]:
+    """(scaled T × S int64, kept T int64, L): each topic's KING share
+    wins/models over the common denominator L (the lcm of the topics'
+    models), ``scaled[t, s] = wins[t, s]·L/models[t]``, and ``kept[t]`` 1
+    where the topic enters KING (models > 0), else 0 (its row 0)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    models = np.asarray(models, dtype=np.int64)
+    if wins.ndim != 2 or models.shape != (wins.shape[0],):
+        raise ValueError("wins (topics × sets) and models (topics,)")
+    if np.any(models < 0) or np.any(wins < 0) or np.any(wins > models[:, None]):
+        raise ValueError("KING's cases: 0 ≤ wins ≤ models per topic")
+    kept = (models > 0).astype(np.int64)
+    lcm = 1
+    for d in np.unique(models[models > 0]):
+        lcm = math.lcm(lcm, int(d))
+    factor = np.where(models > 0, lcm // np.maximum(models, 1), 0)
+    return wins * factor[:, None], kept, lcm
+
+
+def king_winners(scaled, kept, lcm: int, weights) -> np.ndarray:
+    """(B,) the best set (a column of ``scaled``, the columns in tie-break
+    order) under each row of topic multiplicities ``weights`` (B × T): the
+    largest KING — Σ_t w_t·wins/models over Σ_t w_t·kept, a denominator the
+    sets share, so the largest Σ_t w_t·scaled[t, s] (integers, exact:
+    :func:`~qarla_spark.measures.resampling.int_matmul`) — the earliest
+    column among equal ones (the stage's ``best_of``: highest KING, then
+    fewer metrics, then the name); −1 where no drawn topic enters KING.
+    Equal integers are equal KING and, below 2^53 for the common
+    denominator, distinct ones are distinct doubles too: the stage's
+    comparison of its rounded-once KING decides the same."""
+    weights = np.asarray(weights, dtype=np.int64)
+    counts = weights @ np.asarray(kept, dtype=np.int64)
+    if float(lcm) * float(counts.max(initial=0)) >= 2.0 ** 53:
+        raise ValueError("KING's common denominator is too large for an exact comparison")
+    if not np.asarray(scaled).shape[1]:
+        return np.full(weights.shape[0], -1, dtype=np.int64)
+    sums = rs.int_matmul(weights, scaled)
+    best = np.argmax(sums, axis=1)              # the first of the largest
+    return np.where(counts > 0, best, -1).astype(np.int64)
+
+
+def plan_best_cases(wins, models, sizes: Sequence[int], trials: int, seed: int, task: str,
+                    question: str, topics: Optional[Sequence[str]] = None,
+                    replace: str = BEYOND) -> BestPlan:
+    """How often the testbed's best set by KING is still the best on n
+    topics, among *every* set given — the QARLA stage's choice over all
+    2^k − 1 subsets of the representatives, made again on each trial's
+    topics: ``wins`` (topics × sets) and ``models`` (topics; 0 for a topic
+    where KING is not defined) the topics' KING cases (``king_topics/``),
+    the sets in tie-break order (:func:`king_order_key`). KING of a set on
+    a trial is the stage's (a topic's share wins/models, the mean over the
+    drawn topics, a topic drawn twice counting twice); the best of a trial
+    is :func:`king_winners`' (exact). The draws are :func:`draw_topics`'
+    under the label ``question`` (in the measure's place of the key)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    models = np.asarray(models, dtype=np.int64)
+    if topics is not None:          # the rows in the topics' code-point order
+        topics = tuple(str(t) for t in topics)
+        if len(topics) != wins.shape[0] or len(set(topics)) != len(topics):
+            raise ValueError("one distinct topic name per row")
+        order = sorted(range(len(topics)), key=lambda k: topics[k])
+        wins, models = wins[order], models[order]
+    n_t = wins.shape[0]
+    if wins.shape[1] < 1:
+        raise ValueError("no metric set")
+    scaled, kept, lcm = case_numerators(wins, models)
     sizes = np.asarray([int(n) for n in sizes], dtype=np.int64)
-    filled = np.where(present, values, 0.0)
-    # rounded means are within n·2^-52·max|v| of the exact ones: only the
-    # measures this close to a trial's rounded maximum can be its best
-    tolerance = 1e-9 * float(np.abs(filled).max(initial=0.0))
-
-    def winners(weights):
-        # a scan in tie-break order over those candidates: a later measure
-        # takes the lead only when strictly better, exactly; a measure
-        # without topics never (-1: no measure has a topic)
-        counts = weights @ present.astype(np.int64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            approx = (weights.astype(np.float64) @ filled) / counts
-        approx = np.where(counts > 0, approx, -np.inf)
-        top = approx.max(axis=1)
-        candidates = (approx >= (top - tolerance)[:, None]) & (counts > 0)
-        columns = np.flatnonzero(candidates.any(axis=0))
-        # the exact sums of the candidate columns only
-        digits, counts = _system_digits(values[:, columns], present[:, columns], weights)
-        candidates = candidates[:, columns]
-        rows = np.arange(weights.shape[0])
-        best = np.full(weights.shape[0], -1, dtype=np.int64)
-        for c in range(columns.size):
-            held = np.maximum(best, 0)
-            nb, nc = counts[rows, held], counts[:, c]
-            diff = [nb * d[:, c] - nc * d[rows, held] for d in digits]
-            take = candidates[:, c] & ((best < 0) | (_sign(diff) > 0))
-            best = np.where(take, c, best)
-        return np.where(best < 0, -1, columns[np.maximum(best, 0)])
-
-    full_best = int(winners(np.ones((1, n_t), dtype=np.int64))[0])
+    full_best = int(king_winners(scaled, kept, lcm, np.ones((1, n_t), dtype=np.int64))[0])
     stays = np.zeros(sizes.size, dtype=np.int64)
     extrapolated = np.zeros(sizes.size, dtype=bool)
     for row, n in enumerate(sizes):
         draws = draw_topics(seed, task, question, n_t, int(n), trials, replace)
         extrapolated[row] = draws.extrapolated
-        stays[row] = int(np.sum(winners(topic_counts(draws.sample, n_t)) == full_best))
+        best = king_winners(scaled, kept, lcm, topic_counts(draws.sample, n_t))
+        stays[row] = int(np.sum(best == full_best)) if full_best >= 0 else 0
     return BestPlan(full_best, sizes, int(trials), extrapolated, stays)
 
 
@@ -609,18 +682,18 @@ def _accuracy_counts(measures, human, present, weights, i, j):
     """(agree2 B × M, pairs2 B × M) of each measure's system means against
     the humans' over their common cells (``present[m]``), the means over
     the cells of each row's topic weights, their orders exact
-    (:func:`pair_signs`); the humans' signs computed once per distinct set
-    of cells."""
+    (:func:`pair_signs`; the humans' the run's, :func:`human_signs`); the
+    humans' signs computed once per distinct set of cells."""
     n_b = weights.shape[0]
     agree2 = np.zeros((n_b, len(measures)), dtype=np.int64)
     pairs2 = np.zeros((n_b, len(measures)), dtype=np.int64)
-    human_signs: dict = {}
+    signs_of_humans: dict = {}
     for m, values in enumerate(measures):
         cells = present[m]
         key = cells.tobytes()
-        if key not in human_signs:
-            human_signs[key] = pair_signs(human, cells, weights, i, j)
-        sh = human_signs[key]
+        if key not in signs_of_humans:
+            signs_of_humans[key] = human_signs(human, cells, weights, i, j)
+        sh = signs_of_humans[key]
         sm = pair_signs(values, cells, weights, i, j)
         judged = sh != 0
         agree2[:, m] = (2 * np.sum(judged & (sm == sh), axis=1)
@@ -643,8 +716,9 @@ def plan_pairwise_accuracy(measures, human, sizes: Sequence[int], trials: int, s
     picture of a new testbed of n topics, as the run's interval resamples
     its topics); each system's measure and human means over its drawn
     cells; the pairs the humans order, a metric tie counting ½ (Kocmi et
-    al. 2021, the run's ``pairwise_accuracy``), orders decided exactly. Every
-    measure is scored on the same draws."""
+    al. 2021, the run's ``pairwise_accuracy``), orders decided exactly (the
+    humans' as the run decides them: :func:`human_signs`). Every measure
+    is scored on the same draws."""
     human = np.asarray(human, dtype=np.float64)
     if human.ndim != 2:
         raise ValueError("human scores must be (topics × systems)")

@@ -29,13 +29,14 @@ The measure and k are not in the key: every measure and every k of a trial
 judge the same topics (k's sets nested), so their differences are the
 measure's and k's, not the draws'. Reported per (k, method, system): the
 share of trials whose interval covers the system's full-data mean (the
-mean human score over all its cells), the mean width, and the judgments
-saved at equal width: a classical interval needs k_eq = k·E[w_classical²]
-/ E[w²] judgments for the width (variance) the method has with k;
-saved = 1 − k/k_eq. The papers' interval is for the population mean (the
-unjudged summaries a sample, not fixed): for the full-data mean it is
-conservative by σ²_y/N in se² (as is the classical one), a slack that
-vanishes for k ≪ N.
+mean human score over all its cells: the run's, the exact mean of their
+readings rounded once, :func:`~qarla_spark.measures.human.system_means`),
+the mean width, and the judgments saved at equal width: a classical
+interval needs k_eq = k·E[w_classical²] / E[w²] judgments for the width
+(variance) the method has with k; saved = 1 − k/k_eq. The papers'
+interval is for the population mean (the unjudged summaries a sample, not
+fixed): for the full-data mean it is conservative by σ²_y/N in se² (as is
+the classical one), a slack that vanishes for k ≪ N.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
+from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
 
 ALPHA = 0.05
@@ -231,7 +233,11 @@ def simulate(human, auto, ks: Sequence[int], trials: int, seed: int, task: str,
     systems = tuple(str(s) for s in range(n_s)) if systems is None else tuple(systems)
     cells = np.isfinite(human) & np.isfinite(auto)
     n_cells = cells.sum(axis=0)
-    full = np.array([float(rs.real_means(human[cells[:, s], s])) for s in range(n_s)])
+    # the run's human system score (the exact mean of the cells' readings,
+    # rounded once: one double a system, as metric_eval/'s)
+    t_idx, s_idx = np.nonzero(cells)
+    full = hu.system_means(human[t_idx, s_idx], (t_idx, s_idx), n_s,
+                           np.ones((1, n_t), dtype=np.int64), rs.grouped_real_means)[0]
     ks = np.asarray([int(k) for k in ks], dtype=np.int64)
     y = np.ascontiguousarray(np.where(cells, human, 0.0).T)          # S × T
     f = np.ascontiguousarray(np.where(cells, auto, 0.0).T)

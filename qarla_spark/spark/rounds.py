@@ -79,6 +79,27 @@ def table_record(key: str, name: str, rows: Sequence[tuple]) -> Record:
     return (key, name, arrow_rows([tuple(r[:width]) for r in rows], name))
 
 
+def table_record_columns(key: str, name: str, columns: Sequence[Any]) -> Record:
+    """:func:`table_record` of rows given as columns (arrays in the declared
+    table's column order, one value per row): no Python tuple per row."""
+    import pyarrow as pa
+
+    from qarla_spark.tables import table
+    schema = table(name).arrow_schema()
+    batch = pa.record_batch([pa.array(c, type=f.type) for c, f in zip(columns, schema)],
+                            schema=schema)
+    return (key, name, _arrow_bytes(batch, schema))
+
+
+def _arrow_bytes(batch, schema) -> bytes:
+    import pyarrow as pa
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema,
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
 def arrow_rows(rows: Sequence[tuple], name: str) -> bytes:
     """The rows of the declared table ``name`` (tuples in its column order) as
     compressed Arrow IPC bytes: what a reducer emits for a table the driver
@@ -90,11 +111,7 @@ def arrow_rows(rows: Sequence[tuple], name: str) -> bytes:
     columns = list(zip(*rows)) if rows else [[] for _ in schema]
     batch = pa.record_batch([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)],
                             schema=schema)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, schema,
-                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
-        writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+    return _arrow_bytes(batch, schema)
 
 
 def arrow_of(data: bytes):

@@ -8,19 +8,21 @@ small per-topic rows gathered): per task, the per-topic scores of the peer
 systems under the best set's QUEEN, the best single metric's QUEEN (both
 ``queen/``, all models), HBR (``hbr/``) and, with judgments, each human
 criterion (``judgments/``: a summary's score the exact mean over its
-raters); and each topic's KING share — the share of its held-out models
-ranked strictly above every peer, from ``queen/``'s held-out rows — of the
-best set and each representative (the subsets of the representatives the
-run scored per summary: the other subsets' per-topic counts — 1,012 on
-SummEval — are not in a finished run's tables, so "stays best" is an upper
-bound of it among all subsets).
+raters, read as the run reads it: :func:`~qarla_spark.measures.planning.
+human_signs`); each topic's KING cases of every subset of the
+representatives (``king_topics/``, written by the QARLA stage: "stays
+best" is asked among all of them, exactly); and each topic's KING share of
+the best set and the best single metric, from ``queen/``'s held-out rows
+(the best set against the best single metric).
 
 **Work** (:func:`run_plan`): units keyed (task × measure × size) for the
 systems' plan (:func:`~qarla_spark.measures.planning.plan_systems` of one
-size), (task × question) for the best measure
-(:func:`~qarla_spark.measures.planning.plan_best` and the best set against
-the best single metric) and (task × criterion × k) for PPI
-(:func:`~qarla_spark.measures.ppi.simulate` of one k): the units in bins
+size), (task × ``best_set`` × size) for the best set
+(:func:`~qarla_spark.measures.planning.plan_best_cases`), (task ×
+``best_vs_single``) for the best set against the best single metric,
+(task × criterion × size) for the pairwise-accuracy widths and (task ×
+criterion × k) for PPI (:func:`~qarla_spark.measures.ppi.simulate` of one
+k): the units in bins
 of about equal estimated cost, one bin per partition, as many partitions
 as Spark reports cores (``defaultParallelism``) unless given; the task's
 inputs broadcast; each unit's rows go, keyed by task, to one reduce per
@@ -99,9 +101,13 @@ class TaskInputs:
     """One task's inputs, topics in code-point order: ``measures``: measure
     → (systems, scores topics × systems, NaN missing), in the order
     best set's QUEEN, best single metric's QUEEN, HBR, criteria by name;
-    ``criteria``: the human criteria among them; ``king_sets``: the
-    candidate sets in tie-break order (fewer metrics, then the name) and
-    ``king``: their per-topic KING shares (topics × sets)."""
+    ``criteria``: the human criteria among them; ``king_sets``: the best
+    set and the best single metric (and the representatives) in tie-break
+    order (fewer metrics, then the name) and ``king``: their per-topic KING
+    shares (topics × sets), rebuilt from ``queen/``; ``subsets``: every
+    subset of the representatives in tie-break order, ``subset_wins``
+    (topics × subsets) and ``subset_models`` (topics; 0 where KING is not
+    defined) their KING cases from ``king_topics/``."""
 
     task: str
     topics: Tuple[str, ...]
@@ -111,10 +117,19 @@ class TaskInputs:
     criteria: Tuple[str, ...] = ()
     king_sets: Tuple[str, ...] = ()
     king: Optional[np.ndarray] = None
+    subsets: Tuple[str, ...] = ()
+    subset_wins: Optional[np.ndarray] = None
+    subset_models: Optional[np.ndarray] = None
 
     @property
     def n_topics(self) -> int:
         return len(self.topics)
+
+    @property
+    def has_subsets(self) -> bool:
+        """The task's KING cases per topic of every subset are at hand
+        (``king_topics/``): the ``best_set`` question can be asked."""
+        return self.subset_wins is not None and len(self.subsets) > 0
 
 
 # ---------------------------------------------------------------------------
@@ -138,11 +153,16 @@ def units_of(inputs: Sequence[TaskInputs], settings: Settings) -> List[Tuple[Uni
             for n in sizes:
                 out.append((("systems", t.task, measure, int(n)),
                             settings.trials * (t.n_topics + 2 * n) * (3 * pairs + len(systems))))
-        if t.king is not None and len(t.king_sets):
+        if t.has_subsets:
+            for n in sizes:
+                # one matrix product of the draws' multiplicities by the
+                # subsets' cases (and a column's t-interval widths)
+                out.append((("best", t.task, BEST_SET, int(n)),
+                            settings.trials * (t.n_topics + 2 * n) * (len(t.subsets) / 8.0
+                                                                      + 4)))
+        if t.king is not None and len(t.king_sets) and has_single(t):
             cost = len(sizes) * settings.trials * (t.n_topics + 2 * max(sizes))
-            out.append((("best", t.task, BEST_SET, 0), cost * (3 * len(t.king_sets) + 1)))
-            if has_single(t):
-                out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
+            out.append((("best", t.task, BEST_VS_SINGLE, 0), cost * 5))
         automatic = automatic_measures(t)
         pairs = _pairs(t)
         for criterion in t.criteria if automatic else ():
@@ -231,7 +251,8 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
     rows_ppi: List[tuple] = []
     if kind == "systems":
         systems, scores = t.measures[label]
-        plan = pl.plan_systems(scores, [size], trials, seed, task, label, systems, t.topics)
+        plan = pl.plan_systems(scores, [size], trials, seed, task, label, systems, t.topics,
+                               human=label in t.criteria)
         adjacent = plan.adjacent
         same, sig, width = plan.p_same_order[0], plan.p_significant[0], plan.ci_width[0]
         for p in range(plan.i.size):
@@ -243,14 +264,18 @@ def run_unit(unit: Unit, t: TaskInputs, settings: Settings) -> Dict[str, List[tu
                       bool(plan.halves_extrapolated[0]), trials, _value(plan.stable[0]),
                       _value(plan.stable_significant[0]), None))
     elif kind == "best" and label == BEST_SET:
-        sizes = settings.sizes_of(n_t)
-        best = pl.plan_best(t.king, sizes, trials, seed, task, KING, t.topics)
-        full = t.king_sets[best.best]
-        widths = mean_interval_widths(t.king[:, best.best], sizes, trials, seed, task, t.topics)
-        for row, n in enumerate(sizes):
-            power.append((task, BEST_SET, KING, full, None, None, int(n), n_t,
-                          bool(best.extrapolated[row]), trials,
-                          _value(best.p_stays_best[row]), None, _value(widths[row])))
+        best = pl.plan_best_cases(t.subset_wins, t.subset_models, [size], trials, seed, task,
+                                  KING, t.topics)
+        if best.best < 0:
+            return {"power": power, "ppi": rows_ppi}
+        full = t.subsets[best.best]
+        models = t.subset_models
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shares = np.where(models > 0, t.subset_wins[:, best.best] / models, math.nan)
+        widths = mean_interval_widths(shares, [size], trials, seed, task, t.topics)
+        power.append((task, BEST_SET, KING, full, None, None, size, n_t,
+                      bool(best.extrapolated[0]), trials, _value(best.p_stays_best[0]), None,
+                      _value(widths[0])))
     elif kind == "best" and label == BEST_VS_SINGLE:
         sizes = settings.sizes_of(n_t)
         if has_single(t):
@@ -369,8 +394,96 @@ def read_inputs(spark, folder: str, qarla_info: Dict[str, Any]) -> List[TaskInpu
     from qarla_spark.paths import local_path
     here = local_path(folder)
     if here is not None and os.path.isdir(here):
-        return inputs_of(read_rows_local(here, qarla_info), qarla_info.get("tasks") or {})
+        inputs = inputs_of(read_rows_local(here, qarla_info), qarla_info.get("tasks") or {})
+        return with_subsets(inputs, read_king_topics_local(here), folder)
     return read_inputs_spark(spark, folder, qarla_info)
+
+
+#: ``king_topics/``'s columns the plan reads
+KING_TOPICS_COLUMNS = ["task", "topic", "metric_set", "wins", "models"]
+
+
+def read_king_topics_local(folder: str):
+    """``king_topics/`` of a local run as a pandas frame (None: the run has
+    no such table)."""
+    import os
+
+    import pyarrow.parquet as pq
+    path = os.path.join(folder, "king_topics")
+    if not os.path.isdir(path):
+        return None
+    return pq.read_table(path, columns=KING_TOPICS_COLUMNS, pre_buffer=False).to_pandas()
+
+
+def read_king_topics_spark(spark, folder: str):
+    """``king_topics/`` of a run anywhere as a pandas frame (None: the run
+    has no such table)."""
+    try:
+        frame = spark.read.parquet(f"{folder}/king_topics")
+        frame.schema
+    except Exception:   # noqa: BLE001 - the table is not there
+        return None
+    return frame.select(*KING_TOPICS_COLUMNS).toPandas()
+
+
+def subsets_of(frame) -> Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], np.ndarray,
+                                         np.ndarray]]:
+    """task → (subsets in tie-break order, topics in code-point order, wins
+    (topics × subsets), models (topics)) of ``king_topics/``'s rows; every
+    (topic, subset) once, else an error (never a silently wrong count)."""
+    out = {}
+    for task, part in frame.groupby("task", sort=True):
+        labels = tuple(sorted(set(part["metric_set"]), key=pl.king_order_key))
+        topics = tuple(sorted(set(part["topic"])))
+        l_at = {label: k for k, label in enumerate(labels)}
+        t_at = {topic: k for k, topic in enumerate(topics)}
+        li = np.asarray([l_at[x] for x in part["metric_set"]], dtype=np.int64)
+        ti = np.asarray([t_at[x] for x in part["topic"]], dtype=np.int64)
+        seen = np.zeros((len(topics), len(labels)), dtype=np.int64)
+        np.add.at(seen, (ti, li), 1)
+        if not (seen == 1).all():
+            raise ValueError(f"king_topics/ of task {task}: every topic needs one row per "
+                             "subset of the representatives")
+        wins = np.zeros((len(topics), len(labels)), dtype=np.int64)
+        wins[ti, li] = part["wins"].to_numpy(dtype=np.int64)
+        models = np.zeros(len(topics), dtype=np.int64)
+        models[ti] = part["models"].to_numpy(dtype=np.int64)
+        out[str(task)] = (labels, topics, wins, models)
+    return out
+
+
+def with_subsets(inputs: Sequence[TaskInputs], frame, folder: str = "the run"
+                 ) -> List[TaskInputs]:
+    """``inputs`` with each task's KING cases of every subset
+    (:func:`subsets_of` of ``king_topics/``'s frame), the rows on the
+    task's topics (a topic without KING: models 0). ``frame`` None (a run
+    made before the table): a warning, and no ``best_set`` question."""
+    if frame is None:
+        import warnings
+
+        from qarla_spark.names import QarlaWarning
+        warnings.warn(QarlaWarning(
+            f"{folder}: the run has no king_topics/ (it was made before the QARLA stage "
+            "wrote it): the plan leaves out the question whether the best set stays best by "
+            "KING; run the QARLA stage again (qarla run) to ask it"))
+        return list(inputs)
+    found = subsets_of(frame)
+    for t in inputs:
+        if t.task not in found:
+            continue
+        labels, topics, wins, models = found[t.task]
+        at = {topic: k for k, topic in enumerate(t.topics)}
+        missing = [x for x in topics if x not in at]
+        if missing:
+            raise ValueError(f"king_topics/ of task {t.task}: topics the run's other tables "
+                             f"lack: {', '.join(missing[:3])}")
+        rows = np.asarray([at[x] for x in topics], dtype=np.int64)
+        t.subsets = labels
+        t.subset_wins = np.zeros((t.n_topics, len(labels)), dtype=np.int64)
+        t.subset_wins[rows] = wins
+        t.subset_models = np.zeros(t.n_topics, dtype=np.int64)
+        t.subset_models[rows] = models
+    return list(inputs)
 
 
 def read_rows_local(folder: str, qarla_info: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -442,7 +555,9 @@ def read_inputs_spark(spark, folder: str, qarla_info: Dict[str, Any]) -> List[Ta
     """The inputs from the run's tables under ``folder`` (any Hadoop file
     system): one Spark job (the union of four small aggregations) whose
     rows — (task, kind, name, topic, summarizer, values), one per topic and
-    system per measure, one per topic and set for KING — are gathered."""
+    system per measure, one per topic and set for KING — are gathered;
+    ``king_topics/`` read as a frame (a second job: every subset's cases,
+    :func:`with_subsets`)."""
     from pyspark.sql import functions as F
 
     tasks = qarla_info.get("tasks") or {}
@@ -507,7 +622,7 @@ def read_inputs_spark(spark, folder: str, qarla_info: Dict[str, Any]) -> List[Ta
     for part in parts[1:]:
         frame = frame.unionByName(part)
     rows = frame.collect()
-    return inputs_of(rows, tasks)
+    return with_subsets(inputs_of(rows, tasks), read_king_topics_spark(spark, folder), folder)
 
 
 def inputs_of(rows, tasks: Dict[str, Any]) -> List[TaskInputs]:
@@ -841,8 +956,10 @@ def describe_task(t: TaskInputs, power: Sequence[tuple], found_ppi: Sequence[tup
                      if key[0] == t.task and key[1] == BEST_SET), None)
     if best is not None:
         top = max(r[6] for r in best)
-        lines.append(f"  the best set {best[0][3]} stays best by KING (among it and the "
-                     f"representatives) with 80%: {_topics(answer_of(best))} (at "
+        among = f"among the {len(t.subsets):,} subsets of the representatives" \
+            if t.subsets else "among the subsets of the representatives"
+        lines.append(f"  the best set {best[0][3]} stays best by KING ({among}) with 80%: "
+                     f"{_topics(answer_of(best))} (at "
                      f"{t.n_topics} topics {_at(best, t.n_topics, 10):.0%}, at {top} "
                      f"{_at(best, top, 10):.0%})")
     vs = found.get((t.task, BEST_VS_SINGLE, KING, t.best_set, t.best_single))

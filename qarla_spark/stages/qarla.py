@@ -531,6 +531,24 @@ def _combine_subsets(records):
     return out + [(key, "sys2", PeerCounts(**s.to_value())) for key, s in sums.items()]
 
 
+def king_topic_columns(task: str, cases: Sequence[KingCases], labels: Sequence[str],
+                       sizes: Sequence[int]) -> List[np.ndarray]:
+    """The ``king_topics/`` columns of one task (task, topic, metric_set,
+    n_metrics, wins, models): each topic's KING cases of every subset of its
+    representatives (round 2's ``case`` records, the counts ``king/``
+    averages), the topics in code-point order, the subsets in ``labels``'
+    order within a topic — the same rows whatever the partitions."""
+    cases = sorted(cases, key=lambda c: c.topic)
+    n_s, n_t = len(labels), len(cases)
+    wins = np.stack([np.asarray(c.win, dtype=np.int64) for c in cases]) if cases else \
+        np.zeros((0, n_s), dtype=np.int64)
+    topics = np.asarray([c.topic for c in cases], dtype=object)
+    return [np.full(n_t * n_s, task, dtype=object), np.repeat(topics, n_s),
+            np.tile(np.asarray(labels, dtype=object), n_t),
+            np.tile(np.asarray(sizes, dtype=np.int32), n_t), wins.ravel(),
+            np.repeat(np.asarray([int(c.den) for c in cases], dtype=np.int64), n_s)]
+
+
 def _subsets_reduce(task, items, ctx: "SubsetsRound"):
     reps = ctx.tasks.get(task)
     if reps is None:            # a task without KING: no subsets
@@ -544,7 +562,10 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
     again = set(first_labels)
     keep = [i for i, label in enumerate(plan["labels"]) if label not in again]
     out = [rd.table_record(task, "king", [king2[i] for i in keep] if king2 else []),
-           rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else [])]
+           rd.table_record(task, "orange", [orange2[i] for i in keep] if orange2 else []),
+           rd.table_record_columns(task, "king_topics",
+                                   king_topic_columns(task, cases2, plan["labels"],
+                                                      plan["sizes"]))]
     if ctx.judged:
         human = qt.human_means(v.judged for k, v in items if k == "topic")
         scores: Dict[str, Dict[str, float]] = {}
@@ -1252,7 +1273,7 @@ def _qarla_tables(run: _Run, red1, red2, red3, map3) -> Dict[str, Any]:
     the executors (the driver holds none of them, whatever the number of
     tasks); the QUEEN rows, per topic, on their own."""
     judged = run.cube.judged
-    names2 = ["king", "orange"] + (["king_pearson"] if judged else [])
+    names2 = ["king", "orange", "king_topics"] + (["king_pearson"] if judged else [])
     names3 = ["systems", "jack", "jack_curve", "human_test"] + (["correlations"] if judged
                                                                   else [])
     small = rd.of_kinds(red1, ["king", "orange", "clusters"]).unionByName(
