@@ -20,8 +20,7 @@ import numpy as np
 from qarla_spark.measures import agreement
 from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
-from qarla_spark.measures.rater_draws import RATERS
-from qarla_spark.names import FAMILIES
+from qarla_spark.names import FAMILIES, RATERS
 
 #: the unit of resampling
 UNIT = "topics"
@@ -438,9 +437,8 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
     s_idx = np.asarray([s_at[p.y_name[r]] for r in keep], dtype=np.int64)
     if len(set(zip(t_idx.tolist(), s_idx.tolist()))) != len(keep):
         return None
-    u_at = design.index()
-    u_idx = np.asarray([u_at.get((str(p.y_topic[r]), str(p.y_name[r])), -1) for r in keep],
-                       dtype=np.int64)
+    u_idx = rater_draws.summary_positions(design, [p.y_topic[r] for r in keep],
+                                          [p.y_name[r] for r in keep])
     if not (u_idx >= 0).any():
         return None
     score = np.asarray(p.y_score, dtype=np.float64)[keep]
@@ -448,7 +446,7 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
     out = np.empty((n, len(systems)))
     for g, found in enumerate(values):
         rows = np.flatnonzero(groups == g)
-        v = np.where(u_idx >= 0, found[np.maximum(u_idx, 0)], score)
+        v = rater_draws.with_drawn(found, u_idx, score)
         ok = np.isfinite(v)
         out[rows] = hu.system_means(v[ok], (t_idx[ok], s_idx[ok]), len(systems), weights[rows],
                                     rs.grouped_real_means)

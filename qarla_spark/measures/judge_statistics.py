@@ -563,9 +563,8 @@ def _rater_estimates(task: str, criterion: str, data: JudgedScores, design, seed
     run's (``estimates``), the intervals the statistic's own."""
     from qarla_spark.measures import rater_draws
     t_idx, s_idx = _positions(data)
-    u_at = design.index()
-    u_idx = np.asarray([u_at.get((str(data.topics[t]), str(data.systems[s])), -1)
-                        for t, s in zip(t_idx, s_idx)], dtype=np.int64)
+    u_idx = rater_draws.summary_positions(design, [data.topics[t] for t in t_idx],
+                                          [data.systems[s] for s in s_idx])
     if not (u_idx >= 0).any():
         return {}
     values, groups = rater_draws.design_scores(design, seed, task, criterion, n)
@@ -578,8 +577,7 @@ def _rater_estimates(task: str, criterion: str, data: JudgedScores, design, seed
     for g, found in enumerate(values):
         rows = np.flatnonzero(groups == g)
         human = np.array(data.human, dtype=np.float64)
-        human[t_idx, s_idx] = np.where(u_idx >= 0, found[np.maximum(u_idx, 0)],
-                                       data.human[t_idx, s_idx])
+        human[t_idx, s_idx] = rater_draws.with_drawn(found, u_idx, data.human[t_idx, s_idx])
         drawn = JudgedScores(data.topics, data.systems, data.measures, data.scores, human)
         w = weights[rows]
         if np.array_equal(drawn.cells, data.cells):

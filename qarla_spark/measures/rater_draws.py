@@ -43,7 +43,6 @@ import numpy as np
 
 from qarla_spark.measures import human as hu
 from qarla_spark.measures import resampling as rs
-from qarla_spark.names import RATERS  # noqa: F401  (the unit of the rows)
 
 #: the fewest named raters of a criterion with rows of the unit
 MIN_RATERS = 2
@@ -144,11 +143,27 @@ def design_scores(design: RaterDesign, seed: int, task: str, criterion: str,
                   n: int) -> Tuple[List[np.ndarray], np.ndarray]:
     """The distinct replicate scores of the design's summaries (U each,
     :func:`replicate_scores` of :func:`rater_counts`) and each replicate's
-    group: the draws of the same multiplicities computed once."""
+    group: the draws of the same multiplicities computed once, their
+    distinct scores found among those draws (not among the B replicates)."""
     counts = rater_counts(seed, task, criterion, len(design.raters), n)
     unique, inverse = np.unique(counts, axis=0, return_inverse=True)
-    scores = replicate_scores(design, unique)
-    return distinct(scores[np.asarray(inverse).ravel()])
+    values, group_of_draw = distinct(replicate_scores(design, unique))
+    return values, group_of_draw[np.asarray(inverse).ravel()]
+
+
+def summary_positions(design: RaterDesign, topics: Sequence, names: Sequence) -> np.ndarray:
+    """Each (topic, summarizer) row's position among the design's summaries,
+    -1 for a row none of whose ratings is by a named rater."""
+    u_at = design.index()
+    return np.asarray([u_at.get((str(t), str(s)), -1) for t, s in zip(topics, names)],
+                      dtype=np.int64)
+
+
+def with_drawn(found: np.ndarray, positions: np.ndarray, scores) -> np.ndarray:
+    """The rows' human scores in one draw: a rated row's mean over its drawn
+    raters (``found`` at its position: NaN when none was drawn), a row
+    without a named rater its own score (``scores``)."""
+    return np.where(positions >= 0, found[np.maximum(positions, 0)], scores)
 
 
 def designs_of(topics: Sequence, summarizers: Sequence, criteria: Sequence,

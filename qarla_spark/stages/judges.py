@@ -23,8 +23,8 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.agreement import correlation_rows_shared
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates_of
-from qarla_spark.measures.rater_draws import RATERS, designs_of
-from qarla_spark.names import HBR, queen_of, queen_set
+from qarla_spark.measures.rater_draws import designs_of
+from qarla_spark.names import HBR, RATERS, queen_of, queen_set
 from qarla_spark.spark import rounds as rd
 from qarla_spark.stages.statistics_inputs import (S_META_H, S_META_K, S_META_Q, S_RATE,
                                                   king_counts)
