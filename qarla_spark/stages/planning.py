@@ -415,15 +415,28 @@ def read_king_topics_local(folder: str):
     return pq.read_table(path, columns=KING_TOPICS_COLUMNS, pre_buffer=False).to_pandas()
 
 
+def table_exists(spark, folder: str, name: str) -> bool:
+    """Whether the run under ``folder`` (a local path or any Hadoop file
+    system) has the table ``name``."""
+    import os
+
+    from qarla_spark.paths import local_path
+    here = local_path(folder)
+    if here is not None:
+        return os.path.isdir(os.path.join(here, name))
+    try:
+        spark.read.parquet(f"{folder}/{name}").schema
+        return True
+    except Exception:   # noqa: BLE001 - the table is not there
+        return False
+
+
 def read_king_topics_spark(spark, folder: str):
     """``king_topics/`` of a run anywhere as a pandas frame (None: the run
     has no such table)."""
-    try:
-        frame = spark.read.parquet(f"{folder}/king_topics")
-        frame.schema
-    except Exception:   # noqa: BLE001 - the table is not there
+    if not table_exists(spark, folder, "king_topics"):
         return None
-    return frame.select(*KING_TOPICS_COLUMNS).toPandas()
+    return spark.read.parquet(f"{folder}/king_topics").select(*KING_TOPICS_COLUMNS).toPandas()
 
 
 def subsets_of(frame) -> Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], np.ndarray,
@@ -586,18 +599,9 @@ def read_inputs_spark(spark, folder: str, qarla_info: Dict[str, Any]) -> List[Ta
         F.lit(None).cast("string").alias("summarizer"),
         F.array(F.col("wins").cast("double"), F.col("cases").cast("double")).alias("values"))
     parts = [scores, king]
-    import os
-    from qarla_spark.paths import local_path
-    here = local_path(folder)
 
     def exists(name):
-        if here is not None:
-            return os.path.isdir(os.path.join(here, name))
-        try:
-            spark.read.parquet(f"{folder}/{name}").schema
-            return True
-        except Exception:   # noqa: BLE001 - the table is not there
-            return False
+        return table_exists(spark, folder, name)
 
     roles = None
     if exists("systems"):
