@@ -12,7 +12,7 @@ group reads. ``time`` replays the groups one after the other in this
 process (no Spark; set ``OMP_NUM_THREADS=1`` as Spark's workers run) and
 prints the CPU seconds per group kind, per task and in all (``--repeat``:
 the best of that many replays; ``--profile``: cProfile's top functions).
-``outputs`` writes every group's records (tables decoded to rows) to a
+``outputs`` writes every group's records (the across-task reduce's too) (tables decoded to rows) to a
 file, and ``compare`` says whether two such files are equal, bit for bit
 (doubles compared by their bytes), naming the first groups that differ.
 
@@ -116,8 +116,56 @@ def replay(groups, ctx, kinds=None, keep_outputs: bool = False):
     return seconds, (outputs if keep_outputs else None)
 
 
+def across_groups(groups, ctx) -> Dict[str, List[Tuple[str, bytes]]]:
+    """The across-task reduce's groups (the second reduce of a run of two
+    tasks or more): the first reduce's records of kinds ``x_king`` and
+    ``x_pa``, by key, sorted as :func:`~qarla_spark.spark.rounds.reduce_by_key`
+    gives them."""
+    from qarla_spark.spark import rounds as rd
+    _, found = replay(groups, ctx, keep_outputs=True)
+    out: Dict[str, List[Tuple[str, bytes]]] = {}
+    for records in found.values():
+        for key, kind, value in records:
+            if kind in ("x_king", "x_pa"):
+                out.setdefault(key, []).append((kind, rd.dumps(value)))
+    return {key: sorted(items) for key, items in out.items()}
+
+
+def replay_across(across, ctx) -> Dict[str, float]:
+    """The across-task reduce of every group of :func:`across_groups`: CPU
+    seconds per key."""
+    from qarla_spark.spark import rounds as rd
+    from qarla_spark.stages.statistics import _across_reduce
+    seconds = {}
+    for key in sorted(across):
+        items = [(kind, rd.loads(data)) for kind, data in across[key]]
+        t0 = time.process_time()
+        _across_reduce(key, items, ctx)
+        seconds[key] = time.process_time() - t0
+    return seconds
+
+
 def time_groups(folder: str, repeat: int, kinds=None, profile: bool = False) -> Dict:
     groups, ctx = load(folder)
+    if kinds and list(kinds) == ["across"]:
+        across = across_groups(groups, ctx)
+        replay_across(across, ctx)               # warm
+        if profile:
+            import cProfile
+            import pstats
+            prof = cProfile.Profile()
+            prof.enable()
+            replay_across(across, ctx)
+            prof.disable()
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        best = {}
+        for _ in range(max(1, repeat)):
+            for key, s in replay_across(across, ctx).items():
+                best[key] = min(best.get(key, s), s)
+        return {"groups": len(best), "total_s": round(sum(best.values()), 3),
+                "max_s": round(max(best.values(), default=0.0), 3),
+                "per_key_s": {key.replace("\x1f", "/"): round(s, 4)
+                              for key, s in sorted(best.items())}}
     replay(groups, ctx, kinds)                   # warm: imports, caches of compiled kernels
     if profile:
         import cProfile
@@ -176,8 +224,15 @@ def _plain(value):
 
 
 def outputs(folder: str, file: str) -> Dict:
+    from qarla_spark.spark import rounds as rd
+    from qarla_spark.stages.statistics import _across_reduce
     groups, ctx = load(folder)
     _, found = replay(groups, ctx, keep_outputs=True)
+    # the across-task reduce's records too (keyed "2:" + its key)
+    across = across_groups(groups, ctx)
+    for key in sorted(across):
+        found["2:" + key] = _across_reduce(
+            key, [(kind, rd.loads(data)) for kind, data in across[key]], ctx)
     plain = {key: [(k, kind, _plain(v)) for k, kind, v in records]
              for key, records in found.items()}
     with open(file, "wb") as handle:

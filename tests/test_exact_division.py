@@ -94,6 +94,35 @@ def test_exact_means_with_and_without_the_kernel(n_t, n_s, n_b, data):
 
 
 @SETTINGS
+@given(st.integers(1, 9), st.integers(1, 5), st.data())
+def test_unit_parts_are_level_parts(n_t, n_s, data):
+    """The compiled column sums of a plain mean (every weight 1) give
+    level_parts' base, levels and parts, for doubles of every size: zeros
+    of both signs, subnormals, the largest finite, thirds; and the means
+    made from them equal Fractions' rounded once."""
+    values = np.array(data.draw(st.lists(
+        st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                  st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
+                                   1.7976931348623157e308, 1 / 3, -2 / 3])),
+        min_size=n_t * n_s, max_size=n_t * n_s))).reshape(n_t, n_s)
+    ones = np.ones((1, n_t), dtype=np.int64)
+    base, parts, _ = rs.level_parts(values, ones)
+    got = ed.unit_parts(values)
+    assert got is not None
+    if not parts:
+        assert got[1] == []
+    else:
+        assert got[0] == base
+        assert [level for level, _ in got[1]] == [level for level, _ in parts]
+        for (_, a), (_, b) in zip(got[1], parts):
+            assert a.dtype == np.int64 and a.tobytes() == b.tobytes()
+    means = rs.real_means(values.T)
+    for s in range(n_s):
+        want = float(sum(Fraction(float(v)) for v in values[:, s]) / n_t)
+        assert means[s] == want or (np.isnan(means[s]) and np.isnan(want))
+
+
+@SETTINGS
 @given(st.integers(1, 8), st.integers(1, 5), st.integers(1, 4), st.data())
 def test_grouped_ratio_means_against_fractions(n_t, n_s, n_b, data):
     """Each column's weighted mean of ratios (rows of distinct (topic,

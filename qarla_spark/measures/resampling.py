@@ -361,7 +361,12 @@ def _exact_means(values, weights, counts) -> np.ndarray:
     the entries it leaves — and every entry without numba — by Python's
     integers (:func:`_divide_scaled`), the same doubles."""
     from qarla_spark.measures import exact_division
-    base, parts, _ = level_parts(values, weights)
+    weights = np.asarray(weights)
+    unit = None
+    if weights.shape[0] == 1 and weights.size and (weights == 1).all():
+        # every weight 1 (a plain mean over the rows): the same parts compiled
+        unit = exact_division.unit_parts(values)
+    base, parts = unit if unit is not None else level_parts(values, weights)[:2]
     shape = (np.shape(weights)[0], np.shape(values)[1])
     counts = np.broadcast_to(np.asarray(counts), shape)
     found = exact_division.quotients(parts, base, counts)
