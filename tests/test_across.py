@@ -186,3 +186,26 @@ def test_a_tasks_own_rows_made_by_its_group_equal_the_across_groups(parts, seed)
     found = xt.across_tasks(*xt.pooled_counts([_with_own(p, "pa") for p in pa]),
                             bounds=(0.0, 1.0))
     assert repr(xt.across_rows("pairwise_accuracy", "c", found)) == repr(plain)
+
+
+def test_the_across_groups_are_placed_one_a_partition():
+    """The across-task reduce's groups — KING, and each criterion any task
+    judges — are placed by cost: with a partition each, each alone (Spark's
+    hash put several in one partition: the stage's one long task)."""
+    from types import SimpleNamespace
+
+    from qarla_spark.spark import rounds as rd
+    from qarla_spark.stages.judges import ACROSS
+    from qarla_spark.stages.statistics import across_costs
+    tasks = [SimpleNamespace(judgments={"coherence": 5, "fluency": 5}),
+             SimpleNamespace(judgments={"fluency": 3, "relevance": 2}),
+             SimpleNamespace(judgments={})]
+    costs = across_costs(tasks)
+    assert set(costs) == {rd.key_of(ACROSS, "king")} | {
+        rd.key_of(ACROSS, "pairwise_accuracy", c) for c in ("coherence", "fluency", "relevance")}
+    placed = rd.placement_by_cost(costs, 4)
+    assert sorted(placed.values()) == [0, 1, 2, 3]
+    placed = rd.placement_by_cost(costs, 2)
+    loads = [sum(c for k, c in costs.items() if placed[k] == b) for b in (0, 1)]
+    assert sorted(loads) == [2.0, 3.0]                       # as even as the costs allow
+    assert across_costs(None) == {rd.key_of(ACROSS, "king"): 2.0}

@@ -401,6 +401,19 @@ def _across_reduce(key, items, ctx):
             (key, "driver", (ACROSS, {"across": {(basis, criterion or ""): printed}}))]
 
 
+def across_costs(tasks) -> Dict[str, float]:
+    """The across-task reduce's groups (KING; each judged criterion's
+    pairwise accuracy) and their relative costs, for their placement: each
+    in a partition of its own while there are partitions (with Spark's
+    hash, a 100 × 10 run had its five groups in two of four partitions: the
+    stage's one long task, 7.1 s on a loaded machine). KING's group, which
+    draws each task's replicates again, counts double."""
+    criteria = sorted({c for t in (tasks or ()) for c in (t.judgments or {})})
+    costs = {rd.key_of(ACROSS, "king"): 2.0}
+    costs.update({rd.key_of(ACROSS, "pairwise_accuracy", c): 1.0 for c in criteria})
+    return costs
+
+
 def _across_printed(found) -> dict:
     """The pooled top measure, its interval and the tasks it is best or tied
     in; the members of the pooled top cluster (by value)."""
@@ -736,9 +749,10 @@ def run_statistics(qarla, hbr, judgments, config, tasks=None, ratings=None) -> S
     if ctx.n_tasks >= 2:
         # one reduce per across-task basis over what the first reduce's
         # groups kept: a second job, for runs of two tasks or more
+        n_across = max(1, min(8, topic_partitions(spark)))
         later = cache.persist(rd.reduce_by_key(
-            rd.of_kinds(reduced, ["x_king", "x_pa"]), _across_reduce,
-            max(1, min(8, topic_partitions(spark))), context))
+            rd.of_kinds(reduced, ["x_king", "x_pa"]), _across_reduce, n_across, context,
+            rd.placement_by_cost(across_costs(tasks), n_across)))
         reduced = reduced.unionByName(later)
     result.tables.update(rd.records_tables(reduced, _table_names(ctx)))
     _gather(result, reduced)
