@@ -324,15 +324,17 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
 
     from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
 
+    from qarla_spark.spark.grouped import map_groups
+
     kind = F.col("kind")
-    topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
-                           .applyInPandas(_with_languages(checks.topic_frame, languages),
-                                          checked_topic_schema()))
-    tasks = cache.persist(topics.filter(kind == "profile")
-                          .select("task", "topic", *checks.PROFILE_FIELDS,
-                                  *checks.SCRIPT_FIELDS).groupBy("task")
-                          .applyInPandas(_with_languages(checks.task_frame, languages),
-                                         checked_task_schema()))
+    topics = cache.persist(map_groups(raw.filter(kind != PROBLEM), ("task", "topic"),
+                                      _checked(checks.check_topic, languages),
+                                      checked_topic_schema()))
+    tasks = cache.persist(map_groups(topics.filter(kind == "profile")
+                                     .select("task", "topic", *checks.PROFILE_FIELDS,
+                                             *checks.SCRIPT_FIELDS), ("task",),
+                                     _checked(checks.check_task, languages),
+                                     checked_task_schema()))
 
     def problems_of(frame):
         return frame.filter(kind == PROBLEM).select(
@@ -352,11 +354,13 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     )
 
 
-def _with_languages(frame_function, languages: Optional[Dict[str, str]]):
-    """``frame_function(frame, languages)`` as a function of the frame (what
-    ``applyInPandas`` takes)."""
-    def checked(frame):
-        return frame_function(frame, languages)
+def _checked(check, languages: Optional[Dict[str, str]]):
+    """``check(records, language)`` (:func:`~qarla_spark.io.checks.check_topic`
+    or :func:`~qarla_spark.io.checks.check_task`) as a function of one
+    group's records, under its task's language (what
+    :func:`~qarla_spark.spark.grouped.map_groups` takes)."""
+    def checked(records):
+        return check(records, checks.language_of(languages, records[0]["task"]))
     return checked
 
 
