@@ -324,12 +324,15 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
 
     from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
 
+    from qarla_spark.io.readers import ORDER_COLUMNS, READ_ORDER
     from qarla_spark.spark.grouped import map_groups
 
     kind = F.col("kind")
+    # a topic's records in the order they were read (read_raw numbers them)
+    order = READ_ORDER if set(ORDER_COLUMNS) <= set(raw.columns) else ()
     topics = cache.persist(map_groups(raw.filter(kind != PROBLEM), ("task", "topic"),
                                       _checked(checks.check_topic, languages),
-                                      checked_topic_schema()))
+                                      checked_topic_schema(), order=order))
     tasks = cache.persist(map_groups(topics.filter(kind == "profile")
                                      .select("task", "topic", *checks.PROFILE_FIELDS,
                                              *checks.SCRIPT_FIELDS), ("task",),
@@ -340,7 +343,10 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
         return frame.filter(kind == PROBLEM).select(
             *_PROBLEM_COLS, F.col("problem_kind").alias("kind"), "task", "detail", "subject")
 
-    parsed = (raw.filter(kind == PROBLEM).select(*_PROBLEM_COLS)
+    parsed = raw.filter(kind == PROBLEM)
+    if order:     # in the order they were read, as the problems table lists them
+        parsed = parsed.repartition(1).sortWithinPartitions(*order)
+    parsed = (parsed.select(*_PROBLEM_COLS)
               .select("*", *[F.lit(None).cast("string").alias(c) for c in _KIND_COLS]))
     problems = parsed.unionByName(problems_of(topics)).unionByName(problems_of(tasks))
     return Testbed(

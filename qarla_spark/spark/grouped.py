@@ -41,7 +41,7 @@ ROWS_PER_BATCH = 10_000
 
 
 def map_groups(df, keys: Sequence[str], func: Callable[[List[dict]], Iterable[dict]],
-               schema, n_partitions: Optional[int] = None):
+               schema, n_partitions: Optional[int] = None, order: Sequence[str] = ()):
     """``func(rows)`` once per group of ``df``'s rows with equal ``keys`` (the
     rows as dicts, Spark's nulls as ``None``), returning dicts with the
     fields of ``schema`` (a ``StructType``; a missing field is null): what
@@ -50,10 +50,10 @@ def map_groups(df, keys: Sequence[str], func: Callable[[List[dict]], Iterable[di
     multiply). The rows are hash-partitioned by ``keys`` into
     :func:`~qarla_spark.spark.partitioning.topic_partitions` partitions
     (``n_partitions`` if given; never coalesced) and sorted by ``keys``
-    within them — the partitions, the groups' order and each group's rows
-    in the order ``groupBy`` gives them, as the same number of shuffle
-    partitions would — and one ``mapInArrow`` per partition walks its
-    consecutive groups in plain Python."""
+    within them, then by ``order`` (without it a group's rows come in the
+    order the shuffle gives them, as to ``groupBy``) — and one
+    ``mapInArrow`` per partition walks its consecutive groups in plain
+    Python."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from qarla_spark.spark.partitioning import by_topic
@@ -82,5 +82,5 @@ def map_groups(df, keys: Sequence[str], func: Callable[[List[dict]], Iterable[di
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=arrow_schema)
 
-    return (by_topic(df, n_partitions, keys).sortWithinPartitions(*keys)
+    return (by_topic(df, n_partitions, keys).sortWithinPartitions(*keys, *order)
             .mapInArrow(run, schema))
