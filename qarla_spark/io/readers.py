@@ -5,9 +5,11 @@ An *input* is a file or a folder (searched recursively; names starting with
 executor by :func:`qarla_spark.io.parsers.parse_file`; the driver only lists
 paths. The bundled SummEval testbed is read from the package.
 
-Files are read whole (Spark's ``binaryFile`` source, at most 2 GB a file):
-split larger inputs into several files, which also lets them be parsed in
-parallel.
+Files are read whole (Spark's ``binaryFile`` source, at most 2 GB a file:
+split larger inputs into several files); a JSON-lines file of more than
+:data:`PIECE_BYTES` is parsed in pieces of whole lines, in parallel
+(:func:`file_pieces`), and every record keeps its place in the order the
+driver reads them (:data:`ORDER_COLUMNS`).
 """
 
 from __future__ import annotations
