@@ -322,9 +322,8 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     language (``{"*": default, task: code}``)."""
     from pyspark.sql import functions as F
 
-    from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
-
     from qarla_spark.io.readers import ORDER_COLUMNS, READ_ORDER
+    from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
     from qarla_spark.spark.grouped import map_groups
 
     kind = F.col("kind")
