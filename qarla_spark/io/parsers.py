@@ -1,7 +1,8 @@
 """Pure parsers: one input file's bytes -> raw records and problems.
 
 No Spark here: :func:`parse_file` is what the Spark reader runs on the
-executors (one file per task), and what the tests call directly.
+executors (a file, or a piece of a large JSON-lines file —
+:func:`parse_jsonl_lines` — per task), and what the tests call directly.
 
 Every record is a ``dict`` with the keys of
 :data:`qarla_spark.names.RAW_FIELDS`; a problem is a record of kind

@@ -1,4 +1,5 @@
-"""Read inputs into Spark: files -> raw records (one file per task).
+"""Read inputs into Spark: files -> raw records (a file, or a piece of a
+large JSON-lines file, per task).
 
 An *input* is a file or a folder (searched recursively; names starting with
 ``.`` or ``_`` are skipped, as Spark does). Each file is parsed on an
