@@ -11,8 +11,8 @@ description (:data:`STATS_FIELDS`) and the one task-wide check (a
 summarizer that is a model in some topics and a peer in others).
 
 The same two functions run in both readers of :mod:`qarla_spark.io`: on
-Spark (``applyInPandas`` grouped by topic, then by task; :func:`topic_frame`
-and :func:`task_frame` adapt them to pandas) and in the driver for small
+Spark (per topic, then per task, each group's records as dicts:
+:func:`qarla_spark.spark.grouped.map_groups`) and in the driver for small
 local inputs (:func:`check_records`), so the two give the same tables and
 the same report.
 
@@ -539,41 +539,3 @@ def select_problems(problems: Sequence[Record], limit: int, shown: int) -> List[
             if n <= limit or (p["kind"] is not None and rk <= shown):
                 rows.append({**p, "_n": len(ordered), "_rn": n, "_rk": rk, "total": total})
     return rows
-
-
-# ---------------------------------------------------------------------------
-# pandas adapters (Spark's applyInPandas)
-# ---------------------------------------------------------------------------
-
-def _records(frame) -> List[Record]:
-    """A pandas frame's rows as records, with Spark's nulls as ``None``
-    (Arrow gives a nullable integer column with nulls as float NaN)."""
-    import math
-
-    records = frame.to_dict("records")
-    for rec in records:
-        for key in ("line", "n_models", "n_peers"):
-            value = rec.get(key)
-            if value is not None and not isinstance(value, str):
-                rec[key] = None if math.isnan(value) else int(value)
-        for key, value in rec.items():
-            if isinstance(value, float) and math.isnan(value) and key != "score":
-                rec[key] = None
-    return records
-
-
-def topic_frame(frame, languages: Optional[Dict[str, str]] = None):
-    """:func:`check_topic` on a pandas frame of one topic's raw records."""
-    import pandas as pd
-    records = _records(frame)
-    language = language_of(languages, records[0]["task"]) if records else None
-    return pd.DataFrame([full_row(r) for r in check_topic(records, language)],
-                        columns=list(TOPIC_FIELDS))
-
-
-def task_frame(frame, languages: Optional[Dict[str, str]] = None):
-    """:func:`check_task` on a pandas frame of one task's profiles."""
-    import pandas as pd
-    records = _records(frame)
-    language = language_of(languages, records[0]["task"]) if records else None
-    return pd.DataFrame(check_task(records, language), columns=list(TASK_FIELDS))

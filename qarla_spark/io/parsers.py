@@ -1,7 +1,8 @@
 """Pure parsers: one input file's bytes -> raw records and problems.
 
 No Spark here: :func:`parse_file` is what the Spark reader runs on the
-executors (one file per task), and what the tests call directly.
+executors (a file, or a piece of a large JSON-lines file —
+:func:`parse_jsonl_lines` — per task), and what the tests call directly.
 
 Every record is a ``dict`` with the keys of
 :data:`qarla_spark.names.RAW_FIELDS`; a problem is a record of kind
@@ -162,8 +163,17 @@ def _decode_whole(ctx: _Ctx, data: bytes) -> Tuple[Optional[str], List[Record]]:
 # JSONL
 # ---------------------------------------------------------------------------
 
-def _parse_jsonl(ctx: _Ctx, data: bytes, kind: str) -> Iterator[Record]:
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+def parse_jsonl_lines(path: str, data: bytes, kind: str, default_task: Optional[str],
+                      first_line: int) -> Iterator[Record]:
+    """Parse a piece of a JSON-lines file: whole lines, the first of them
+    line ``first_line`` of the file (the records and problems
+    :func:`parse_file` gives for those lines of the whole file: each line is
+    parsed on its own)."""
+    yield from _parse_jsonl(_Ctx(path, default_task), data, kind, first_line)
+
+
+def _parse_jsonl(ctx: _Ctx, data: bytes, kind: str, first_line: int = 1) -> Iterator[Record]:
+    for number, raw in enumerate(data.split(b"\n"), start=first_line):
         ctx.line = number
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]

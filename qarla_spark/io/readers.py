@@ -1,13 +1,16 @@
-"""Read inputs into Spark: files -> raw records (one file per task).
+"""Read inputs into Spark: files -> raw records (a file, or a piece of a
+large JSON-lines file, per task).
 
 An *input* is a file or a folder (searched recursively; names starting with
 ``.`` or ``_`` are skipped, as Spark does). Each file is parsed on an
 executor by :func:`qarla_spark.io.parsers.parse_file`; the driver only lists
 paths. The bundled SummEval testbed is read from the package.
 
-Files are read whole (Spark's ``binaryFile`` source, at most 2 GB a file):
-split larger inputs into several files, which also lets them be parsed in
-parallel.
+Files are read whole (Spark's ``binaryFile`` source, at most 2 GB a file:
+split larger inputs into several files); a JSON-lines file of more than
+:data:`PIECE_BYTES` is parsed in pieces of whole lines, in parallel
+(:func:`file_pieces`), and every record keeps its place in the order the
+driver reads them (:data:`ORDER_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,8 @@ from importlib import resources
 from typing import Iterable, Iterator, List, Optional, Sequence
 
 from qarla_spark.errors import ConfigError, InputError, Problem
-from qarla_spark.io.parsers import KINDS, parse_file
+from qarla_spark.io.parsers import KINDS, detect_format, parse_file, parse_jsonl_lines
 from qarla_spark.io.schemas import RAW_SCHEMA
-from qarla_spark.names import RAW_FIELDS
 from qarla_spark.paths import local_path
 
 #: name shown for the bundled testbed's files
@@ -242,16 +244,100 @@ def _parsed_one(spec: InputSpec, cwd: str) -> Iterator[dict]:
         yield from parse_file(display_path(path, cwd), data, spec.kind, spec.task)
 
 
-def _to_rows(path: str, content: bytes, kind: str, task: Optional[str], cwd: Optional[str]):
+#: a JSON-lines file larger than this is parsed in pieces of about this many
+#: bytes (whole lines), spread over the Spark tasks: one 120 MB file was one
+#: task of 22 s while the other core idled (issue 36)
+PIECE_BYTES = 1 << 20
+#: the columns :func:`read_raw` adds to the raw records: the input's number,
+#: the piece of its file, the record's number in the piece — with ``file``,
+#: the order :func:`read_records` reads them in (the checks of a topic see
+#: its records in that order, whatever the partitioning)
+ORDER_COLUMNS = ("_spec", "_piece", "_seq")
+#: what sorts a topic's raw records into that order
+READ_ORDER = ("_spec", "file", "_piece", "_seq")
+
+
+def file_pieces(path: str, data: bytes, max_bytes: int = PIECE_BYTES):
+    """(piece, first line, bytes) of a file: a plain JSON-lines file larger
+    than ``max_bytes`` in pieces of whole lines of about that size (line
+    numbers from 1), any other whole (first line ``None``)."""
+    if detect_format(path) != "jsonl" or path.endswith(".gz") or len(data) <= max_bytes:
+        yield 0, None, data
+        return
+    start, line, piece = 0, 1, 0
+    while start < len(data):
+        end = data.find(b"\n", start + max_bytes)
+        end = len(data) if end < 0 else end + 1
+        yield piece, line, data[start:end]
+        line += data.count(b"\n", start, end)
+        start, piece = end, piece + 1
+
+
+def _pieces(spec: int, path: str, content: bytes, kind: str, task: Optional[str],
+            cwd: Optional[str], max_bytes: int = PIECE_BYTES):
     shown = display_path(path, cwd)
-    for rec in parse_file(shown, bytes(content), kind, task):
-        yield tuple(rec[f] for f in RAW_FIELDS)
+    for piece, first_line, data in file_pieces(shown, bytes(content), max_bytes):
+        yield spec, shown, bytearray(data), kind, task, piece, first_line
 
 
-def read_raw(spark, specs: Iterable[InputSpec]):
-    """All inputs as one DataFrame of raw records (:data:`RAW_SCHEMA`)."""
+def parse_piece(path: str, data: bytes, kind: str, task: Optional[str],
+                first_line: Optional[int]) -> Iterator[dict]:
+    """The raw records of a piece of :func:`file_pieces` (``first_line``
+    ``None``: a whole file)."""
+    if first_line is None:
+        return parse_file(path, data, kind, task)
+    return parse_jsonl_lines(path, data, kind, task, first_line)
+
+
+def _parse_pieces(batches):
+    """The executors' side of :func:`read_raw`: each piece's raw records,
+    numbered, as Arrow batches of :func:`raw_schema`."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from qarla_spark.spark.worker import worker_ready
+    worker_ready()
+    schema = to_arrow_schema(raw_schema())
+    for batch in batches:
+        for p in batch.to_pylist():
+            out = []
+            for seq, rec in enumerate(parse_piece(p["path"], p["data"], p["kind"], p["task"],
+                                                  p["first_line"])):
+                rec.update(_spec=p["spec"], _piece=p["piece"], _seq=seq)
+                out.append(rec)
+                if len(out) == 10_000:
+                    yield pa.RecordBatch.from_pylist(out, schema=schema)
+                    out = []
+            if out:
+                yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+
+def raw_schema():
+    """:data:`RAW_SCHEMA` and the :data:`ORDER_COLUMNS`."""
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+    return StructType(list(RAW_SCHEMA.fields)
+                      + [StructField("_spec", IntegerType(), False),
+                         StructField("_piece", IntegerType(), False),
+                         StructField("_seq", LongType(), False)])
+
+
+def read_raw(spark, specs: Iterable[InputSpec], piece_bytes: int = PIECE_BYTES):
+    """All inputs as one DataFrame of raw records (:func:`raw_schema`:
+    :data:`RAW_SCHEMA` and the :data:`ORDER_COLUMNS`). Each file is read
+    whole by one task; large JSON-lines files are parsed in pieces
+    (:func:`file_pieces` of ``piece_bytes``) spread over
+    :func:`~qarla_spark.spark.partitioning.topic_partitions` tasks."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+    from pyspark.sql.types import (
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    from qarla_spark.spark.partitioning import topic_partitions
 
     specs = list(specs)
     if not specs:
@@ -264,21 +350,34 @@ def read_raw(spark, specs: Iterable[InputSpec]):
         StructField("task", StringType(), True),
     ])
     frames = []
-    for spec in specs:
+    for number, spec in enumerate(specs):
         if spec.path.startswith(BUNDLED_PREFIX):
             frames.append(spark.createDataFrame(
                 [(spec.path, bytearray(_bundled_bytes(spec.path)), spec.kind, spec.task)],
-                file_schema))
+                file_schema).withColumn("spec", F.lit(number)))
         else:
             files = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
                      .load(spec.path))
             frames.append(files.select(
                 "path", "content", F.lit(spec.kind).alias("kind"),
-                F.lit(spec.task).cast("string").alias("task")))
+                F.lit(spec.task).cast("string").alias("task"), F.lit(number).alias("spec")))
     files = frames[0]
     for frame in frames[1:]:
         files = files.unionByName(frame)
     import os
     cwd = os.getcwd()
-    rdd = files.rdd.flatMap(lambda r: _to_rows(r.path, r.content, r.kind, r.task, cwd))
-    return spark.createDataFrame(rdd, RAW_SCHEMA)
+    piece_schema = StructType([
+        StructField("spec", IntegerType(), False),
+        StructField("path", StringType(), False),
+        StructField("data", BinaryType(), False),
+        StructField("kind", StringType(), False),
+        StructField("task", StringType(), True),
+        StructField("piece", IntegerType(), False),
+        StructField("first_line", LongType(), True),
+    ])
+    pieces = spark.createDataFrame(
+        files.rdd.flatMap(lambda r: _pieces(r.spec, r.path, r.content, r.kind, r.task, cwd,
+                                            piece_bytes)),
+        piece_schema)
+    return (pieces.repartition(topic_partitions(spark), "spec", "path", "piece")
+            .mapInArrow(_parse_pieces, raw_schema()))

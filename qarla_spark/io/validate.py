@@ -322,23 +322,30 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     language (``{"*": default, task: code}``)."""
     from pyspark.sql import functions as F
 
+    from qarla_spark.io.readers import ORDER_COLUMNS, READ_ORDER
     from qarla_spark.io.schemas import checked_task_schema, checked_topic_schema
+    from qarla_spark.spark.grouped import map_groups
 
     kind = F.col("kind")
-    topics = cache.persist(raw.filter(kind != PROBLEM).groupBy("task", "topic")
-                           .applyInPandas(_with_languages(checks.topic_frame, languages),
-                                          checked_topic_schema()))
-    tasks = cache.persist(topics.filter(kind == "profile")
-                          .select("task", "topic", *checks.PROFILE_FIELDS,
-                                  *checks.SCRIPT_FIELDS).groupBy("task")
-                          .applyInPandas(_with_languages(checks.task_frame, languages),
-                                         checked_task_schema()))
+    # a topic's records in the order they were read (read_raw numbers them)
+    order = READ_ORDER if set(ORDER_COLUMNS) <= set(raw.columns) else ()
+    topics = cache.persist(map_groups(raw.filter(kind != PROBLEM), ("task", "topic"),
+                                      _checked(checks.check_topic, languages),
+                                      checked_topic_schema(), order=order))
+    tasks = cache.persist(map_groups(topics.filter(kind == "profile")
+                                     .select("task", "topic", *checks.PROFILE_FIELDS,
+                                             *checks.SCRIPT_FIELDS), ("task",),
+                                     _checked(checks.check_task, languages),
+                                     checked_task_schema()))
 
     def problems_of(frame):
         return frame.filter(kind == PROBLEM).select(
             *_PROBLEM_COLS, F.col("problem_kind").alias("kind"), "task", "detail", "subject")
 
-    parsed = (raw.filter(kind == PROBLEM).select(*_PROBLEM_COLS)
+    parsed = raw.filter(kind == PROBLEM)
+    if order:     # in the order they were read, as the problems table lists them
+        parsed = parsed.repartition(1).sortWithinPartitions(*order)
+    parsed = (parsed.select(*_PROBLEM_COLS)
               .select("*", *[F.lit(None).cast("string").alias(c) for c in _KIND_COLS]))
     problems = parsed.unionByName(problems_of(topics)).unionByName(problems_of(tasks))
     return Testbed(
@@ -352,11 +359,13 @@ def build_testbed(raw, languages: Optional[Dict[str, str]] = None) -> Testbed:
     )
 
 
-def _with_languages(frame_function, languages: Optional[Dict[str, str]]):
-    """``frame_function(frame, languages)`` as a function of the frame (what
-    ``applyInPandas`` takes)."""
-    def checked(frame):
-        return frame_function(frame, languages)
+def _checked(check, languages: Optional[Dict[str, str]]):
+    """``check(records, language)`` (:func:`~qarla_spark.io.checks.check_topic`
+    or :func:`~qarla_spark.io.checks.check_task`) as a function of one
+    group's records, under its task's language (what
+    :func:`~qarla_spark.spark.grouped.map_groups` takes)."""
+    def checked(records):
+        return check(records, checks.language_of(languages, records[0]["task"]))
     return checked
 
 
