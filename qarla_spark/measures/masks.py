@@ -125,4 +125,7 @@ def _samples(roles, values, triples: str, evaluated: np.ndarray):
     if triples == "distinct":
         valid &= (m_idx[:, None] != m1[None, :]) & (m_idx[:, None] != m2[None, :])
     a, b = np.nonzero(valid)
-    return e_idx[a], m_idx[a], m1[b], m2[b], ev[a] >= mv[b]
+    # every (e, m) pair against every (m', m'') pair at once, then the valid
+    # samples' rows in the same (row-major) order as (a, b): the same bits
+    # as ev[a] >= mv[b] without gathering two samples × metrics float arrays
+    return e_idx[a], m_idx[a], m1[b], m2[b], (ev[:, None, :] >= mv[None, :, :])[valid]

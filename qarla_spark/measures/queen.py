@@ -19,28 +19,71 @@ or averages them exactly (:mod:`~qarla_spark.measures.exact`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from qarla_spark import thresholds
-from qarla_spark.measures.masks import WORD_BITS, n_words, pack, set_indices, topic_samples
+from qarla_spark.measures.masks import n_words, pack, set_indices, topic_samples
 from qarla_spark.measures.masks import set_words as set_words_of
 
 
 def _set_indices(words: np.ndarray):
     """:func:`~qarla_spark.measures.masks.set_indices`, remembered for the
     last families (every topic of a round asks for the same sets)."""
-    key = (words.shape, words.tobytes())
-    found = _INDICES.get(key)
-    if found is None:
-        if len(_INDICES) > 8:
-            _INDICES.clear()
-        found = _INDICES[key] = set_indices(words)
+    return _plan(words, None, False).indices
+
+
+class _Plan(NamedTuple):
+    """What :func:`topic_counts` derives from a family's mask words alone:
+    the sets' metric ``indices`` (increasing), the metrics they ``use``
+    (sorted, in the cube's order), and — when the counts read only those
+    metrics (``restricted``) — the sets' indices and mask words over them;
+    ``codes``: each set's bit code over ``used`` (the zeta method's; None
+    beyond :data:`ZETA_MAX_BITS` metrics)."""
+
+    indices: list
+    used: list
+    restricted: bool
+    set_words: np.ndarray
+    codes: Optional[np.ndarray]
+
+
+def _plan(set_words: np.ndarray, n_metrics: Optional[int], restrict: bool) -> _Plan:
+    """The :class:`_Plan` of a family (``restrict``: the counts may read the
+    sets' metrics only, of ``n_metrics``), remembered per Python worker for
+    the last :data:`_PLANS_KEPT` families: every topic of a round asks for
+    its task's family, and a partition holds every task's topics (made
+    once, not once per topic: 1,023 subsets cost ~10 ms)."""
+    key = (set_words.shape, set_words.tobytes(), n_metrics, restrict)
+    found = _PLANS.get(key)
+    if found is not None:
+        return found
+    indices = set_indices(set_words)
+    used = sorted({i for idx in indices for i in idx})
+    restricted = bool(restrict and used and len(used) < n_metrics)
+    if restricted:
+        pos = {i: j for j, i in enumerate(used)}
+        indices = [[pos[i] for i in idx] for idx in indices]
+        set_words = np.asarray([set_words_of(idx, len(used)) for idx in indices],
+                               dtype=np.int64).reshape(len(indices), -1)
+        bits = list(range(len(used)))
+    else:
+        bits = used
+    codes = None
+    if len(bits) <= ZETA_MAX_BITS:
+        pos = {i: j for j, i in enumerate(bits)}
+        codes = np.array([sum(1 << pos[i] for i in idx) for idx in indices], dtype=np.int64)
+    found = _Plan(indices, used, restricted, set_words, codes)
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.pop(next(iter(_PLANS)))          # the oldest
+    _PLANS[key] = found
     return found
 
 
-_INDICES: dict = {}
+_PLANS: dict = {}
+#: families remembered by :func:`_plan` (a run's tasks' subsets: ~100 KB each)
+_PLANS_KEPT = 256
 
 #: the one-pass ("zeta") method handles families of sets whose metrics number
 #: at most this (2^12 mask counts per summary and held-out model).
@@ -59,6 +102,18 @@ def superset_sums(hist):
         view = out.reshape(*lead, size >> (j + 1), 2, 1 << j)
         view[..., 0, :] += view[..., 1, :]
     return out
+
+
+def _contains(n: int, models: np.ndarray, m, m1, m2) -> np.ndarray:
+    """(|M| × samples) boolean: row h marks the samples (e, m, m', m'')
+    whose triple holds model ``models[h]`` (one scatter of m, m', m'')."""
+    at = np.full(n, len(models), dtype=np.int64)
+    at[models] = np.arange(len(models))
+    out = np.zeros((len(models) + 1, len(m)), dtype=bool)
+    cols = np.arange(len(m))
+    for x in (m, m1, m2):
+        out[at[x], cols] = True
+    return out[:len(models)]
 
 
 def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto",
@@ -86,15 +141,12 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
     n_sets = len(set_words)
     set_words = np.asarray(set_words, dtype=np.int64).reshape(n_sets, -1) if n_sets \
         else np.zeros((0, n_words(values.shape[2])), dtype=np.int64)
-    indices = _set_indices(set_words)
-    used = sorted({i for idx in indices for i in idx})
-    if samples is None and used and len(used) < values.shape[2]:
+    plan = _plan(set_words, values.shape[2], samples is None)
+    indices, used = plan.indices, plan.used
+    if plan.restricted:
         # the sets' metrics only: the samples' tests of the other metrics
         # would count for nothing (the first round's singles use them all)
-        pos = {i: j for j, i in enumerate(used)}
-        indices = [[pos[i] for i in idx] for idx in indices]
-        set_words = np.asarray([set_words_of(idx, len(used)) for idx in indices],
-                               dtype=np.int64).reshape(n_sets, -1)
+        set_words = plan.set_words
         values = values[:, :, used]
         used = list(range(len(used)))
     if samples is None:
@@ -104,35 +156,34 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
         method = "zeta" if len(used) <= ZETA_MAX_BITS and n_sets > 2 * len(used) else "direct"
     if method not in ("direct", "zeta"):
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    contains = [(m == h) | (m1 == h) | (m2 == h) for h in models]
+    contains = _contains(n, models, m, m1, m2)
     n_e = np.bincount(e, minlength=n).astype(np.int64)
     n_eh = np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)[peers] \
         if len(models) else np.zeros((len(peers), 0), dtype=np.int64)
     if method == "zeta":
-        words = pack(passes)
         if len(used) > ZETA_MAX_BITS:
             raise ValueError(f"the zeta method handles at most {ZETA_MAX_BITS} metrics, "
                              f"these sets use {len(used)}")
         u = len(used)
         code = np.zeros(len(e), dtype=np.int64)
-        for j, i in enumerate(used):
-            code |= ((words[:, i // WORD_BITS] >> (i % WORD_BITS)) & 1) << j
+        for j, i in enumerate(used):          # bit j: metric used[j] passes
+            code |= passes[:, i].astype(np.int64) << j
         size = 1 << u
         full = superset_sums(np.bincount(e * size + code, minlength=n * size).reshape(n, size))
-        with_h = np.stack([np.bincount(e[c] * size + code[c], minlength=n * size)
+        key = e * size + code
+        with_h = np.stack([np.bincount(key[c], minlength=n * size)
                            .reshape(n, size)[peers] for c in contains], axis=1) \
             if len(models) else np.zeros((len(peers), 0, size), dtype=np.int64)
         with_h = superset_sums(with_h)
-        pos = {i: j for j, i in enumerate(used)}
-        codes = np.array([sum(1 << pos[i] for i in idx) for idx in indices],
-                         dtype=np.int64)
+        codes = plan.codes
         return {"peers": peers, "models": models, "n_e": n_e, "pass_e": full[:, codes],
                 "n_eh": n_eh, "pass_eh": with_h[:, :, codes]}
     pass_e = np.zeros((n, n_sets), dtype=np.int64)
     pass_eh = np.zeros((len(peers), len(models), n_sets), dtype=np.int64)
-    order = np.argsort(e, kind="stable")
-    bounds = np.searchsorted(e[order], np.arange(n + 1))
-    contains_m = np.stack(contains, axis=1) if len(models) else np.zeros((len(e), 0), bool)
+    # the samples by summary (topic_samples gives them so: no reordering)
+    order = None if len(e) < 2 or bool((e[1:] >= e[:-1]).all()) \
+        else np.argsort(e, kind="stable")
+    bounds = np.searchsorted(e if order is None else e[order], np.arange(n + 1))
     peer_pos = {int(a): k for k, a in enumerate(peers)}
     singles = all(len(idx) == 1 for idx in indices)
     for lo_set in range(0, n_sets, 256):   # memory ~ samples × 256 whatever n_sets
@@ -146,7 +197,8 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
             for w in range(block.shape[1]):
                 x = block[:, w][None, :]
                 ok &= (words[:, w][:, None] & x) == x
-        ok = ok[order]
+        if order is not None:
+            ok = ok[order]
         if len(e) and bounds[-2] >= len(e):    # the last summaries have no sample
             ok = np.vstack([ok, np.zeros((1, ok.shape[1]), dtype=bool)])
         sums = np.add.reduceat(ok, bounds[:-1], axis=0, dtype=np.int64) if len(e) \
@@ -154,8 +206,9 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
         sums[bounds[:-1] == bounds[1:]] = 0          # summaries without samples
         pass_e[:, lo_set:lo_set + 256] = sums
         for a, k in peer_pos.items():
-            rows = order[bounds[a]:bounds[a + 1]]
-            pass_eh[k, :, lo_set:lo_set + 256] = (contains_m[rows].T.astype(np.float64)
+            rows = slice(bounds[a], bounds[a + 1]) if order is None \
+                else order[bounds[a]:bounds[a + 1]]
+            pass_eh[k, :, lo_set:lo_set + 256] = (contains[:, rows].astype(np.float64)
                                                   @ ok[bounds[a]:bounds[a + 1]]
                                                   .astype(np.float64)).astype(np.int64)
     return {"peers": peers, "models": models, "n_e": n_e, "pass_e": pass_e,

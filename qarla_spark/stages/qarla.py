@@ -346,7 +346,7 @@ def _first_kernel(row, ctx: "FirstRound"):
     out = [(task, "topic", TopicPeers(topic.topic, list(names[q.peers]), topic.judged)),
            *_queen_records(topic, q, "sys", 0)]
     if len(q.peers) and ctx.clustering:
-        bits = samples[4][roles[samples[0]] == "peer"]      # the peers' samples (clustering)
+        bits = samples[4][(roles == "peer")[samples[0]]]    # the peers' samples (clustering)
         if len(bits):
             out.append((task, "bits", PeerBits(bit_slices(bits), len(bits))))
     plain = topic_plain(names, roles, topic.values, ctx.metrics, ctx.baselines)
@@ -617,10 +617,7 @@ def _detail_kernel(row, ctx: "DetailRound"):
                       "metric_set": np.tile(label_arr, len(peers) * len(models)),
                       "holdout": np.tile(np.repeat(names[models], d), len(peers)),
                       "queen": (q.jk_num / q.jk_den[:, :, None]).ravel()})
-    import pandas as pd
-    queen_rows = pd.concat([pd.DataFrame({"task": task, "topic": topic.topic, **p})
-                            for p in parts if len(p["summarizer"])], ignore_index=True) \
-        if any(len(p["summarizer"]) for p in parts) else None
+    queen_rows = _queen_frame(task, topic.topic, [p for p in parts if len(p["summarizer"])])
     # JACK and its curve
     orders = ctx.orders.get(task, ())
     rank_of = [{name: i + 1 for i, name in enumerate(order)} for order in orders]
@@ -647,6 +644,35 @@ def _detail_kernel(row, ctx: "DetailRound"):
     if queen_rows is not None:
         out.append((task, "queen", queen_rows))
     return with_statistics(out, ctx.statistics)
+
+
+def _queen_frame(task: str, topic: str, parts: List[dict]):
+    """The ``queen/`` rows of one topic as one pandas frame (object columns
+    but ``queen``), the parts one after the other (None: no part): what
+    ``pd.concat`` of a frame per part gave, without a frame per part."""
+    if not parts:
+        return None
+    import pandas as pd
+    n = sum(len(p["summarizer"]) for p in parts)
+
+    def column(name):
+        out = np.empty(n, dtype=object)
+        at = 0
+        for p in parts:
+            size = len(p["summarizer"])
+            out[at:at + size] = p[name]
+            at += size
+        return out
+
+    task_col = np.empty(n, dtype=object)
+    task_col[:] = task
+    topic_col = np.empty(n, dtype=object)
+    topic_col[:] = topic
+    return pd.DataFrame({"task": task_col, "topic": topic_col, "summarizer": column("summarizer"),
+                         "role": column("role"), "metric_set": column("metric_set"),
+                         "holdout": column("holdout"),
+                         "queen": np.concatenate([np.asarray(p["queen"], dtype=np.float64)
+                                                  for p in parts])})
 
 
 def _means(rows_num, rows_den, groups, n_groups):
