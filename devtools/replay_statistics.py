@@ -145,42 +145,37 @@ def replay_across(across, ctx) -> Dict[str, float]:
     return seconds
 
 
-def time_groups(folder: str, repeat: int, kinds=None, profile: bool = False) -> Dict:
-    groups, ctx = load(folder)
-    if kinds and list(kinds) == ["across"]:
-        across = across_groups(groups, ctx)
-        replay_across(across, ctx)               # warm
-        if profile:
-            import cProfile
-            import pstats
-            prof = cProfile.Profile()
-            prof.enable()
-            replay_across(across, ctx)
-            prof.disable()
-            pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
-        best = {}
-        for _ in range(max(1, repeat)):
-            for key, s in replay_across(across, ctx).items():
-                best[key] = min(best.get(key, s), s)
-        return {"groups": len(best), "total_s": round(sum(best.values()), 3),
-                "max_s": round(max(best.values(), default=0.0), 3),
-                "per_key_s": {key.replace("\x1f", "/"): round(s, 4)
-                              for key, s in sorted(best.items())}}
-    replay(groups, ctx, kinds)                   # warm: imports, caches of compiled kernels
+def _best_seconds(run, repeat: int, profile: bool) -> Dict[str, float]:
+    """The least CPU seconds per key of ``repeat`` calls of ``run()`` (each
+    a dict of seconds per key), after one call to warm up (imports, caches
+    of compiled kernels); ``profile``: cProfile's top functions of one more."""
+    run()
     if profile:
         import cProfile
         import pstats
         prof = cProfile.Profile()
         prof.enable()
-        replay(groups, ctx, kinds)
+        run()
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
     best: Dict[str, float] = {}
     for _ in range(max(1, repeat)):
-        seconds, _ = replay(groups, ctx, kinds)
-        for key, s in seconds.items():
+        for key, s in run().items():
             best[key] = min(best.get(key, s), s)
+    return best
+
+
+def time_groups(folder: str, repeat: int, kinds=None, profile: bool = False) -> Dict:
+    groups, ctx = load(folder)
+    if kinds and list(kinds) == ["across"]:
+        across = across_groups(groups, ctx)
+        best = _best_seconds(lambda: replay_across(across, ctx), repeat, profile)
+        return {"groups": len(best), "total_s": round(sum(best.values()), 3),
+                "max_s": round(max(best.values(), default=0.0), 3),
+                "per_key_s": {key.replace("\x1f", "/"): round(s, 4)
+                              for key, s in sorted(best.items())}}
+    best = _best_seconds(lambda: replay(groups, ctx, kinds)[0], repeat, profile)
     by_kind: Dict[str, List[float]] = {}
     for key, s in best.items():
         by_kind.setdefault(_kind(key), []).append(s)
