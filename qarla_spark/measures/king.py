@@ -38,6 +38,20 @@ def wilson(p: float, n: int, z: float = Z95) -> Tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wilson_many(p, n: int, z: float = Z95):
+    """:func:`wilson` of many proportions ``p`` (an array) over the same
+    ``n``: the same operations in the same order, elementwise (numpy's
+    IEEE +, −, ×, ÷ and √), so the same doubles."""
+    import numpy as np
+    p = np.asarray(p, dtype=np.float64)
+    if n <= 0:
+        return np.full(p.shape, np.nan), np.full(p.shape, np.nan)
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)
+
+
 def king(cases: Iterable[Tuple[int, int, int]]) -> Tuple[float, int, float, float]:
     """(KING, cases, ci_low, ci_high) from the topics' cases grouped by
     their number of models: rows of (Σ wins, models per topic, topics)."""

@@ -16,10 +16,16 @@ order.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, Sequence, Tuple
 
 from qarla_spark.errors import ConfigError
 from qarla_spark.names import SEPARATOR
+
+
+def positions(metrics: Sequence[str]) -> Dict[str, int]:
+    """Each metric's position in ``metrics`` (for :meth:`MetricSet.indices`)."""
+    return {m: i for i, m in enumerate(metrics)}
+
 
 class MetricSet:
     """A set of metric names (sorted, distinct). Empty only where SPEC allows
@@ -68,9 +74,11 @@ class MetricSet:
         """Order among sets with equal scores: fewer metrics, then label."""
         return (len(self.names), self.label)
 
-    def indices(self, metrics: Sequence[str]) -> Tuple[int, ...]:
-        """Positions of the set's metrics in ``metrics`` (increasing)."""
-        position = {m: i for i, m in enumerate(metrics)}
+    def indices(self, metrics) -> Tuple[int, ...]:
+        """Positions of the set's metrics in ``metrics`` (increasing):
+        a sequence of names, or a dict name -> position already made
+        (:func:`positions`: once for a family of 1,023 sets, not per set)."""
+        position = metrics if isinstance(metrics, dict) else positions(metrics)
         missing = [n for n in self.names if n not in position]
         if missing:
             raise ConfigError(f"metric set {self.label}: not in the similarity table: "

@@ -11,11 +11,12 @@ Rows are tuples in the column order of the table they belong to.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from qarla_spark.measures import agreement, exact
+from qarla_spark.measures import agreement, exact, exact_division
 from qarla_spark.measures import human as hu
 from qarla_spark.measures.king import king as king_of
 from qarla_spark.names import QUEEN
@@ -40,14 +41,44 @@ def king_orange(task: str, cases: Sequence[Any], labels: Sequence[str],
     n_pairs = int(sum(int(c.n_pairs) for c in cases))
     by_den = [(int(d), wins[dens == d].sum(axis=0), int((dens == d).sum()))
               for d in sorted(set(dens.tolist()))]
+    found = king_columns(by_den, len(labels))
+    if found is None:               # counts too large for doubles: set by set
+        found = [king_of((int(w[s]), d, t) for d, w, t in by_den) for s in range(len(labels))]
     kings, orange, values = [], [], {}
     for s, (label, size) in enumerate(zip(labels, sizes)):
-        value, n_cases, low, high = king_of((int(w[s]), d, t) for d, w, t in by_den)
+        value, n_cases, low, high = found[s]
         values[s] = value
         kings.append((task, label, int(size), value, low, high, int(n_cases)))
         orange.append((task, label, int(size), QUEEN, float(int(n_le[s])) / float(n_pairs),
                        n_pairs))
     return kings, orange, values
+
+
+def king_columns(by_den: Sequence[Tuple[int, np.ndarray, int]], n_sets: int
+                 ) -> Optional[List[Tuple[float, int, float, float]]]:
+    """:func:`~qarla_spark.measures.king.king` of every set at once (a task
+    has ~1,000): ``by_den`` rows of (models per topic d, the sets' wins
+    summed over those topics, topics). KING = Σ_d W_d·(L/d) / (L·T) with L
+    the lcm of the d: one double division of integers below 2^53, so
+    correctly rounded — the double of the exact mean, as ``king``'s
+    fraction gives it; Wilson's interval by the same operations in the same
+    order (:func:`~qarla_spark.measures.king.wilson_many`). None when a count
+    reaches 2^53 (the caller goes set by set)."""
+    from qarla_spark.measures.king import wilson_many
+    lcm, topics = 1, 0
+    for d, _, t in by_den:
+        lcm = lcm * d // math.gcd(lcm, d)
+        topics += t
+    top = lcm * topics
+    if not by_den or top >= 2 ** 53:
+        return None
+    num = np.zeros(n_sets, dtype=np.int64)
+    for d, w, _ in by_den:
+        num += np.asarray(w, dtype=np.int64) * (lcm // d)
+    value = num.astype(np.float64) / float(top)
+    n = sum(d * t for d, _, t in by_den)
+    low, high = wilson_many(value, n)
+    return list(zip(value.tolist(), [n] * n_sets, low.tolist(), high.tolist()))
 
 
 def orange_plain(task: str, metrics: Sequence[str], plains: Sequence[Any]) -> List[tuple]:
@@ -117,6 +148,15 @@ class PeerSums:
                 "real": (np.stack([self.sums[n] for n in names]) if names
                          else np.zeros((0, exact.FIXED_LEVELS, self.n_sets), dtype=np.int64))}
 
+    def matrix(self) -> Tuple[Tuple[str, ...], np.ndarray]:
+        """(peers sorted, peers × sets float64): :meth:`means` as one
+        array (the rows in the peers' order)."""
+        means = self.means()
+        names = tuple(means)
+        values = (np.stack([np.asarray(means[n], dtype=np.float64) for n in names]) if names
+                  else np.zeros((0, self.n_sets), dtype=np.float64))
+        return names, values
+
     @classmethod
     def of_values(cls, n_sets: int, values: Iterable[Any]) -> "PeerSums":
         """The sums of records with fields ``peer``, ``num``, ``den``,
@@ -128,9 +168,25 @@ class PeerSums:
 
     def means(self) -> Dict[str, np.ndarray]:
         """peer -> (n_sets,) float: the exact mean over its topics of its
-        QUEEN's doubles, per set, rounded once."""
+        QUEEN's doubles, per set, rounded once — every peer and set in one
+        compiled pass (:func:`~qarla_spark.measures.exact_division.quotients`:
+        the pieces' long division by the count, rounded half to even, as
+        Python's integers divide), Python's integers only where it leaves
+        an entry (``done`` False) or does not run."""
+        names = sorted(self.sums)
+        if not names:
+            return {}
+        sums = np.stack([np.asarray(self.sums[n], dtype=np.int64) for n in names])  # P × L × S
+        counts = np.asarray([self.counts[n] for n in names], dtype=np.int64)
+        found = exact_division.quotients(
+            [(exact.FIXED_CHUNK * level, sums[:, level, :]) for level in range(sums.shape[1])],
+            -exact.FIXED_BITS, np.broadcast_to(counts[:, None], (len(names), self.n_sets)))
+        values, done = found if found is not None else (None, None)
         out = {}
-        for name in sorted(self.sums):
+        for k, name in enumerate(names):
+            if done is not None and done[k].all():
+                out[name] = values[k].copy()
+                continue
             total = exact.fixed_value(self.sums[name])
             out[name] = exact.divide(total[None, :], np.asarray(
                 [self.counts[name] << exact.FIXED_BITS], dtype=object))[0]
@@ -157,40 +213,55 @@ def human_means(judged: Iterable[Optional[dict]]) -> Dict[str, Dict[str, float]]
 
 
 def king_pearson_rows(task: str, kings: Mapping[str, Tuple[int, float]],
-                      peer_scores: Mapping[str, Mapping[str, float]],
+                      blocks: Sequence[Tuple[Sequence[str], Sequence[str], np.ndarray]],
                       human: Mapping[str, Mapping[str, float]]) -> List[tuple]:
     """``king_pearson/`` rows of one task (paper 000, Fig. 5): for every set
-    with a KING (``kings``: label -> (n_metrics, KING)) and system scores
-    (``peer_scores``: label -> peer -> mean QUEEN), per criterion of
-    ``human`` (criterion -> summarizer -> mean score): the Pearson between
-    the set's system scores and the systems' human scores over the systems
-    with both, null with fewer than 2 of them or a constant side. Sets with
-    the same systems are computed together, in label order."""
+    with a KING (``kings``: label -> (n_metrics, KING)) and system scores,
+    per criterion of ``human`` (criterion -> summarizer -> mean score): the
+    Pearson between the set's system scores and the systems' human scores
+    over the systems with both, null with fewer than 2 of them or a
+    constant side. The system scores come as ``blocks`` (labels, peers,
+    values): ``values[i, p]`` the mean QUEEN of ``peers[p]`` (sorted) under
+    set ``labels[i]`` (:meth:`PeerSums.matrix`; a label in two blocks: the
+    later one's). Sets with the same systems are computed together, in
+    label order; a set's row is gathered from its block's matrix by
+    position (no dictionary per set and criterion: a task has ~1,000 sets)."""
+    where: Dict[str, Tuple[int, int]] = {}
+    for b, (labels, _, _) in enumerate(blocks):
+        for i, label in enumerate(labels):
+            where[str(label)] = (b, i)
+    order = sorted(where)
     out = []
     for criterion in sorted(human):
         y_of = human[criterion]
-        by_systems: Dict[tuple, list] = {}
-        known: Dict[tuple, tuple] = {}          # the sets' peers are mostly the same
-        for label in sorted(peer_scores):
-            scores = peer_scores[label]
-            names = tuple(scores)
-            systems = known.get(names)
-            if systems is None:
-                systems = known[names] = tuple(sorted(n for n in scores if n in y_of))
-            if not systems:
-                continue
-            by_systems.setdefault(systems, []).append(
-                (label, np.asarray([scores[n] for n in systems], dtype=np.float64),
-                 np.asarray([y_of[n] for n in systems], dtype=np.float64)))
+        # each block's systems with a human score (its peers are sorted)
+        columns = []
+        for _, peers, _ in blocks:
+            systems = tuple(sorted(n for n in peers if n in y_of))
+            at = {n: p for p, n in enumerate(peers)}
+            columns.append((systems, np.asarray([at[n] for n in systems], dtype=np.intp)))
+        by_systems: Dict[tuple, List[Tuple[str, int, int]]] = {}
+        for label in order:
+            b, i = where[label]
+            systems = columns[b][0]
+            if systems:
+                by_systems.setdefault(systems, []).append((label, b, i))
         for systems, sets in by_systems.items():
-            r = agreement.correlation_rows(list(systems), [x for _, x, _ in sets],
-                                           [y for _, _, y in sets],
+            x = np.empty((len(sets), len(systems)), dtype=np.float64)
+            block_of = np.asarray([b for _, b, _ in sets], dtype=np.intp)
+            row_of = np.asarray([i for _, _, i in sets], dtype=np.intp)
+            for b in np.unique(block_of).tolist():
+                mine = np.flatnonzero(block_of == b)
+                values = np.asarray(blocks[b][2], dtype=np.float64)
+                x[mine] = values[row_of[mine]][:, columns[b][1]]
+            y = np.asarray([y_of[n] for n in systems], dtype=np.float64)
+            r = agreement.correlation_rows(list(systems), x, np.tile(y, (len(sets), 1)),
                                            min_n=agreement.MIN_POINTS, kinds=("pearson",))[:, 0]
-            for (label, _, _), v in zip(sets, r):
+            for (label, _, _), v in zip(sets, r.tolist()):
                 if label in kings:
                     size, king = kings[label]
                     out.append((task, label, int(size), king, criterion,
-                                float(v) if np.isfinite(v) else None))
+                                v if math.isfinite(v) else None))
     return out
 
 

@@ -42,7 +42,7 @@ from qarla_spark.measures.clustering import (agglomerate, bit_slices, representa
                                              slice_counts, subsets)
 from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover, peer_orders
 from qarla_spark.measures.masks import TRIPLES, set_words, topic_samples
-from qarla_spark.measures.metric_sets import MetricSet, best_of
+from qarla_spark.measures.metric_sets import MetricSet, best_of, positions
 from qarla_spark.measures.plain import topic_plain
 from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
@@ -191,7 +191,8 @@ class Family:
     def of(cls, sets: Sequence[MetricSet], metrics: Sequence[str]) -> "Family":
         from qarla_spark.measures.masks import n_words
         sets = tuple(dict.fromkeys(sets))
-        rows = [set_words(s.indices(metrics), len(metrics)) for s in sets]
+        position = positions(metrics)
+        rows = [set_words(s.indices(position), len(metrics)) for s in sets]
         words = (np.asarray(rows, dtype=np.int64).reshape(len(rows), -1) if rows
                  else np.zeros((0, n_words(len(metrics))), dtype=np.int64))
         return cls(sets, words)
@@ -401,19 +402,20 @@ def _family_reduce(task, items, ctx: "FamilyReduce"):
     plains = [v for k, v in items if k == "plain"]
     orange += qt.orange_plain(task, ctx.metrics, plains) if plains else []
     parts = [v for k, v in items if k == "sys"]
-    scores: Dict[str, Dict[str, float]] = {}
+    blocks = []                 # the sets' system scores (peers sorted)
     if parts:
-        means = qt.PeerSums.of_values(len(labels), parts).means()
-        for s, label in enumerate(labels):
-            scores[label] = {peer: float(m[s]) for peer, m in means.items()}
-    peer_rows = [PeerScoreRow(task, label, peer, value) for label in labels
-                 for peer, value in sorted(scores.get(label, {}).items())]
+        peers, values = qt.PeerSums.of_values(len(labels), parts).matrix()
+        blocks.append((labels, peers, values.T))
+    peer_rows = [PeerScoreRow(task, label, peer, value)
+                 for _, peers, values in blocks
+                 for label, row in zip(labels, values.tolist())
+                 for peer, value in zip(peers, row)]
     out = [rd.table_record(task, "king", kings), rd.table_record(task, "orange", orange),
            (task, "peer_scores", peer_rows), (task, "peers", _peers(items))]
     if ctx.judged:
         human = qt.human_means(v.judged for k, v in items if k == "topic")
         out.append(rd.table_record(task, "king_pearson", qt.king_pearson_rows(
-            task, _king_sizes(kings), scores, human)))
+            task, _king_sizes(kings), blocks, human)))
     return out
 
 
@@ -568,19 +570,20 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
                                                       plan["sizes"]))]
     if ctx.judged:
         human = qt.human_means(v.judged for k, v in items if k == "topic")
-        scores: Dict[str, Dict[str, float]] = {}
-        for kind, labels, n_sets, rows in (("sys", first_labels, len(first_labels), None),
-                                           ("sys2", plan["labels"], len(plan["labels"]), keep)):
+        blocks = []             # the sets' system scores (peers sorted)
+        for kind, labels, rows in (("sys", first_labels, None), ("sys2", plan["labels"], keep)):
             parts = [v for k, v in items if k == kind]
             if not parts:
                 continue
-            means = qt.PeerSums.of_values(n_sets, parts).means()
-            for s in (range(n_sets) if rows is None else rows):
-                scores[labels[s]] = {peer: float(m[s]) for peer, m in means.items()}
+            peers, values = qt.PeerSums.of_values(len(labels), parts).matrix()
+            if rows is None:
+                blocks.append((list(labels), peers, values.T))
+            else:
+                blocks.append(([labels[s] for s in rows], peers, values.T[rows]))
         kings = _king_sizes(king1)
-        kings.update(_king_sizes([row for i, row in enumerate(king2) if i in keep]))
+        kings.update(_king_sizes([king2[i] for i in keep] if king2 else []))
         out.append(rd.table_record(task, "king_pearson",
-                                   qt.king_pearson_rows(task, kings, scores, human)))
+                                   qt.king_pearson_rows(task, kings, blocks, human)))
     best = best_of({MetricSet(plan["sets"][s]): v for s, v in values2.items()})
     out.append((task, "driver", SubsetsFound(best, values2[plan["labels"].index(best.label)])))
     return out
