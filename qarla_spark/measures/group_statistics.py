@@ -98,14 +98,12 @@ class Comparison:
 
 
 def _ci_rows(kind, task, criterion, names, point, reps, jack):
-    out = []
     found = rs.interval_columns(point, reps, jack)      # every column at once
-    for j, name in enumerate(names):
-        for method, (low, high) in found.items():
-            out.append(StatRow(kind, task, None, criterion, name, None, None, None,
-                               float(point[j]), method, float(low[j]), float(high[j]), None,
-                               None))
-    return out
+    values = np.asarray(point, dtype=np.float64).tolist()
+    methods = [(method, low.tolist(), high.tolist()) for method, (low, high) in found.items()]
+    return [StatRow(kind, task, None, criterion, name, None, None, None, values[j], method,
+                    low[j], high[j], None, None)
+            for j, name in enumerate(names) for method, low, high in methods]
 
 
 def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips):
@@ -125,14 +123,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
             raise ValueError("the differences of a family must share one scale")
         diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
     p, adjusted = rs.sign_flip_family(diffs, flips)
-    lows, highs = rs.percentile_columns(reps[:, ia_all] - reps[:, ib_all])
-    out = []
-    for k, (ia, ib) in enumerate(pairs):
-        out.append(StatRow("comparison", task, family, criterion, names[ia], names[ib],
-                           float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
-                           FLIP_METHOD, float(lows[k]), float(highs[k]), float(p[k]),
-                           float(adjusted[k])))
-    return out
+    # one column a when every pair shares it (the best set against others):
+    # the same differences, broadcast
+    first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
+    lows, highs = rs.percentile_columns(first - reps[:, ib_all])
+    # each difference's exact sum (int64, as Python integers) over the scale
+    totals = [int(v) / scale for v in diffs.sum(axis=0).tolist()]
+    points = point.tolist() if isinstance(point, np.ndarray) else [float(v) for v in point]
+    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
+                    float(points[ia]), float(points[ib]), total, FLIP_METHOD, low, high, pk, ak)
+            for (ia, ib), total, low, high, pk, ak in zip(
+                pairs, totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())]
 
 
 def _matrix(rows, row_keys, col_keys):
@@ -233,11 +234,49 @@ def auc_group(key, frame, plans, seed: int, n: int):
     HBR vs the best and the median single measure (``plans[(task,
     criterion)]``: ``hbr``, ``best``, ``median`` names). ``frame``: topic,
     measure, wins2, n_pairs."""
-    task, criterion = key
     topics = sorted(set(frame["topic"]))
     measures = sorted(set(frame["measure"]))
     wins = _matrix(zip(frame["topic"], frame["measure"], frame["wins2"]), topics, measures)
     pairs = _matrix(zip(frame["topic"], frame["measure"], frame["n_pairs"]), topics, measures)
+    return auc_group_of(key, topics, measures, wins, pairs, plans, seed, n)
+
+
+def auc_counts(cases, names):
+    """(topics, measures, wins, pairs) of :func:`auc_group_of` from each
+    topic's counts (``cases``: objects with ``topic``, ``wins2`` — one per
+    measure of ``names``, in order — and ``n_pairs``; a later case of a
+    topic replaces an earlier one, as the frame's rows do), no frame;
+    None without a row."""
+    cases = list(cases)
+    widths = [min(len(names), len(c.wins2)) for c in cases]
+    if not any(widths):
+        return None
+    measures = sorted(set(names[:max(widths)]))
+    topics = sorted({c.topic for c, k in zip(cases, widths) if k})
+    m_at = {m: j for j, m in enumerate(measures)}
+    t_at = {t: i for i, t in enumerate(topics)}
+    columns = np.asarray([m_at[m] for m in names[:max(widths)]], dtype=np.intp)
+    wins = np.zeros((len(topics), len(measures)), dtype=np.int64)
+    pairs = np.zeros((len(topics), len(measures)), dtype=np.int64)
+    unique = len(set(names)) == len(names)
+    for c, k in zip(cases, widths):
+        if not k:
+            continue
+        t = t_at[c.topic]
+        if unique:
+            wins[t, columns[:k]] = [int(w) for w in c.wins2[:k]]
+            pairs[t, columns[:k]] = int(c.n_pairs)
+            continue
+        for j, w in zip(columns[:k].tolist(), c.wins2[:k]):
+            wins[t, j] = int(w)
+            pairs[t, j] = int(c.n_pairs)
+    return topics, measures, wins, pairs
+
+
+def auc_group_of(key, topics, measures, wins, pairs, plans, seed: int, n: int):
+    """:func:`auc_group` of the counts themselves: ``wins``, ``pairs`` (T ×
+    measures int64) of the sorted ``topics`` and ``measures``."""
+    task, criterion = key
 
     def pooled(weights):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -287,14 +326,15 @@ class Paired(NamedTuple):
 def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     """(point 1 × S, replicates B × S, jackknife T × S) exact weighted means
     over each system's rows (the rows of ``systems`` only): every system at
-    once (``grouped``) when each (topic, system) has one row, else system
-    by system (``single``, its rows' topic positions)."""
+    once (``grouped``, of every weight matrix: a list) when each (topic,
+    system) has one row, else system by system (``single``, its rows'
+    topic positions)."""
     s_at = {n: j for j, n in enumerate(systems)}
     keep = [r for r, n in enumerate(name) if n in s_at]
     t_idx = [t_at[topic[r]] for r in keep]
     s_idx = [s_at[name[r]] for r in keep]
     if len(set(zip(t_idx, s_idx))) == len(t_idx):
-        return [grouped(keep, (t_idx, s_idx), w) for w in weights_all]
+        return grouped(keep, (t_idx, s_idx), weights_all)
     outs = [np.empty((w.shape[0], len(systems))) for w in weights_all]
     mine: Dict[int, list] = {}
     for r, j in zip(keep, s_idx):
@@ -341,7 +381,8 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                  / np.asarray(p0.x_den, dtype=np.int64).astype(object)).astype(np.float64)
         xs = _side_means(
             p0.x_topic, p0.x_name, t_at, systems, weights_all,
-            lambda rows, where, w: rs.grouped_real_means(x_val[rows], where, len(systems), w),
+            lambda rows, where, ws: [rs.grouped_real_means(x_val[rows], where, len(systems), w)
+                                     for w in ws],
             lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
         for _, p in mine:
@@ -350,8 +391,8 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             score = np.asarray(p.y_score, dtype=np.float64)
             ys_all.append(_side_means(
                 p.y_topic, p.y_name, t_at, systems, weights_all,
-                lambda rows, where, w, v=score: hu.system_means(v[rows], where, len(systems),
-                                                                w, rs.grouped_real_means),
+                lambda rows, where, ws, v=score: hu.system_means_many(
+                    v[rows], where, len(systems), ws, rs.grouped_real_means),
                 lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
@@ -490,9 +531,10 @@ def _summary_level(task, set_id, criterion, p: Paired, topics, t_at, weights):
     point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
     reps_s = rs.weighted_real_means(values, weights[:, cols])
     jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
-    out = []
-    for k, kind in enumerate(kinds):
-        for method, (low, high) in rs.intervals(point_s[k], reps_s[:, k], jack_s[:, k]).items():
-            out.append(CorrelationRow(task, set_id, criterion, "summary", kind,
-                                      float(point_s[k]), method, low, high, "topics"))
-    return out
+    # rs.intervals of each kind, every kind at once (the same doubles)
+    found = [(method, low.tolist(), high.tolist())
+             for method, (low, high) in rs.interval_columns(point_s, reps_s, jack_s).items()]
+    values = point_s.tolist()
+    return [CorrelationRow(task, set_id, criterion, "summary", kind, values[k], method, low[k],
+                           high[k], "topics")
+            for k, kind in enumerate(kinds) for method, low, high in found]

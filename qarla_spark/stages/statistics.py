@@ -41,9 +41,9 @@ from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
-                                                   Interval, Paired, StatRow, auc_group,
-                                                   correlation_groups, king_group,
-                                                   ratio_estimates_of)
+                                                   Interval, Paired, StatRow, auc_counts,
+                                                   auc_group_of, correlation_groups,
+                                                   king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES, HBR, QUEEN
 from qarla_spark.spark import cache
@@ -100,11 +100,6 @@ class StatisticsResult:
 # the stage: one reduce per task over the QARLA and HBR stages' per-topic
 # records (kept on the executors), one Spark job
 # ---------------------------------------------------------------------------
-
-def _frame(rows, columns):
-    import pandas as pd
-    return pd.DataFrame.from_records(rows, columns=columns)
-
 
 @dataclass
 class _Found:
@@ -187,8 +182,14 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         # the task's own across/ rows made here (its estimates' columns:
         # the same doubles as from its counts), not in the one group over
         # every task
+        # (their percentile intervals: king_ci's rows of them, the same
+        # doubles as percentile_columns of those columns)
+        pct = {r.a: (r.ci_low, r.ci_high) for r in found.rows
+               if r.kind == "king" and r.method == "percentile"}
         own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
-                                         estimates.reps[:, cols]))
+                                         estimates.reps[:, cols]),
+                            percentile=([pct[label][0] for label in shared],
+                                        [pct[label][1] for label in shared]))
         found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
             task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
             estimates.dens, own)))
@@ -201,12 +202,23 @@ def _jack_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     if q is None:
         return None
     detailed = list(q.detailed.get(task, ()))
-    rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
-            for _, v in items for s in range(len(detailed))]
-    if not rows:
+    cases = [v for _, v in items]
+    if not cases or not detailed:
         return None
-    return _Found(king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]), detailed,
-                             {}, ctx.seed, ctx.n, kind="jack"))
+    # the counts of every (topic, set): a topic's later record replaces an
+    # earlier one
+    topics = sorted({v.topic for v in cases})
+    t_at = {t: i for i, t in enumerate(topics)}
+    k = len(detailed)
+    wins = np.zeros((len(topics), k), dtype=np.int64)
+    dens = np.zeros(len(topics), dtype=np.int64)
+    for v in cases:
+        wins[t_at[v.topic]] = [int(v.jack[s]) for s in range(k)]
+        dens[t_at[v.topic]] = int(v.n_models)
+    estimates = ratio_estimates_of(task, topics, list(range(k)), detailed, wins, dens,
+                                   ctx.seed, ctx.n)
+    return _Found(king_group((task,), None, detailed, {}, ctx.seed, ctx.n, kind="jack",
+                             estimates=estimates))
 
 
 def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
@@ -249,13 +261,10 @@ def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     h = ctx.hbr
     if h is None:
         return None
-    rows = [(v.topic, m, int(w), int(v.n_pairs))
-            for _, v in items for m, w in zip(h.names, v.wins2)]
-    if not rows:
+    counts = auc_counts([v for _, v in items], list(h.names))
+    if counts is None:
         return None
-    return _Found(auc_group((task, rest[0]), _frame(rows, ["topic", "measure", "wins2",
-                                                           "n_pairs"]),
-                            h.plans, ctx.seed, ctx.n))
+    return _Found(auc_group_of((task, rest[0]), *counts, h.plans, ctx.seed, ctx.n))
 
 
 def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
