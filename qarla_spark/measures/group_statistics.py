@@ -396,25 +396,31 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                 lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
-        def corr(x, ys, keys=systems):
-            """correlation_rows of x against each criterion's rows, stacked:
-            (C × rows × kinds)."""
-            x = np.asarray(x, dtype=np.float64)
-            stacked = agreement.correlation_rows(keys, np.tile(x, (n_c, 1)),
-                                                 np.concatenate([np.asarray(y, dtype=np.float64)
-                                                                 for y in ys]))
-            return stacked.reshape(n_c, x.shape[0], n_k)
+        def corr(xs_, ys_, keys=systems):
+            """correlation_rows of each x (rows × systems) against each
+            criterion's rows (``ys_[c]``: the same shapes), stacked: a list
+            of (C × rows × kinds), one per x — one call over every row
+            (row by row: the numbers of each alone), x's side worked out
+            once for every criterion (correlation_rows_many: the numbers of
+            correlation_rows of x tiled)."""
+            sizes = [np.shape(x)[0] for x in xs_]
+            x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
+            y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
+                          for ys_c in ys_])
+            stacked = agreement.correlation_rows_many(keys, x[:, None, :], y)[:, :, 0, :]
+            ends = np.cumsum(sizes)
+            return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
-        point = corr(xs[0], [y[0] for y in ys_all])[:, 0]                  # C × K
         # systems resampled with replacement (seeded per replicate); the
         # points of a replicate are taken in the order drawn
         picks = rs.system_picks(seed, task, len(systems), n)
         keys = [f"{k:06d}" for k in range(len(systems))]
         rows_b = np.arange(n)[:, None]
-        by_topics = corr(xs[1], [y[1] for y in ys_all])                    # C × B × K
-        by_systems = corr(xs[0][0][picks], [y[0][0][picks] for y in ys_all], keys)
-        by_both = corr(xs[1][rows_b, picks], [y[1][rows_b, picks] for y in ys_all], keys)
-        jack_c = corr(xs[2], [y[2] for y in ys_all])                       # C × T × K
+        point, by_topics, jack_c = corr(xs, ys_all)           # C × (1, B, T) × K
+        point = point[:, 0]                                   # C × K
+        by_systems, by_both = corr(
+            [xs[0][0][picks], xs[1][rows_b, picks]],
+            [[y[0][0][picks], y[1][rows_b, picks]] for y in ys_all], keys)
 
         def columns(a):                             # C × B × K -> B × (C·K)
             return np.ascontiguousarray(a.transpose(1, 0, 2).reshape(a.shape[1], n_c * n_k))

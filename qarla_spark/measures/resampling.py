@@ -958,7 +958,12 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
         pts = points[cols]
         # each column's finite replicates below and at its point value,
         # counted by bisection of its sorted values (the same integers)
-        below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
+        if cols.size * n_b >= 2 ** 17:
+            below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
+        else:                  # (few columns: one comparison of each value is cheaper)
+            mine = reps if cols.size == m_all else reps[:, cols]
+            below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
+            at_most = below + np.count_nonzero(mine == pts, axis=0)
         share = (below + 0.5 * (at_most - below)) / n[cols]
         # the jackknife's moments column by column, each summed as numpy
         # sums a contiguous vector (pairwise), as bca_interval does

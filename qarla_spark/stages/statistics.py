@@ -485,27 +485,44 @@ def _table_records(key, rows: List[StatRow], n, sizes):
     """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
     rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
     (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
-    tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
+    # each table's columns straight from the rows (no tuple per row: a
+    # king group's thousands of rows; the same Arrow columns)
+    by_kind: Dict[str, List[StatRow]] = {"king": [], "jack": [], "auc": [], "comparison": []}
     for r in rows:
-        if r.kind == "king":
-            if r.method == js.CHANCE:
-                tables["king_ci"].append((r.task, r.a, 1, r.value, r.method, r.ci_low,
-                                          r.ci_high, js.CHANCE_DRAWS, js.CHANCE_UNIT))
-            elif r.a in sizes:
-                tables["king_ci"].append((r.task, r.a, sizes[r.a], r.value, r.method, r.ci_low,
-                                          r.ci_high, n, UNIT))
-        elif r.kind == "jack":
-            tables["jack_ci"].append((r.task, r.a, r.value, r.method, r.ci_low, r.ci_high, n,
-                                      UNIT))
-        elif r.kind == "auc":
-            tables["auc_ci"].append((r.task, r.criterion, r.a, r.value, r.method, r.ci_low,
-                                     r.ci_high, n, UNIT))
-        else:
-            tables["comparisons"].append((r.task, r.family, r.criterion, r.a, r.b, r.value_a,
-                                          r.value_b, r.value, r.ci_low, r.ci_high, r.p_value,
-                                          r.p_adjusted, bool(r.p_adjusted < rs.ALPHA),
-                                          r.method, n, UNIT))
-    return [rd.table_record(key, name, found) for name, found in tables.items() if found]
+        by_kind["comparison" if r.kind not in by_kind else r.kind].append(r)
+    king = [r for r in by_kind["king"] if r.method == js.CHANCE or r.a in sizes]
+    chance = [r.method == js.CHANCE for r in king]
+    jack, auc, comp = by_kind["jack"], by_kind["auc"], by_kind["comparison"]
+
+    def col(found, name):
+        return [getattr(r, name) for r in found]
+
+    def const(found, value):
+        return [value] * len(found)
+
+    tables = {
+        "king_ci": (king, lambda: [
+            col(king, "task"), col(king, "a"),
+            [1 if c else sizes[r.a] for r, c in zip(king, chance)], col(king, "value"),
+            col(king, "method"), col(king, "ci_low"), col(king, "ci_high"),
+            [js.CHANCE_DRAWS if c else n for c in chance],
+            [js.CHANCE_UNIT if c else UNIT for c in chance]]),
+        "jack_ci": (jack, lambda: [
+            col(jack, "task"), col(jack, "a"), col(jack, "value"), col(jack, "method"),
+            col(jack, "ci_low"), col(jack, "ci_high"), const(jack, n), const(jack, UNIT)]),
+        "auc_ci": (auc, lambda: [
+            col(auc, "task"), col(auc, "criterion"), col(auc, "a"), col(auc, "value"),
+            col(auc, "method"), col(auc, "ci_low"), col(auc, "ci_high"), const(auc, n),
+            const(auc, UNIT)]),
+        "comparisons": (comp, lambda: [
+            *(col(comp, name) for name in ("task", "family", "criterion", "a", "b", "value_a",
+                                           "value_b", "value", "ci_low", "ci_high", "p_value",
+                                           "p_adjusted")),
+            [bool(r.p_adjusted < rs.ALPHA) for r in comp], col(comp, "method"),
+            const(comp, n), const(comp, UNIT)]),
+    }
+    return [rd.table_record_columns(key, name, columns())
+            for name, (found, columns) in tables.items() if found]
 
 
 def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
