@@ -5,6 +5,8 @@ counts without a frame, a criterion's human readings found once)."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pandas as pd
 from hypothesis import given, settings
@@ -19,6 +21,12 @@ SETTINGS = settings(max_examples=60, deadline=None)
 
 def _bits(a):
     return np.asarray(a, dtype=np.float64).view(np.int64).tolist()
+
+
+def _row_bits(rows):
+    """Rows with each float as its bytes (NaN's sign and payload too)."""
+    return [tuple(struct.pack("<d", v) if isinstance(v, float) else v for v in r)
+            for r in rows]
 
 
 @SETTINGS
@@ -94,7 +102,7 @@ def test_auc_counts_equal_the_frame(n_topics, n_measures, seed):
                                                 frame["n_pairs"]), topics, measures))
     want = gs.auc_group(("task", "c"), frame, {}, seed % 97, 30)
     got = gs.auc_group_of(("task", "c"), topics, measures, wins, pairs, {}, seed % 97, 30)
-    assert [tuple(map(repr, r)) for r in got] == [tuple(map(repr, r)) for r in want]
+    assert _row_bits(got) == _row_bits(want)
     assert gs.auc_counts([], names) is None
 
 
@@ -122,3 +130,81 @@ def test_system_means_many_equal_one_at_a_time(n_t, n_s, seed, grid):
                 num = sum(readings[r] * int(w[b, t_idx[r]]) for r in rows)
                 want = float(num / den) if den else float("nan")
                 assert np.array_equal(g[b, s], want, equal_nan=True)
+
+
+@SETTINGS
+@given(st.integers(2, 7), st.integers(1, 4), st.integers(0, 2 ** 32 - 1))
+def test_summary_levels_equal_each_criterion_alone(n_topics, n_criteria, seed):
+    """The summary-level rows of every criterion at once (topics batched,
+    means of all criteria in one call) are each criterion's own rows, bit
+    for bit: criteria judging different topics and systems, constant
+    sides (no correlation) and topics with too few systems included."""
+    rng = np.random.default_rng(seed)
+    topics = [f"t{k}" for k in range(n_topics)]
+    systems = [f"s{k}" for k in range(6)]
+    x_rows = [(t, s, int(rng.integers(0, 9)), int(rng.integers(1, 4)))
+              for t in topics for s in systems if rng.random() < 0.9]
+    x = tuple(zip(*x_rows)) if x_rows else ((), (), (), ())
+    parts = []
+    for c in range(n_criteria):
+        y_rows = [(t, s, float(rng.integers(1, 6)) / rng.choice([1, 3]))
+                  for t in topics for s in systems if rng.random() < 0.8]
+        if rng.random() < 0.3 and y_rows:
+            y_rows = [(t, s, 2.0) if t == topics[0] else (t, s, v) for t, s, v in y_rows]
+        y = tuple(zip(*y_rows)) if y_rows else ((), (), ())
+        parts.append((f"c{c}", gs.Paired(tuple(x[0]), tuple(x[1]),
+                                         np.asarray(x[2], dtype=np.int64),
+                                         np.asarray(x[3], dtype=np.int64), tuple(y[0]),
+                                         tuple(y[1]), np.asarray(y[2], dtype=np.float64))))
+    t_at = {t: i for i, t in enumerate(topics)}
+    weights = rs.poisson_weights(seed % 101, "task", topics, 50)
+    got = gs._summary_levels("task", 0, parts, topics, t_at, weights)
+    for c, (criterion, p) in enumerate(parts):
+        want = gs._summary_level("task", 0, criterion, p, topics, t_at, weights)
+        assert _row_bits(got.get(c, [])) == _row_bits(want)
+
+
+@SETTINGS
+@given(st.integers(0, 2 ** 40), st.lists(st.text(max_size=6), min_size=1, max_size=3),
+       st.lists(st.text(max_size=6), max_size=8))
+def test_keys_sharing_a_prefix(seed, prefix, lasts):
+    """The prefix hashed once gives every stream's key (and so its
+    uniforms) as hashed whole."""
+    assert rs._keys(seed, prefix, lasts) == [rs._key(seed, *prefix, last) for last in lasts]
+    if lasts:
+        parts = [(*prefix, last) for last in lasts]
+        want = np.stack([rs.uniforms(seed, p, 5) for p in parts])
+        assert _bits(rs.uniforms_many(seed, parts, 5)) == _bits(want)
+
+
+@SETTINGS
+@given(st.integers(2, 8), st.integers(2, 9), st.integers(0, 2 ** 32 - 1))
+def test_comparisons_of_sets_with_the_same_counts_once(n_topics, n_sets, seed):
+    """A family's pairs whose sets have the same counts, worked out once,
+    give the rows of every pair worked out on its own (max-T included); the
+    intervals of such sets likewise."""
+    rng = np.random.default_rng(seed)
+    distinct = rng.integers(0, 6, (n_topics, max(1, n_sets // 2)))
+    wins = distinct[:, rng.integers(0, distinct.shape[1], n_sets)]
+    dens = np.full(n_topics, 6)
+    topics = [f"t{k}" for k in range(n_topics)]
+    names = [f"set{k}" for k in range(n_sets)]
+    e = gs.ratio_estimates_of("task", topics, list(range(n_sets)), names, wins, dens, seed % 89,
+                              40)
+    flips = rs.sign_flips(seed % 89, "task", topics, 40)
+    same = np.unique(wins, axis=1, return_inverse=True)[1].reshape(-1)
+
+    def diffs_of(ia, ib):
+        return (wins[:, ia] - wins[:, ib]).astype(object), 6 * n_topics
+
+    best = int(rng.integers(n_sets))
+    pairs = [(best, o) for o in range(n_sets) if o != best]
+    pairs += [(int(a), int(b)) for a, b in rng.integers(0, n_sets, (3, 2))]
+    got = gs._comparison_rows("task", None, "f", pairs, names, e.point, e.reps, diffs_of, flips,
+                              same)
+    want = gs._comparison_rows("task", None, "f", pairs, names, e.point, e.reps, diffs_of,
+                               flips)
+    assert _row_bits(got) == _row_bits(want)
+    got = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack, same)
+    want = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack)
+    assert _row_bits(got) == _row_bits(want)

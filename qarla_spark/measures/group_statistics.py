@@ -97,8 +97,23 @@ class Comparison:
         return self.p_adjusted < rs.ALPHA
 
 
-def _ci_rows(kind, task, criterion, names, point, reps, jack):
-    found = rs.interval_columns(point, reps, jack)      # every column at once
+def _ci_rows(kind, task, criterion, names, point, reps, jack, same=None):
+    """The interval rows of every column; ``same``: an id per column, equal
+    for columns of the same counts (the same point, replicates and
+    jackknife): the intervals of each distinct column worked out once (a
+    column's intervals are its own alone)."""
+    first = None
+    if same is not None:
+        same = np.asarray(same, dtype=np.int64)
+        _, first, inverse = np.unique(same, return_index=True, return_inverse=True)
+        if first.size == same.size:
+            first = None
+    if first is None:
+        found = rs.interval_columns(point, reps, jack)      # every column at once
+    else:
+        found = {method: (low[inverse], high[inverse])
+                 for method, (low, high) in rs.interval_columns(
+                     np.asarray(point)[first], reps[:, first], jack[:, first]).items()}
     values = np.asarray(point, dtype=np.float64).tolist()
     methods = [(method, low.tolist(), high.tolist()) for method, (low, high) in found.items()]
     return [StatRow(kind, task, None, criterion, name, None, None, None, values[j], method,
@@ -106,12 +121,33 @@ def _ci_rows(kind, task, criterion, names, point, reps, jack):
             for j, name in enumerate(names) for method, low, high in methods]
 
 
-def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips):
+def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips,
+                     same=None):
     """Rows of one family of comparisons a − b (``pairs`` of column
     indices): the difference, its bootstrap interval, the sign-flip p-value
-    and its max-T adjustment within the family."""
+    and its max-T adjustment within the family. ``same``: an id per column,
+    equal for columns of the same counts (hence the same values, replicates
+    and differences): each distinct pair is worked out once — a pair's
+    numbers are its columns' alone, and the family's largest statistic of
+    each sign pattern is the same over the distinct pairs."""
     if not pairs:
         return []
+    if same is not None:
+        same = np.asarray(same, dtype=np.int64)
+        ids = [(int(same[a]), int(same[b])) for a, b in pairs]
+        at: Dict[tuple, int] = {}
+        first = [at.setdefault(key, k) for k, key in enumerate(ids)]
+        if len(at) < len(pairs):
+            distinct = sorted(at.values())
+            rows = _comparison_rows(task, criterion, family, [pairs[k] for k in distinct],
+                                    names, point, reps, diffs_of, flips)
+            of = {k: r for k, r in zip(distinct, rows)}
+            out = []
+            for (ia, ib), k in zip(pairs, first):
+                r = of[k]
+                out.append(r if (ia, ib) == pairs[k] else
+                           r._replace(a=names[ia], b=names[ib]))
+            return out
     ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
     many = getattr(diffs_of, "many", None)
     if many is not None:                 # every pair's differences at once
@@ -196,7 +232,11 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
     e = estimates if estimates is not None else ratio_estimates(task, frame, labels, seed, n)
     topics, gids, names, wins, dens = e.topics, e.gids, e.names, e.wins, e.dens
     point, reps = e.point, e.reps
-    out = _ci_rows(kind, task, None, names, point, reps, e.jack)
+    # the sets of the same counts in every topic (the same values):
+    # their intervals and comparisons worked out once
+    same = np.unique(np.asarray(wins, dtype=np.int64), axis=1, return_inverse=True)[1] \
+        .reshape(-1) if np.ndim(wins) == 2 and np.shape(wins)[1] else None
+    out = _ci_rows(kind, task, None, names, point, reps, e.jack, same)
     plan = plans.get(task) if kind == "king" else None
     if plan is None:
         return out
@@ -225,7 +265,7 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
                            ("subset", [g for g in plan["subsets"] if g != best])):
         pairs = [(at[best], at[o]) for o in others if o in at and best in at]
         out += _comparison_rows(task, None, FAMILIES[family], pairs, names, point, reps,
-                                diffs_of, flips)
+                                diffs_of, flips, same)
     return out
 
 
@@ -449,6 +489,8 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                 .reshape(n, len(rated) * n_k)))
             raters_ci = {c: (low[i * n_k:(i + 1) * n_k], high[i * n_k:(i + 1) * n_k])
                          for i, c in enumerate(rated)}
+        summaries = _summary_levels(task, set_id, mine, topics, t_at, weights) \
+            if summary_level else {}
         for c, (criterion, p) in enumerate(mine):
             rows = found.setdefault(criterion, [])
             units = [("topics", topics_ci, c * n_k), ("systems", {"percentile": systems_ci},
@@ -464,7 +506,7 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                                                    float(point[c, k]), method, float(low[at]),
                                                    float(high[at]), unit))
             if summary_level:
-                rows += _summary_level(task, set_id, criterion, p, topics, t_at, weights)
+                rows += summaries.get(c, [])
     return [r for criterion, _ in parts for r in found.pop(criterion, [])]
 
 
@@ -497,6 +539,76 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
         ok = np.isfinite(v)
         out[rows] = hu.system_means(v[ok], (t_idx[ok], s_idx[ok]), len(systems), weights[rows],
                                     rs.grouped_real_means)
+    return out
+
+
+def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list]:
+    """:func:`_summary_level` of each criterion of ``mine`` ((criterion,
+    :class:`Paired`), the same topics), by position: the topics of every
+    criterion with the same summarizers correlated in one call, and the
+    exact means over topics of every criterion's values at once (each
+    criterion's topics its own: zeros elsewhere, counted out), the same
+    doubles (row by row, column by column)."""
+    kinds = agreement.KINDS
+    n_k = len(kinds)
+    sides = []
+    batches: Dict[tuple, list] = {}
+    for c, (_, p) in enumerate(mine):
+        x_by_topic: Dict[str, dict] = {}
+        y_by_topic: Dict[str, dict] = {}
+        for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
+                                         np.asarray(p.x_den).tolist()):
+            x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+        for topic, name, score in zip(p.y_topic, p.y_name,
+                                      np.asarray(p.y_score, dtype=np.float64).tolist()):
+            y_by_topic.setdefault(topic, {})[name] = float(score)
+        sides.append((x_by_topic, y_by_topic))
+        for topic in topics:
+            x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
+            names = tuple(sorted(s for s in x_of if s in y_t))
+            if names:
+                batches.setdefault(names, []).append((c, topic))
+    found: Dict[tuple, np.ndarray] = {}
+    for names, at in batches.items():
+        rows_x = [[sides[c][0][t][s] for s in names] for c, t in at]
+        rows_y = [[sides[c][1][t][s] for s in names] for c, t in at]
+        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
+        found.update(zip(at, r))
+    n_c, n_t = len(mine), len(topics)
+    values = np.zeros((n_t, n_c * n_k))
+    present = np.zeros((n_t, n_c * n_k), dtype=np.int64)
+    cols_of: Dict[int, list] = {}
+    for c in range(n_c):
+        cols = []
+        for topic in topics:
+            r = found.get((c, topic))
+            if r is not None and np.isfinite(r[0]):
+                t = t_at[topic]
+                values[t, c * n_k:(c + 1) * n_k] = r
+                present[t, c * n_k:(c + 1) * n_k] = 1
+                cols.append(t)
+        if cols:
+            cols_of[c] = cols
+    if not cols_of:
+        return {}
+    if not np.isfinite(values).all():
+        raise ValueError("weighted_real_means needs finite values")
+    point_all = rs.weighted_present_means(values, present, np.ones((1, n_t), dtype=np.int64))[0]
+    reps_all = rs.weighted_present_means(values, present, weights)
+    # leave-one-topic-out over all topics; a criterion's rows: its topics'
+    jack_all = rs.weighted_present_means(values, present, rs.jackknife_weights(n_t))
+    out: Dict[int, list] = {}
+    for c, cols in cols_of.items():
+        span = slice(c * n_k, (c + 1) * n_k)
+        point_s = point_all[span]
+        found_ci = [(method, low.tolist(), high.tolist())
+                    for method, (low, high) in rs.interval_columns(
+                        point_s, reps_all[:, span], jack_all[cols, span]).items()]
+        criterion = mine[c][0]
+        values_s = point_s.tolist()
+        out[c] = [CorrelationRow(task, set_id, criterion, "summary", kind, values_s[k], method,
+                                 low[k], high[k], "topics")
+                  for k, kind in enumerate(kinds) for method, low, high in found_ci]
     return out
 
 

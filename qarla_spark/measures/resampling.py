@@ -52,6 +52,20 @@ def _key(seed: int, *parts: str) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
 
 
+def _keys(seed: int, prefix: Sequence[str], lasts: Sequence[str]) -> list:
+    """``[_key(seed, *prefix, last) for last in lasts]``: the same integers,
+    the prefix's text hashed once (BLAKE2b's state copied: the digest of
+    the whole text)."""
+    head = hashlib.blake2b("\x1f".join([str(int(seed)), *map(str, prefix), ""]).encode("utf-8"),
+                           digest_size=16)
+    out = []
+    for last in lasts:
+        h = head.copy()
+        h.update(str(last).encode("utf-8"))
+        out.append(int.from_bytes(h.digest(), "little"))
+    return out
+
+
 def uniforms(seed: int, parts: Sequence[str], n: int) -> np.ndarray:
     """``n`` uniforms in [0, 1) from the stream keyed by (seed, parts): the
     raw 64-bit output of the Philox counter-based generator (stable across
@@ -65,7 +79,13 @@ def uniforms_many(seed: int, parts: Sequence[Sequence[str]], n: int) -> np.ndarr
     doubles, every stream at once (:func:`~qarla_spark.measures.streams.
     philox_raw`: no numpy generator per stream)."""
     from qarla_spark.measures.streams import philox_raw
-    raw = philox_raw([_key(seed, *p) for p in parts], n)
+    parts = [tuple(p) for p in parts]
+    if parts and all(len(p) >= 2 and p[:-1] == parts[0][:-1] for p in parts):
+        # (one prefix, as every caller here: hashed once)
+        keys = _keys(seed, parts[0][:-1], [p[-1] for p in parts])
+    else:
+        keys = [_key(seed, *p) for p in parts]
+    raw = philox_raw(keys, n)
     return (raw >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 
