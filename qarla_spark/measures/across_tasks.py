@@ -73,10 +73,17 @@ class TaskFound:
                          tuple(self.ranks[c] for c in cols))
 
 
-def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None) -> TaskFound:
+def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None,
+               percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
     """A task's :class:`TaskFound` from its estimates (``bounds``:
-    :attr:`AcrossTasks.bounds`)."""
-    low, high = rs.bootstrap_columns(e.point, e.reps, bounds)
+    :attr:`AcrossTasks.bounds`); ``percentile``: the (low, high) of
+    :func:`~qarla_spark.measures.resampling.percentile_columns` of its
+    replicates when the caller has them (``bounds`` None: the same
+    doubles, not computed again)."""
+    if bounds is None and percentile is not None:
+        low, high = (np.asarray(v, dtype=np.float64) for v in percentile)
+    else:
+        low, high = rs.bootstrap_columns(e.point, e.reps, bounds)
     return TaskFound(tuple(e.names), np.asarray(e.point), low, high, _ranks(e))
 
 

@@ -97,23 +97,57 @@ class Comparison:
         return self.p_adjusted < rs.ALPHA
 
 
-def _ci_rows(kind, task, criterion, names, point, reps, jack):
-    out = []
-    found = rs.interval_columns(point, reps, jack)      # every column at once
-    for j, name in enumerate(names):
-        for method, (low, high) in found.items():
-            out.append(StatRow(kind, task, None, criterion, name, None, None, None,
-                               float(point[j]), method, float(low[j]), float(high[j]), None,
-                               None))
-    return out
+def _ci_rows(kind, task, criterion, names, point, reps, jack, same=None):
+    """The interval rows of every column; ``same``: an id per column, equal
+    for columns of the same counts (the same point, replicates and
+    jackknife): the intervals of each distinct column worked out once (a
+    column's intervals are its own alone)."""
+    first = None
+    if same is not None:
+        same = np.asarray(same, dtype=np.int64)
+        _, first, inverse = np.unique(same, return_index=True, return_inverse=True)
+        if first.size == same.size:
+            first = None
+    if first is None:
+        found = rs.interval_columns(point, reps, jack)      # every column at once
+    else:
+        found = {method: (low[inverse], high[inverse])
+                 for method, (low, high) in rs.interval_columns(
+                     np.asarray(point)[first], reps[:, first], jack[:, first]).items()}
+    values = np.asarray(point, dtype=np.float64).tolist()
+    methods = [(method, low.tolist(), high.tolist()) for method, (low, high) in found.items()]
+    return [StatRow(kind, task, None, criterion, name, None, None, None, values[j], method,
+                    low[j], high[j], None, None)
+            for j, name in enumerate(names) for method, low, high in methods]
 
 
-def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips):
+def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_of, flips,
+                     same=None):
     """Rows of one family of comparisons a − b (``pairs`` of column
     indices): the difference, its bootstrap interval, the sign-flip p-value
-    and its max-T adjustment within the family."""
+    and its max-T adjustment within the family. ``same``: an id per column,
+    equal for columns of the same counts (hence the same values, replicates
+    and differences): each distinct pair is worked out once — a pair's
+    numbers are its columns' alone, and the family's largest statistic of
+    each sign pattern is the same over the distinct pairs."""
     if not pairs:
         return []
+    if same is not None:
+        same = np.asarray(same, dtype=np.int64)
+        ids = [(int(same[a]), int(same[b])) for a, b in pairs]
+        at: Dict[tuple, int] = {}
+        first = [at.setdefault(key, k) for k, key in enumerate(ids)]
+        if len(at) < len(pairs):
+            distinct = sorted(at.values())
+            rows = _comparison_rows(task, criterion, family, [pairs[k] for k in distinct],
+                                    names, point, reps, diffs_of, flips)
+            of = {k: r for k, r in zip(distinct, rows)}
+            out = []
+            for (ia, ib), k in zip(pairs, first):
+                r = of[k]
+                out.append(r if (ia, ib) == pairs[k] else
+                           r._replace(a=names[ia], b=names[ib]))
+            return out
     ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
     many = getattr(diffs_of, "many", None)
     if many is not None:                 # every pair's differences at once
@@ -125,14 +159,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
             raise ValueError("the differences of a family must share one scale")
         diffs = np.column_stack([c[0].astype(np.int64) for c in columns])
     p, adjusted = rs.sign_flip_family(diffs, flips)
-    lows, highs = rs.percentile_columns(reps[:, ia_all] - reps[:, ib_all])
-    out = []
-    for k, (ia, ib) in enumerate(pairs):
-        out.append(StatRow("comparison", task, family, criterion, names[ia], names[ib],
-                           float(point[ia]), float(point[ib]), int(diffs[:, k].sum()) / scale,
-                           FLIP_METHOD, float(lows[k]), float(highs[k]), float(p[k]),
-                           float(adjusted[k])))
-    return out
+    # one column a when every pair shares it (the best set against others):
+    # the same differences, broadcast
+    first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
+    lows, highs = rs.percentile_columns(first - reps[:, ib_all])
+    # each difference's exact sum (int64, as Python integers) over the scale
+    totals = [int(v) / scale for v in diffs.sum(axis=0).tolist()]
+    points = point.tolist() if isinstance(point, np.ndarray) else [float(v) for v in point]
+    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
+                    float(points[ia]), float(points[ib]), total, FLIP_METHOD, low, high, pk, ak)
+            for (ia, ib), total, low, high, pk, ak in zip(
+                pairs, totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())]
 
 
 def _matrix(rows, row_keys, col_keys):
@@ -195,7 +232,11 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
     e = estimates if estimates is not None else ratio_estimates(task, frame, labels, seed, n)
     topics, gids, names, wins, dens = e.topics, e.gids, e.names, e.wins, e.dens
     point, reps = e.point, e.reps
-    out = _ci_rows(kind, task, None, names, point, reps, e.jack)
+    # the sets of the same counts in every topic (the same values):
+    # their intervals and comparisons worked out once
+    same = np.unique(np.asarray(wins, dtype=np.int64), axis=1, return_inverse=True)[1] \
+        .reshape(-1) if np.ndim(wins) == 2 and np.shape(wins)[1] else None
+    out = _ci_rows(kind, task, None, names, point, reps, e.jack, same)
     plan = plans.get(task) if kind == "king" else None
     if plan is None:
         return out
@@ -224,7 +265,7 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
                            ("subset", [g for g in plan["subsets"] if g != best])):
         pairs = [(at[best], at[o]) for o in others if o in at and best in at]
         out += _comparison_rows(task, None, FAMILIES[family], pairs, names, point, reps,
-                                diffs_of, flips)
+                                diffs_of, flips, same)
     return out
 
 
@@ -233,11 +274,49 @@ def auc_group(key, frame, plans, seed: int, n: int):
     HBR vs the best and the median single measure (``plans[(task,
     criterion)]``: ``hbr``, ``best``, ``median`` names). ``frame``: topic,
     measure, wins2, n_pairs."""
-    task, criterion = key
     topics = sorted(set(frame["topic"]))
     measures = sorted(set(frame["measure"]))
     wins = _matrix(zip(frame["topic"], frame["measure"], frame["wins2"]), topics, measures)
     pairs = _matrix(zip(frame["topic"], frame["measure"], frame["n_pairs"]), topics, measures)
+    return auc_group_of(key, topics, measures, wins, pairs, plans, seed, n)
+
+
+def auc_counts(cases, names):
+    """(topics, measures, wins, pairs) of :func:`auc_group_of` from each
+    topic's counts (``cases``: objects with ``topic``, ``wins2`` — one per
+    measure of ``names``, in order — and ``n_pairs``; a later case of a
+    topic replaces an earlier one, as the frame's rows do), no frame;
+    None without a row."""
+    cases = list(cases)
+    widths = [min(len(names), len(c.wins2)) for c in cases]
+    if not any(widths):
+        return None
+    measures = sorted(set(names[:max(widths)]))
+    topics = sorted({c.topic for c, k in zip(cases, widths) if k})
+    m_at = {m: j for j, m in enumerate(measures)}
+    t_at = {t: i for i, t in enumerate(topics)}
+    columns = np.asarray([m_at[m] for m in names[:max(widths)]], dtype=np.intp)
+    wins = np.zeros((len(topics), len(measures)), dtype=np.int64)
+    pairs = np.zeros((len(topics), len(measures)), dtype=np.int64)
+    unique = len(set(names)) == len(names)
+    for c, k in zip(cases, widths):
+        if not k:
+            continue
+        t = t_at[c.topic]
+        if unique:
+            wins[t, columns[:k]] = [int(w) for w in c.wins2[:k]]
+            pairs[t, columns[:k]] = int(c.n_pairs)
+            continue
+        for j, w in zip(columns[:k].tolist(), c.wins2[:k]):
+            wins[t, j] = int(w)
+            pairs[t, j] = int(c.n_pairs)
+    return topics, measures, wins, pairs
+
+
+def auc_group_of(key, topics, measures, wins, pairs, plans, seed: int, n: int):
+    """:func:`auc_group` of the counts themselves: ``wins``, ``pairs`` (T ×
+    measures int64) of the sorted ``topics`` and ``measures``."""
+    task, criterion = key
 
     def pooled(weights):
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -287,14 +366,15 @@ class Paired(NamedTuple):
 def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     """(point 1 × S, replicates B × S, jackknife T × S) exact weighted means
     over each system's rows (the rows of ``systems`` only): every system at
-    once (``grouped``) when each (topic, system) has one row, else system
-    by system (``single``, its rows' topic positions)."""
+    once (``grouped``, of every weight matrix: a list) when each (topic,
+    system) has one row, else system by system (``single``, its rows'
+    topic positions)."""
     s_at = {n: j for j, n in enumerate(systems)}
     keep = [r for r, n in enumerate(name) if n in s_at]
     t_idx = [t_at[topic[r]] for r in keep]
     s_idx = [s_at[name[r]] for r in keep]
     if len(set(zip(t_idx, s_idx))) == len(t_idx):
-        return [grouped(keep, (t_idx, s_idx), w) for w in weights_all]
+        return grouped(keep, (t_idx, s_idx), weights_all)
     outs = [np.empty((w.shape[0], len(systems))) for w in weights_all]
     mine: Dict[int, list] = {}
     for r, j in zip(keep, s_idx):
@@ -341,7 +421,8 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                  / np.asarray(p0.x_den, dtype=np.int64).astype(object)).astype(np.float64)
         xs = _side_means(
             p0.x_topic, p0.x_name, t_at, systems, weights_all,
-            lambda rows, where, w: rs.grouped_real_means(x_val[rows], where, len(systems), w),
+            lambda rows, where, ws: [rs.grouped_real_means(x_val[rows], where, len(systems), w)
+                                     for w in ws],
             lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
         for _, p in mine:
@@ -350,30 +431,36 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             score = np.asarray(p.y_score, dtype=np.float64)
             ys_all.append(_side_means(
                 p.y_topic, p.y_name, t_at, systems, weights_all,
-                lambda rows, where, w, v=score: hu.system_means(v[rows], where, len(systems),
-                                                                w, rs.grouped_real_means),
+                lambda rows, where, ws, v=score: hu.system_means_many(
+                    v[rows], where, len(systems), ws, rs.grouped_real_means),
                 lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
-        def corr(x, ys, keys=systems):
-            """correlation_rows of x against each criterion's rows, stacked:
-            (C × rows × kinds)."""
-            x = np.asarray(x, dtype=np.float64)
-            stacked = agreement.correlation_rows(keys, np.tile(x, (n_c, 1)),
-                                                 np.concatenate([np.asarray(y, dtype=np.float64)
-                                                                 for y in ys]))
-            return stacked.reshape(n_c, x.shape[0], n_k)
+        def corr(xs_, ys_, keys=systems):
+            """correlation_rows of each x (rows × systems) against each
+            criterion's rows (``ys_[c]``: the same shapes), stacked: a list
+            of (C × rows × kinds), one per x — one call over every row
+            (row by row: the numbers of each alone), x's side worked out
+            once for every criterion (correlation_rows_many: the numbers of
+            correlation_rows of x tiled)."""
+            sizes = [np.shape(x)[0] for x in xs_]
+            x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
+            y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
+                          for ys_c in ys_])
+            stacked = agreement.correlation_rows_many(keys, x[:, None, :], y)[:, :, 0, :]
+            ends = np.cumsum(sizes)
+            return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
-        point = corr(xs[0], [y[0] for y in ys_all])[:, 0]                  # C × K
         # systems resampled with replacement (seeded per replicate); the
         # points of a replicate are taken in the order drawn
         picks = rs.system_picks(seed, task, len(systems), n)
         keys = [f"{k:06d}" for k in range(len(systems))]
         rows_b = np.arange(n)[:, None]
-        by_topics = corr(xs[1], [y[1] for y in ys_all])                    # C × B × K
-        by_systems = corr(xs[0][0][picks], [y[0][0][picks] for y in ys_all], keys)
-        by_both = corr(xs[1][rows_b, picks], [y[1][rows_b, picks] for y in ys_all], keys)
-        jack_c = corr(xs[2], [y[2] for y in ys_all])                       # C × T × K
+        point, by_topics, jack_c = corr(xs, ys_all)           # C × (1, B, T) × K
+        point = point[:, 0]                                   # C × K
+        by_systems, by_both = corr(
+            [xs[0][0][picks], xs[1][rows_b, picks]],
+            [[y[0][0][picks], y[1][rows_b, picks]] for y in ys_all], keys)
 
         def columns(a):                             # C × B × K -> B × (C·K)
             return np.ascontiguousarray(a.transpose(1, 0, 2).reshape(a.shape[1], n_c * n_k))
@@ -402,6 +489,8 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                 .reshape(n, len(rated) * n_k)))
             raters_ci = {c: (low[i * n_k:(i + 1) * n_k], high[i * n_k:(i + 1) * n_k])
                          for i, c in enumerate(rated)}
+        summaries = _summary_levels(task, set_id, mine, topics, t_at, weights) \
+            if summary_level else {}
         for c, (criterion, p) in enumerate(mine):
             rows = found.setdefault(criterion, [])
             units = [("topics", topics_ci, c * n_k), ("systems", {"percentile": systems_ci},
@@ -417,7 +506,7 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                                                    float(point[c, k]), method, float(low[at]),
                                                    float(high[at]), unit))
             if summary_level:
-                rows += _summary_level(task, set_id, criterion, p, topics, t_at, weights)
+                rows += summaries.get(c, [])
     return [r for criterion, _ in parts for r in found.pop(criterion, [])]
 
 
@@ -450,6 +539,76 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
         ok = np.isfinite(v)
         out[rows] = hu.system_means(v[ok], (t_idx[ok], s_idx[ok]), len(systems), weights[rows],
                                     rs.grouped_real_means)
+    return out
+
+
+def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list]:
+    """:func:`_summary_level` of each criterion of ``mine`` ((criterion,
+    :class:`Paired`), the same topics), by position: the topics of every
+    criterion with the same summarizers correlated in one call, and the
+    exact means over topics of every criterion's values at once (each
+    criterion's topics its own: zeros elsewhere, counted out), the same
+    doubles (row by row, column by column)."""
+    kinds = agreement.KINDS
+    n_k = len(kinds)
+    sides = []
+    batches: Dict[tuple, list] = {}
+    for c, (_, p) in enumerate(mine):
+        x_by_topic: Dict[str, dict] = {}
+        y_by_topic: Dict[str, dict] = {}
+        for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
+                                         np.asarray(p.x_den).tolist()):
+            x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+        for topic, name, score in zip(p.y_topic, p.y_name,
+                                      np.asarray(p.y_score, dtype=np.float64).tolist()):
+            y_by_topic.setdefault(topic, {})[name] = float(score)
+        sides.append((x_by_topic, y_by_topic))
+        for topic in topics:
+            x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
+            names = tuple(sorted(s for s in x_of if s in y_t))
+            if names:
+                batches.setdefault(names, []).append((c, topic))
+    found: Dict[tuple, np.ndarray] = {}
+    for names, at in batches.items():
+        rows_x = [[sides[c][0][t][s] for s in names] for c, t in at]
+        rows_y = [[sides[c][1][t][s] for s in names] for c, t in at]
+        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
+        found.update(zip(at, r))
+    n_c, n_t = len(mine), len(topics)
+    values = np.zeros((n_t, n_c * n_k))
+    present = np.zeros((n_t, n_c * n_k), dtype=np.int64)
+    cols_of: Dict[int, list] = {}
+    for c in range(n_c):
+        cols = []
+        for topic in topics:
+            r = found.get((c, topic))
+            if r is not None and np.isfinite(r[0]):
+                t = t_at[topic]
+                values[t, c * n_k:(c + 1) * n_k] = r
+                present[t, c * n_k:(c + 1) * n_k] = 1
+                cols.append(t)
+        if cols:
+            cols_of[c] = cols
+    if not cols_of:
+        return {}
+    if not np.isfinite(values).all():
+        raise ValueError("weighted_real_means needs finite values")
+    point_all = rs.weighted_present_means(values, present, np.ones((1, n_t), dtype=np.int64))[0]
+    reps_all = rs.weighted_present_means(values, present, weights)
+    # leave-one-topic-out over all topics; a criterion's rows: its topics'
+    jack_all = rs.weighted_present_means(values, present, rs.jackknife_weights(n_t))
+    out: Dict[int, list] = {}
+    for c, cols in cols_of.items():
+        span = slice(c * n_k, (c + 1) * n_k)
+        point_s = point_all[span]
+        found_ci = [(method, low.tolist(), high.tolist())
+                    for method, (low, high) in rs.interval_columns(
+                        point_s, reps_all[:, span], jack_all[cols, span]).items()]
+        criterion = mine[c][0]
+        values_s = point_s.tolist()
+        out[c] = [CorrelationRow(task, set_id, criterion, "summary", kind, values_s[k], method,
+                                 low[k], high[k], "topics")
+                  for k, kind in enumerate(kinds) for method, low, high in found_ci]
     return out
 
 
@@ -490,9 +649,10 @@ def _summary_level(task, set_id, criterion, p: Paired, topics, t_at, weights):
     point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
     reps_s = rs.weighted_real_means(values, weights[:, cols])
     jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
-    out = []
-    for k, kind in enumerate(kinds):
-        for method, (low, high) in rs.intervals(point_s[k], reps_s[:, k], jack_s[:, k]).items():
-            out.append(CorrelationRow(task, set_id, criterion, "summary", kind,
-                                      float(point_s[k]), method, low, high, "topics"))
-    return out
+    # rs.intervals of each kind, every kind at once (the same doubles)
+    found = [(method, low.tolist(), high.tolist())
+             for method, (low, high) in rs.interval_columns(point_s, reps_s, jack_s).items()]
+    values = point_s.tolist()
+    return [CorrelationRow(task, set_id, criterion, "summary", kind, values[k], method, low[k],
+                           high[k], "topics")
+            for k, kind in enumerate(kinds) for method, low, high in found]

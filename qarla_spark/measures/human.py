@@ -251,9 +251,21 @@ def system_means(values, columns, n_columns: int, weights,
     caller's exact means of doubles:
     :func:`~qarla_spark.measures.resampling.grouped_real_means` or its
     replicates' twin)."""
-    from qarla_spark.measures import resampling as rs
+    return system_means_many(values, columns, n_columns, [weights], doubles)[0]
+
+
+def system_means_many(values, columns, n_columns: int, weights_list: Sequence,
+                      doubles: Callable) -> list:
+    """:func:`system_means` under each weight matrix of ``weights_list``
+    (the same rows: their readings found once), in order."""
     v = np.asarray(values, dtype=np.float64)
     r = reading(v)
+    return [_system_means_read(v, r, columns, n_columns, w, doubles) for w in weights_list]
+
+
+def _system_means_read(v, r: "Reading", columns, n_columns: int, weights,
+                       doubles: Callable) -> np.ndarray:
+    from qarla_spark.measures import resampling as rs
     if r.kind == DOUBLES:
         return doubles(v, columns, n_columns, weights)
     if r.kind == GRID:

@@ -52,6 +52,20 @@ def _key(seed: int, *parts: str) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
 
 
+def _keys(seed: int, prefix: Sequence[str], lasts: Sequence[str]) -> list:
+    """``[_key(seed, *prefix, last) for last in lasts]``: the same integers,
+    the prefix's text hashed once (BLAKE2b's state copied: the digest of
+    the whole text)."""
+    head = hashlib.blake2b("\x1f".join([str(int(seed)), *map(str, prefix), ""]).encode("utf-8"),
+                           digest_size=16)
+    out = []
+    for last in lasts:
+        h = head.copy()
+        h.update(str(last).encode("utf-8"))
+        out.append(int.from_bytes(h.digest(), "little"))
+    return out
+
+
 def uniforms(seed: int, parts: Sequence[str], n: int) -> np.ndarray:
     """``n`` uniforms in [0, 1) from the stream keyed by (seed, parts): the
     raw 64-bit output of the Philox counter-based generator (stable across
@@ -65,7 +79,13 @@ def uniforms_many(seed: int, parts: Sequence[Sequence[str]], n: int) -> np.ndarr
     doubles, every stream at once (:func:`~qarla_spark.measures.streams.
     philox_raw`: no numpy generator per stream)."""
     from qarla_spark.measures.streams import philox_raw
-    raw = philox_raw([_key(seed, *p) for p in parts], n)
+    parts = [tuple(p) for p in parts]
+    if parts and all(len(p) >= 2 and p[:-1] == parts[0][:-1] for p in parts):
+        # (one prefix, as every caller here: hashed once)
+        keys = _keys(seed, parts[0][:-1], [p[-1] for p in parts])
+    else:
+        keys = [_key(seed, *p) for p in parts]
+    raw = philox_raw(keys, n)
     return (raw >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 
@@ -152,13 +172,24 @@ def int_matmul(a, b) -> np.ndarray:
     any order), else numpy's integer product — the same integers, one
     BLAS call instead of numpy's unvectorised integer loop (issue 36: a
     task's 1,000 replicates of 1,023 sets)."""
+    found = _exact_float_matmul(a, b)
+    if found is not None:
+        return found.astype(np.int64)
+    return np.asarray(a, dtype=np.int64) @ np.asarray(b, dtype=np.int64)
+
+
+def _exact_float_matmul(a, b) -> Optional[np.ndarray]:
+    """:func:`int_matmul`'s product as the doubles it holds (each an integer
+    below 2^53, exact) when its bound allows the BLAS product, else None:
+    the callers that divide the sums in doubles skip the round trip
+    through int64 (the same doubles)."""
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
     if a.size and b.size:
         bound = int(np.abs(a).sum(axis=-1).max()) * int(np.abs(b).max())
         if bound < 2 ** 53:
-            return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.int64)
-    return a @ b
+            return a.astype(np.float64) @ b.astype(np.float64)
+    return None
 
 
 def weighted_ratio_means(nums, dens, weights) -> np.ndarray:
@@ -173,17 +204,24 @@ def weighted_ratio_means(nums, dens, weights) -> np.ndarray:
     lcm = 1
     for d in np.unique(dens):
         lcm = lcm * int(d) // math.gcd(lcm, int(d))
-    scale = (lcm // dens.astype(object)).astype(object)
-    scaled = nums.astype(object) * scale
+    if lcm < 2 ** 62 and int(np.abs(nums).max(initial=0)) * lcm < 2 ** 62:
+        scaled = nums * (lcm // dens)               # (int64: the same integers)
+    else:
+        scaled = nums.astype(object) * (lcm // dens.astype(object)).astype(object)
     bound = int(np.abs(nums).max(initial=0)) * lcm * int(weights.max(initial=0)) * nums.shape[0]
+    counts = weights.sum(axis=1)[:, None] * lcm
+    if bound < 2 ** 53 and lcm * int(counts.max(initial=0)) < 2 ** 53:
+        # the sums as exact doubles (int_matmul's, without its round trip
+        # through int64): the same quotients
+        sums_f = _exact_float_matmul(weights, scaled.astype(np.int64))
+        if sums_f is None:
+            sums_f = int_matmul(weights, scaled.astype(np.int64)).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums_f / counts.astype(np.float64)
     if bound < 2 ** 62:
         sums = int_matmul(weights, scaled.astype(np.int64))
     else:
         sums = weights.astype(object) @ scaled
-    counts = weights.sum(axis=1)[:, None] * lcm
-    if bound < 2 ** 53 and lcm * int(counts.max(initial=0)) < 2 ** 53:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(sums, dtype=np.float64) / counts.astype(np.float64)
     return _divide(sums, counts)
 
 
@@ -580,14 +618,25 @@ def grouped_ratio_means(nums, dens, columns, n_columns: int, weights):
         # below 2^53 (a correctly rounded quotient either way)
         matrix = np.zeros((n_topics, n_columns), dtype=np.int64)
         matrix[topics, cols] = nums * factor
-        sums = int_matmul(weights, matrix)
-        counts = int_matmul(weights, count) * lcms[None, :]
-        from qarla_spark.measures import exact_division
-        found = exact_division.quotients([(0, sums)], 0, counts)
-        if found is not None and found[1].all():
-            out = found[0]
+        sums_f = _exact_float_matmul(weights, matrix)
+        counts_f = _exact_float_matmul(weights, count)
+        if sums_f is not None and counts_f is not None and \
+                float(lcms.max(initial=1)) * float(counts_f.max(initial=0)) < 2.0 ** 53:
+            # every sum and count an integer below 2^53, exact as a double:
+            # their IEEE quotient is the correctly rounded one (never
+            # subnormal: |sum| ≥ 1 or 0), the doubles of the exact division
+            counts = counts_f * lcms[None, :].astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = sums_f / counts
         else:
-            out = _divide(sums.astype(object), counts.astype(object))
+            sums = int_matmul(weights, matrix)
+            counts = int_matmul(weights, count) * lcms[None, :]
+            from qarla_spark.measures import exact_division
+            found = exact_division.quotients([(0, sums)], 0, counts)
+            if found is not None and found[1].all():
+                out = found[0]
+            else:
+                out = _divide(sums.astype(object), counts.astype(object))
     else:
         scaled = nums.astype(object) * factor.astype(object)
         matrix = np.zeros((n_topics, n_columns), dtype=object)
@@ -787,6 +836,30 @@ def _finite_sorted(reps, quantiles=None):
     return np.sort(reps, axis=0), n
 
 
+def _ranks_sorted(ordered, n, points, cols) -> Tuple[np.ndarray, np.ndarray]:
+    """(#{values < point}, #{values ≤ point}) of each column ``cols[k]`` of
+    ``ordered`` among its first ``n[k]`` rows (sorted finite values), the
+    point ``points[k]``: a bisection of every column at once (the counts
+    of comparing the point with each value)."""
+    cols = np.asarray(cols, dtype=np.intp)
+    n = np.asarray(n, dtype=np.intp)
+    out = []
+    for strict in (True, False):
+        lo = np.zeros(cols.size, dtype=np.intp)
+        hi = n.copy()
+        while True:
+            live = lo < hi
+            if not live.any():
+                break
+            mid = (lo + hi) // 2
+            value = ordered[np.minimum(mid, ordered.shape[0] - 1), cols]
+            go_right = (value < points) if strict else (value <= points)
+            lo = np.where(live & go_right, mid + 1, lo)
+            hi = np.where(live & ~go_right, mid, hi)
+        out.append(lo.astype(np.int64))
+    return out[0], out[1]
+
+
 def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
     """(low, high) of :func:`percentile_interval` of each column of
     ``replicates`` (B × M), the same doubles: each column's finite
@@ -903,9 +976,15 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     if ok.any():
         cols = np.flatnonzero(ok)
         pts = points[cols]
-        mine = reps if cols.size == m_all else reps[:, cols]     # (no copy when all)
-        share = (np.count_nonzero(mine < pts, axis=0)
-                 + 0.5 * np.count_nonzero(mine == pts, axis=0)) / n[cols]
+        # each column's finite replicates below and at its point value,
+        # counted by bisection of its sorted values (the same integers)
+        if cols.size * n_b >= 2 ** 17:
+            below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
+        else:                  # (few columns: one comparison of each value is cheaper)
+            mine = reps if cols.size == m_all else reps[:, cols]
+            below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
+            at_most = below + np.count_nonzero(mine == pts, axis=0)
+        share = (below + 0.5 * (at_most - below)) / n[cols]
         # the jackknife's moments column by column, each summed as numpy
         # sums a contiguous vector (pairwise), as bca_interval does
         if jack.shape[0]:
@@ -918,14 +997,23 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
         zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
         inv_cdf, cdf = _standard_normal(norm)
         # NormalDist's own functions without its methods' checks (done
-        # here), in Python floats: the doubles of norm.inv_cdf, norm.cdf
-        for k, (p, s2, s3) in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
-            if p <= 0 or p >= 1:
-                continue
-            z0 = inv_cdf(p)
-            a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
-            for i, z in enumerate(zs):
-                qs[i, k] = cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+        # here), in Python floats: the doubles of norm.inv_cdf, norm.cdf —
+        # once per distinct (share, moments) (columns of a task's sets
+        # often share them: KING's 1,023 subsets)
+        done: Dict[tuple, tuple] = {}
+        for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+            got = done.get(key)
+            if got is None:
+                p, s2, s3 = key
+                if p <= 0 or p >= 1:
+                    got = None
+                else:
+                    z0 = inv_cdf(p)
+                    a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
+                    got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
+                done[key] = got
+            if got is not None:
+                qs[0, k], qs[1, k] = got
         good = np.isfinite(qs).all(axis=0)
         if good.any():
             sel = cols[good]
@@ -967,12 +1055,27 @@ def sign_flip_family(diffs, flips) -> Tuple[np.ndarray, np.ndarray]:
     if np.abs(diffs).sum(axis=0).max(initial=0) >= 2 ** 52:
         raise ValueError("differences too large for an exact family test")
     observed = np.abs(diffs.sum(axis=0))                       # S
-    flipped = np.abs(int_matmul(flips, diffs))                 # P × S
+    # |Σ s·d| of every pattern and comparison: exact integers (as the
+    # doubles of the BLAS product when they are below 2^53, compared with
+    # the observed sums as doubles: the same counts)
+    flipped = _exact_float_matmul(flips, diffs)                # P × S
+    if flipped is None:
+        flipped = int_matmul(flips, diffs)
+        seen = observed
+    else:
+        seen = observed.astype(np.float64)
+    np.abs(flipped, out=flipped)
     n = len(flips) + 1
-    p = (0.5 + (flipped > observed).sum(axis=0) + 0.5 * (flipped == observed).sum(axis=0)) / n
-    top = flipped.max(axis=1, initial=0)                       # P
-    adjusted = (0.5 + (top[:, None] > observed).sum(axis=0)
-                + 0.5 * (top[:, None] == observed).sum(axis=0)) / n
+    above = np.count_nonzero(flipped > seen, axis=0).astype(np.int64)
+    tied = np.count_nonzero(flipped == seen, axis=0).astype(np.int64)
+    p = (0.5 + above + 0.5 * tied) / n
+    # the family's largest |Σ s·d| of each pattern, sorted: how many lie
+    # above and at each observed sum, by search
+    top = np.sort(flipped.max(axis=1, initial=0))              # P
+    at_most = np.searchsorted(top, seen, side="right")
+    below = np.searchsorted(top, seen, side="left")
+    adjusted = (0.5 + (len(top) - at_most).astype(np.int64)
+                + 0.5 * (at_most - below).astype(np.int64)) / n
     return p, np.maximum(adjusted, p)
 
 

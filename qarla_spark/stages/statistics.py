@@ -41,9 +41,9 @@ from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
-                                                   Interval, Paired, StatRow, auc_group,
-                                                   correlation_groups, king_group,
-                                                   ratio_estimates_of)
+                                                   Interval, Paired, StatRow, auc_counts,
+                                                   auc_group_of, correlation_groups,
+                                                   king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES, HBR, QUEEN
 from qarla_spark.spark import cache
@@ -100,11 +100,6 @@ class StatisticsResult:
 # the stage: one reduce per task over the QARLA and HBR stages' per-topic
 # records (kept on the executors), one Spark job
 # ---------------------------------------------------------------------------
-
-def _frame(rows, columns):
-    import pandas as pd
-    return pd.DataFrame.from_records(rows, columns=columns)
-
 
 @dataclass
 class _Found:
@@ -187,8 +182,14 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         # the task's own across/ rows made here (its estimates' columns:
         # the same doubles as from its counts), not in the one group over
         # every task
+        # (their percentile intervals: king_ci's rows of them, the same
+        # doubles as percentile_columns of those columns)
+        pct = {r.a: (r.ci_low, r.ci_high) for r in found.rows
+               if r.kind == "king" and r.method == "percentile"}
         own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
-                                         estimates.reps[:, cols]))
+                                         estimates.reps[:, cols]),
+                            percentile=([pct[label][0] for label in shared],
+                                        [pct[label][1] for label in shared]))
         found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
             task, tuple(estimates.topics), tuple(shared), estimates.wins[:, cols],
             estimates.dens, own)))
@@ -201,12 +202,23 @@ def _jack_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     if q is None:
         return None
     detailed = list(q.detailed.get(task, ()))
-    rows = [(v.topic, s, int(v.jack[s]), int(v.n_models))
-            for _, v in items for s in range(len(detailed))]
-    if not rows:
+    cases = [v for _, v in items]
+    if not cases or not detailed:
         return None
-    return _Found(king_group((task,), _frame(rows, ["topic", "gid", "num", "den"]), detailed,
-                             {}, ctx.seed, ctx.n, kind="jack"))
+    # the counts of every (topic, set): a topic's later record replaces an
+    # earlier one
+    topics = sorted({v.topic for v in cases})
+    t_at = {t: i for i, t in enumerate(topics)}
+    k = len(detailed)
+    wins = np.zeros((len(topics), k), dtype=np.int64)
+    dens = np.zeros(len(topics), dtype=np.int64)
+    for v in cases:
+        wins[t_at[v.topic]] = [int(v.jack[s]) for s in range(k)]
+        dens[t_at[v.topic]] = int(v.n_models)
+    estimates = ratio_estimates_of(task, topics, list(range(k)), detailed, wins, dens,
+                                   ctx.seed, ctx.n)
+    return _Found(king_group((task,), None, detailed, {}, ctx.seed, ctx.n, kind="jack",
+                             estimates=estimates))
 
 
 def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
@@ -249,13 +261,10 @@ def _auc_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     h = ctx.hbr
     if h is None:
         return None
-    rows = [(v.topic, m, int(w), int(v.n_pairs))
-            for _, v in items for m, w in zip(h.names, v.wins2)]
-    if not rows:
+    counts = auc_counts([v for _, v in items], list(h.names))
+    if counts is None:
         return None
-    return _Found(auc_group((task, rest[0]), _frame(rows, ["topic", "measure", "wins2",
-                                                           "n_pairs"]),
-                            h.plans, ctx.seed, ctx.n))
+    return _Found(auc_group_of((task, rest[0]), *counts, h.plans, ctx.seed, ctx.n))
 
 
 def _hbr_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
@@ -476,27 +485,44 @@ def _table_records(key, rows: List[StatRow], n, sizes):
     """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
     rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
     (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
-    tables: Dict[str, list] = {"king_ci": [], "jack_ci": [], "auc_ci": [], "comparisons": []}
+    # each table's columns straight from the rows (no tuple per row: a
+    # king group's thousands of rows; the same Arrow columns)
+    by_kind: Dict[str, List[StatRow]] = {"king": [], "jack": [], "auc": [], "comparison": []}
     for r in rows:
-        if r.kind == "king":
-            if r.method == js.CHANCE:
-                tables["king_ci"].append((r.task, r.a, 1, r.value, r.method, r.ci_low,
-                                          r.ci_high, js.CHANCE_DRAWS, js.CHANCE_UNIT))
-            elif r.a in sizes:
-                tables["king_ci"].append((r.task, r.a, sizes[r.a], r.value, r.method, r.ci_low,
-                                          r.ci_high, n, UNIT))
-        elif r.kind == "jack":
-            tables["jack_ci"].append((r.task, r.a, r.value, r.method, r.ci_low, r.ci_high, n,
-                                      UNIT))
-        elif r.kind == "auc":
-            tables["auc_ci"].append((r.task, r.criterion, r.a, r.value, r.method, r.ci_low,
-                                     r.ci_high, n, UNIT))
-        else:
-            tables["comparisons"].append((r.task, r.family, r.criterion, r.a, r.b, r.value_a,
-                                          r.value_b, r.value, r.ci_low, r.ci_high, r.p_value,
-                                          r.p_adjusted, bool(r.p_adjusted < rs.ALPHA),
-                                          r.method, n, UNIT))
-    return [rd.table_record(key, name, found) for name, found in tables.items() if found]
+        by_kind["comparison" if r.kind not in by_kind else r.kind].append(r)
+    king = [r for r in by_kind["king"] if r.method == js.CHANCE or r.a in sizes]
+    chance = [r.method == js.CHANCE for r in king]
+    jack, auc, comp = by_kind["jack"], by_kind["auc"], by_kind["comparison"]
+
+    def col(found, name):
+        return [getattr(r, name) for r in found]
+
+    def const(found, value):
+        return [value] * len(found)
+
+    tables = {
+        "king_ci": (king, lambda: [
+            col(king, "task"), col(king, "a"),
+            [1 if c else sizes[r.a] for r, c in zip(king, chance)], col(king, "value"),
+            col(king, "method"), col(king, "ci_low"), col(king, "ci_high"),
+            [js.CHANCE_DRAWS if c else n for c in chance],
+            [js.CHANCE_UNIT if c else UNIT for c in chance]]),
+        "jack_ci": (jack, lambda: [
+            col(jack, "task"), col(jack, "a"), col(jack, "value"), col(jack, "method"),
+            col(jack, "ci_low"), col(jack, "ci_high"), const(jack, n), const(jack, UNIT)]),
+        "auc_ci": (auc, lambda: [
+            col(auc, "task"), col(auc, "criterion"), col(auc, "a"), col(auc, "value"),
+            col(auc, "method"), col(auc, "ci_low"), col(auc, "ci_high"), const(auc, n),
+            const(auc, UNIT)]),
+        "comparisons": (comp, lambda: [
+            *(col(comp, name) for name in ("task", "family", "criterion", "a", "b", "value_a",
+                                           "value_b", "value", "ci_low", "ci_high", "p_value",
+                                           "p_adjusted")),
+            [bool(r.p_adjusted < rs.ALPHA) for r in comp], col(comp, "method"),
+            const(comp, n), const(comp, UNIT)]),
+    }
+    return [rd.table_record_columns(key, name, columns())
+            for name, (found, columns) in tables.items() if found]
 
 
 def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:

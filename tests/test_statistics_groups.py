@@ -1,0 +1,210 @@
+"""The statistics' groups without their per-group fixed costs (issue 36):
+each faster path against the plain computation it replaces, bit for bit
+(sign flips' counts by search, ranks by bisection, the AUC's and JACK's
+counts without a frame, a criterion's human readings found once)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qarla_spark.measures import group_statistics as gs
+from qarla_spark.measures import human as hu
+from qarla_spark.measures import resampling as rs
+
+SETTINGS = settings(max_examples=60, deadline=None)
+
+
+def _bits(a):
+    return np.asarray(a, dtype=np.float64).view(np.int64).tolist()
+
+
+def _row_bits(rows):
+    """Rows with each float as its bytes (NaN's sign and payload too)."""
+    return [tuple(struct.pack("<d", v) if isinstance(v, float) else v for v in r)
+            for r in rows]
+
+
+@SETTINGS
+@given(st.integers(1, 9), st.integers(1, 6), st.integers(0, 40), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([1, 3, 1000, 2 ** 40]))
+def test_sign_flip_family_against_brute_force(n_t, n_s, n_p, seed, big):
+    """p and the max-T adjusted p of every comparison, from Python's
+    integers: each pattern's |Σ s·d| against the observed |Σ d|."""
+    rng = np.random.default_rng(seed)
+    diffs = rng.integers(-big, big + 1, (n_t, n_s)).astype(np.int64)
+    if rng.random() < 0.3:
+        diffs[:, 0] = 0                                  # every pattern tied
+    flips = np.where(rng.random((n_p, n_t)) < 0.5, -1, 1).astype(np.int64)
+    p, adjusted = rs.sign_flip_family(diffs, flips)
+    n = n_p + 1
+    d = [[int(v) for v in row] for row in diffs.tolist()]
+    sums = [[abs(sum(f[t] * d[t][s] for t in range(n_t))) for s in range(n_s)]
+            for f in flips.tolist()]
+    tops = [max(row, default=0) for row in sums]
+    for s in range(n_s):
+        observed = abs(sum(d[t][s] for t in range(n_t)))
+        above = sum(1 for row in sums if row[s] > observed)
+        tied = sum(1 for row in sums if row[s] == observed)
+        want_p = (0.5 + np.int64(above) + 0.5 * np.int64(tied)) / n
+        t_above = sum(1 for v in tops if v > observed)
+        t_tied = sum(1 for v in tops if v == observed)
+        want_a = max((0.5 + np.int64(t_above) + 0.5 * np.int64(t_tied)) / n, want_p)
+        assert _bits([p[s], adjusted[s]]) == _bits([want_p, want_a])
+
+
+@SETTINGS
+@given(st.integers(1, 30), st.integers(1, 7), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([2, 5, 1000]))
+def test_ranks_by_bisection(rows, cols, seed, grid):
+    """#{v < point} and #{v ≤ point} of each column's finite values (the
+    sorted ones first), ties and NaN included."""
+    rng = np.random.default_rng(seed)
+    reps = rng.integers(0, grid, (rows, cols)) / grid
+    reps[rng.random((rows, cols)) < 0.1] = np.nan
+    points = rng.integers(0, grid, cols) / grid
+    ordered, n = rs._finite_sorted(reps)
+    cols_at = np.arange(cols)
+    below, at_most = rs._ranks_sorted(ordered, n, points, cols_at)
+    for m in range(cols):
+        v = reps[:, m][np.isfinite(reps[:, m])]
+        assert below[m] == np.count_nonzero(v < points[m])
+        assert at_most[m] == np.count_nonzero(v <= points[m])
+
+
+class _Auc:
+    def __init__(self, topic, wins2, n_pairs):
+        self.topic, self.wins2, self.n_pairs = topic, wins2, n_pairs
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 2 ** 32 - 1))
+def test_auc_counts_equal_the_frame(n_topics, n_measures, seed):
+    """auc_counts gives the frame's topics, measures and matrices (a later
+    case of a topic replacing an earlier one), and auc_group of either the
+    same rows."""
+    rng = np.random.default_rng(seed)
+    names = [f"m{k}" for k in rng.permutation(n_measures)]
+    cases = [_Auc(f"t{rng.integers(n_topics)}", rng.integers(0, 20, n_measures).tolist(),
+                  int(rng.integers(1, 12))) for _ in range(n_topics + 2)]
+    rows = [(c.topic, m, int(w), int(c.n_pairs)) for c in cases
+            for m, w in zip(names, c.wins2)]
+    frame = pd.DataFrame.from_records(rows, columns=["topic", "measure", "wins2", "n_pairs"])
+    topics, measures, wins, pairs = gs.auc_counts(cases, names)
+    assert topics == sorted(set(frame["topic"])) and measures == sorted(set(frame["measure"]))
+    assert np.array_equal(wins, gs._matrix(zip(frame["topic"], frame["measure"],
+                                               frame["wins2"]), topics, measures))
+    assert np.array_equal(pairs, gs._matrix(zip(frame["topic"], frame["measure"],
+                                                frame["n_pairs"]), topics, measures))
+    want = gs.auc_group(("task", "c"), frame, {}, seed % 97, 30)
+    got = gs.auc_group_of(("task", "c"), topics, measures, wins, pairs, {}, seed % 97, 30)
+    assert _row_bits(got) == _row_bits(want)
+    assert gs.auc_counts([], names) is None
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([[1.0, 2.0, 3.5], [1 / 3, 2 / 3, 1.0], [0.1, 0.7, 1 / 7]]))
+def test_system_means_many_equal_one_at_a_time(n_t, n_s, seed, grid):
+    """A criterion's readings found once serve every weight matrix: each
+    system's exact weighted mean of its readings (Fractions), rounded once."""
+    rng = np.random.default_rng(seed)
+    cells = [(t, s) for t in range(n_t) for s in range(n_s)]
+    t_idx = np.array([c[0] for c in cells])
+    s_idx = np.array([c[1] for c in cells])
+    values = rng.choice(grid, len(cells)) + rng.integers(0, 3, len(cells))
+    weights = [np.ones((1, n_t), dtype=np.int64), rng.poisson(1.0, (5, n_t)).astype(np.int64),
+               rs.jackknife_weights(n_t)]
+    got = hu.system_means_many(values, (t_idx, s_idx), n_s, weights, rs.grouped_real_means)
+    readings = [hu.value(float(v)) for v in values]
+    for w, g in zip(weights, got):
+        assert g.shape == (w.shape[0], n_s)
+        for b in range(w.shape[0]):
+            for s in range(n_s):
+                rows = np.flatnonzero(s_idx == s)
+                den = sum(int(w[b, t_idx[r]]) for r in rows)
+                num = sum(readings[r] * int(w[b, t_idx[r]]) for r in rows)
+                want = float(num / den) if den else float("nan")
+                assert np.array_equal(g[b, s], want, equal_nan=True)
+
+
+@SETTINGS
+@given(st.integers(2, 7), st.integers(1, 4), st.integers(0, 2 ** 32 - 1))
+def test_summary_levels_equal_each_criterion_alone(n_topics, n_criteria, seed):
+    """The summary-level rows of every criterion at once (topics batched,
+    means of all criteria in one call) are each criterion's own rows, bit
+    for bit: criteria judging different topics and systems, constant
+    sides (no correlation) and topics with too few systems included."""
+    rng = np.random.default_rng(seed)
+    topics = [f"t{k}" for k in range(n_topics)]
+    systems = [f"s{k}" for k in range(6)]
+    x_rows = [(t, s, int(rng.integers(0, 9)), int(rng.integers(1, 4)))
+              for t in topics for s in systems if rng.random() < 0.9]
+    x = tuple(zip(*x_rows)) if x_rows else ((), (), (), ())
+    parts = []
+    for c in range(n_criteria):
+        y_rows = [(t, s, float(rng.integers(1, 6)) / rng.choice([1, 3]))
+                  for t in topics for s in systems if rng.random() < 0.8]
+        if rng.random() < 0.3 and y_rows:
+            y_rows = [(t, s, 2.0) if t == topics[0] else (t, s, v) for t, s, v in y_rows]
+        y = tuple(zip(*y_rows)) if y_rows else ((), (), ())
+        parts.append((f"c{c}", gs.Paired(tuple(x[0]), tuple(x[1]),
+                                         np.asarray(x[2], dtype=np.int64),
+                                         np.asarray(x[3], dtype=np.int64), tuple(y[0]),
+                                         tuple(y[1]), np.asarray(y[2], dtype=np.float64))))
+    t_at = {t: i for i, t in enumerate(topics)}
+    weights = rs.poisson_weights(seed % 101, "task", topics, 50)
+    got = gs._summary_levels("task", 0, parts, topics, t_at, weights)
+    for c, (criterion, p) in enumerate(parts):
+        want = gs._summary_level("task", 0, criterion, p, topics, t_at, weights)
+        assert _row_bits(got.get(c, [])) == _row_bits(want)
+
+
+@SETTINGS
+@given(st.integers(0, 2 ** 40), st.lists(st.text(max_size=6), min_size=1, max_size=3),
+       st.lists(st.text(max_size=6), max_size=8))
+def test_keys_sharing_a_prefix(seed, prefix, lasts):
+    """The prefix hashed once gives every stream's key (and so its
+    uniforms) as hashed whole."""
+    assert rs._keys(seed, prefix, lasts) == [rs._key(seed, *prefix, last) for last in lasts]
+    if lasts:
+        parts = [(*prefix, last) for last in lasts]
+        want = np.stack([rs.uniforms(seed, p, 5) for p in parts])
+        assert _bits(rs.uniforms_many(seed, parts, 5)) == _bits(want)
+
+
+@SETTINGS
+@given(st.integers(2, 8), st.integers(2, 9), st.integers(0, 2 ** 32 - 1))
+def test_comparisons_of_sets_with_the_same_counts_once(n_topics, n_sets, seed):
+    """A family's pairs whose sets have the same counts, worked out once,
+    give the rows of every pair worked out on its own (max-T included); the
+    intervals of such sets likewise."""
+    rng = np.random.default_rng(seed)
+    distinct = rng.integers(0, 6, (n_topics, max(1, n_sets // 2)))
+    wins = distinct[:, rng.integers(0, distinct.shape[1], n_sets)]
+    dens = np.full(n_topics, 6)
+    topics = [f"t{k}" for k in range(n_topics)]
+    names = [f"set{k}" for k in range(n_sets)]
+    e = gs.ratio_estimates_of("task", topics, list(range(n_sets)), names, wins, dens, seed % 89,
+                              40)
+    flips = rs.sign_flips(seed % 89, "task", topics, 40)
+    same = np.unique(wins, axis=1, return_inverse=True)[1].reshape(-1)
+
+    def diffs_of(ia, ib):
+        return (wins[:, ia] - wins[:, ib]).astype(object), 6 * n_topics
+
+    best = int(rng.integers(n_sets))
+    pairs = [(best, o) for o in range(n_sets) if o != best]
+    pairs += [(int(a), int(b)) for a, b in rng.integers(0, n_sets, (3, 2))]
+    got = gs._comparison_rows("task", None, "f", pairs, names, e.point, e.reps, diffs_of, flips,
+                              same)
+    want = gs._comparison_rows("task", None, "f", pairs, names, e.point, e.reps, diffs_of,
+                               flips)
+    assert _row_bits(got) == _row_bits(want)
+    got = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack, same)
+    want = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack)
+    assert _row_bits(got) == _row_bits(want)
