@@ -204,9 +204,9 @@ class SystemScores:
         whatever the rounding of the means. Shared by the criteria with the
         same cells."""
         if "metric_p" not in self.shared:
-            self.shared["metric_p"] = [
-                me.PairwisePValues(a, len(self.flips))
-                for a in rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)]
+            found = rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)
+            self.shared["metric_at_least"] = found                  # K × S × S
+            self.shared["metric_p"] = [me.PairwisePValues(a, len(self.flips)) for a in found]
         return self.shared["metric_p"]
 
     def human_p(self):
@@ -309,7 +309,9 @@ def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
     the p-values under the sign patterns (:meth:`SystemScores.metric_p`):
     its point value only."""
     human = scores.human_p()
-    return np.array([[me.soft_pairwise_accuracy(p, human) for p in scores.metric_p()]],
+    scores.metric_p()
+    return np.array([me.soft_pairwise_accuracy_many(scores.shared["metric_at_least"],
+                                                    len(scores.flips), human)],
                     dtype=np.float64).reshape(1, -1)
 
 
@@ -448,6 +450,20 @@ def _band(draws) -> Estimate:
         return Estimate(math.nan, math.nan, math.nan)
     low, high = rs.percentile_interval(d)
     return Estimate(math.fsum(d) / d.size, low, high, interval=BAND)
+
+
+def _bands(values) -> List[Estimate]:
+    """:func:`_band` of each column of ``values`` (draws × K), the same
+    doubles: every column's percentiles at once
+    (:func:`~qarla_spark.measures.resampling.percentile_columns`)."""
+    finite = np.isfinite(values)
+    low, high = rs.percentile_columns(values)
+    out = []
+    for k in range(values.shape[1]):
+        d = values[finite[:, k], k]
+        out.append(Estimate(math.fsum(d) / d.size, float(low[k]), float(high[k]),
+                            interval=BAND) if d.size else Estimate(math.nan, math.nan, math.nan))
+    return out
 
 
 def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n: int,
@@ -639,7 +655,9 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
                                           kinds=("pearson", "spearman"))
     scores = SystemScores(random, x, h, r, me.sign_sums(x, h), np.zeros((0, len(data.topics))),
                           flips)
-    return {st.key: _band(KERNELS[st.key](scores)[0]) for st in ms.STATISTICS}
+    values = np.stack([np.asarray(KERNELS[st.key](scores)[0], dtype=np.float64)
+                       for st in ms.STATISTICS], axis=1)                # draws × statistics
+    return dict(zip((st.key for st in ms.STATISTICS), _bands(values)))
 
 
 def configuration(draws: int = CHANCE_DRAWS) -> dict:

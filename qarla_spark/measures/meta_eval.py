@@ -701,6 +701,24 @@ def soft_pairwise_accuracy(p_metric: PValues, p_human: PValues) -> float:
     return spa.numerator / spa.denominator
 
 
+def soft_pairwise_accuracy_many(at_least, replicates: int, p_human: PairwisePValues
+                                ) -> List[float]:
+    """:func:`soft_pairwise_accuracy` of each measure's counts ``at_least``
+    (K × S × S, of ``replicates`` sign patterns) against ``p_human``: the
+    same doubles, every measure's distance summed at once (integers)."""
+    at_least = np.asarray(at_least)
+    if not (isinstance(p_human, PairwisePValues) and p_human.replicates == replicates
+            and at_least.shape[1:] == p_human.at_least.shape):
+        return [soft_pairwise_accuracy(PairwisePValues(a, replicates), p_human)
+                for a in at_least]
+    i, j = _pairs(p_human.at_least.shape[0])
+    if not i.size:
+        return [NAN] * len(at_least)
+    scale = replicates * i.size
+    distance = np.abs(at_least[:, i, j] - p_human.at_least[i, j][None, :]).sum(axis=1)
+    return [(scale - d) / scale for d in distance.tolist()]
+
+
 # ---------------------------------------------------------------------------
 # significance clusters (mt-metrics-eval)
 # ---------------------------------------------------------------------------
