@@ -116,6 +116,9 @@ class MetaEvaluation:
     #: :mod:`qarla_spark.measures.rater_draws`); empty without two named
     #: raters of the criterion
     raters: Dict[Tuple[str, str], List[Estimate]] = field(default_factory=dict)
+    #: per (level, statistic) with replicates, the replicates of every
+    #: measure (B × M, read-only: each Estimate's ``replicates`` a column)
+    replicates: Dict[Tuple[str, str], np.ndarray] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -289,7 +292,9 @@ def _kendall(scores: SystemScores) -> np.ndarray:
     ``agreement.MIN_SYSTEMS`` systems or when a row holds a NaN (a system
     without topic in a replicate)."""
     x, h = scores.x, scores.h
-    complete = np.isfinite(x).all(axis=1) & np.isfinite(h).all(axis=1)[:, None]
+    if "complete_x" not in scores.shared:   # the measures' side, once for the criteria
+        scores.shared["complete_x"] = np.isfinite(x).all(axis=1)
+    complete = scores.shared["complete_x"] & np.isfinite(h).all(axis=1)[:, None]
     return np.where(complete & (x.shape[1] >= agreement.MIN_SYSTEMS),
                     scores.signs.kendall_b(), np.nan)
 
@@ -428,7 +433,7 @@ def _pdp(scores: SystemScores) -> np.ndarray:
 # the group
 # ---------------------------------------------------------------------------
 
-def _estimates(points, reps, bounds=None) -> List[Estimate]:
+def _estimates(points, reps, bounds=None, matrices: dict = None, key=None) -> List[Estimate]:
     """An :class:`Estimate` of each column (``points`` (M,), ``reps`` B ×
     M): recentred within ``bounds`` when given (a statistic of system
     scores), else percentile; the intervals of every column at once
@@ -439,6 +444,8 @@ def _estimates(points, reps, bounds=None) -> List[Estimate]:
     # of it, read-only (not a copy each: 2,880 of them a task)
     columns = np.array(reps, dtype=np.float64, order="F")
     columns.setflags(write=False)
+    if matrices is not None:
+        matrices[key] = columns
     return [Estimate(float(v), float(a), float(b), columns[:, m], method)
             for m, (v, a, b) in enumerate(zip(points.tolist(), low.tolist(), high.tolist()))]
 
@@ -542,13 +549,14 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     for k, c in enumerate(names):
         d, signs = used[c], signs_all[k]
         scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared)
-        estimates = _estimates_of(scores)
+        matrices: Dict[Tuple[str, str], np.ndarray] = {}
+        estimates = _estimates_of(scores, matrices)
         pa = estimates[primary]
         ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
         ranks = [0] * n_m
         if ranked:
             found = me.rank_clusters([pa[m].value for m in ranked],
-                                     np.column_stack([pa[m].replicates for m in ranked]),
+                                     matrices[primary][:, ranked],
                                      [d.measures[m] for m in ranked])
             for m, r in zip(ranked, found.ranks):
                 ranks[m] = r
@@ -559,7 +567,8 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
                                   estimates) if design is not None and n else {}
         out[c] = MetaEvaluation(d.measures, len(topics), len(systems), n, estimates,
                                 chance_baseline(task, c, d, seed, flips, draws) if draws else {},
-                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts(), raters)
+                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts(), raters,
+                                matrices)
     return out
 
 
@@ -616,16 +625,19 @@ def _rater_estimates(task: str, criterion: str, data: JudgedScores, design, seed
     return out
 
 
-def _estimates_of(scores: SystemScores) -> Dict[Tuple[str, str], List[Estimate]]:
+def _estimates_of(scores: SystemScores, matrices: dict = None
+                  ) -> Dict[Tuple[str, str], List[Estimate]]:
     """Each declared statistic's :class:`Estimate` of every measure, in the
     declared order: its kernel's values, with the interval its declaration
     names when it has replicates (recentred within its range, or
-    percentile), without one when it has none."""
+    percentile), without one when it has none. ``matrices``: where to keep
+    each statistic's replicates (B × M) too."""
     out: Dict[Tuple[str, str], List[Estimate]] = {}
     for st in ms.STATISTICS:
         values = KERNELS[st.key](scores)
         if st.replicates:
-            out[st.key] = _estimates(values[0], values[1:], st.recentred_within)
+            out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
+                                     st.key)
         else:
             out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
     return out

@@ -118,6 +118,9 @@ class SignSums:
     concordance: np.ndarray
     metric_pairs: np.ndarray
     human_pairs: np.ndarray
+    #: #{h_i = h_j and m_i = m_j} (B × M; the pairs both tie, NaN tying
+    #: nothing), or None when not counted
+    both_tied: Optional[np.ndarray] = None
 
     def pairwise_accuracy_counts(self) -> Tuple[np.ndarray, np.ndarray]:
         """(agree2, pairs2) of :class:`PairwiseAccuracy` per row and measure:
@@ -151,11 +154,12 @@ def sign_sums_many(metric, humans) -> List[SignSums]:
     if m.ndim != 3 or any(h.shape != m.shape[:2] for h in hs):
         raise ValueError("metric must be (B × n × M) and human (B × n)")
     from qarla_spark.measures.pair_counts import sign_sums as counts
-    con, metric_pairs, human_pairs = counts(
+    con, metric_pairs, human_pairs, tied = counts(
         np.ascontiguousarray(m.transpose(1, 0, 2)),                      # n × B × M
         np.ascontiguousarray(np.stack(hs).transpose(0, 2, 1)) if hs
         else np.zeros((0, m.shape[1], m.shape[0])))                       # C × n × B
-    return [SignSums(con[c], metric_pairs.copy(), human_pairs[c]) for c in range(len(hs))]
+    return [SignSums(con[c], metric_pairs.copy(), human_pairs[c], tied[c])
+            for c in range(len(hs))]
 
 
 # ---------------------------------------------------------------------------
@@ -199,6 +203,11 @@ def wmt_agreement_counts(metric, human, signs: "SignSums",
                          "score is")
     count = valid.sum(axis=1).astype(np.int64)
     pairs = count * (count - 1) // 2
+    if signs.both_tied is not None:
+        # the pairs both tie, counted with the signs (the same integers)
+        both = signs.both_tied
+        ordered_both = signs.metric_pairs - (pairs - signs.human_pairs)[:, None] + both
+        return (signs.concordance + ordered_both) // 2 + both, pairs
     i, j = _pairs(n)
     tied = valid[:, i] & valid[:, j] & (h[:, i] == h[:, j])             # B × P
     rows, at = np.nonzero(tied)

@@ -166,7 +166,7 @@ def meta_group(key, task, items, ctx):
         cols = [m for m, name in enumerate(e.measures) if name in kinglike]
         # the statistics with replicates, set against KING's
         stats = {st.name: (np.array([found[m].value for m in cols]),
-                           np.column_stack([found[m].replicates for m in cols]))
+                           e.replicates[st.key][:, cols])
                  for st in ms.STATISTICS if cols and st.replicates and st.against_king
                  for found in [e.estimates[st.key]]}
         if cols and king is not None:
@@ -278,11 +278,12 @@ def _king_vs_judges(task, king, entries, n):
         reps_all = correlation_rows_shared(
             common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
             kinds=("kendall",))[:, :, 0]
-        for k, (criterion, stat, _) in enumerate(cols):
-            tau, reps_t = taus[k], reps_all[:, k]
-            low, high = rs.bootstrap_interval(float(tau), reps_t, bounds)
-            rows.append((task, criterion, stat, len(common), float(tau), low, high,
-                         rs.interval_method(bounds), n, UNIT))
+        # every row's interval at once: bootstrap_interval's doubles
+        lows, highs = rs.bootstrap_columns(taus, reps_all, bounds)
+        method = rs.interval_method(bounds)
+        for (criterion, stat, _), tau, low, high in zip(cols, taus.tolist(), lows.tolist(),
+                                                         highs.tolist()):
+            rows.append((task, criterion, stat, len(common), tau, low, high, method, n, UNIT))
             if stat == ms.PRIMARY:
-                printed[(task, criterion)] = Interval(float(tau), low, high)
+                printed[(task, criterion)] = Interval(tau, low, high)
     return rows, printed
