@@ -446,8 +446,20 @@ def _estimates(points, reps, bounds=None, matrices: dict = None, key=None) -> Li
     columns.setflags(write=False)
     if matrices is not None:
         matrices[key] = columns
-    return [Estimate(float(v), float(a), float(b), columns[:, m], method)
-            for m, (v, a, b) in enumerate(zip(points.tolist(), low.tolist(), high.tolist()))]
+    return [_estimate(v, a, b, columns[:, m], method)
+            for m, (v, a, b) in enumerate(zip(np.asarray(points, dtype=np.float64).tolist(),
+                                              low.tolist(), high.tolist()))]
+
+
+def _estimate(value: float, low: float, high: float, replicates, interval: str) -> Estimate:
+    """``Estimate(value, low, high, replicates, interval)`` of Python floats,
+    its fields set as the frozen dataclass's own ``__init__`` sets them
+    (object's ``__setattr__``: its instance dict) without that call's
+    cost (a task makes thousands)."""
+    e = object.__new__(Estimate)
+    e.__dict__.update(value=value, low=low, high=high, replicates=replicates,
+                      interval=interval)
+    return e
 
 
 def _band(draws) -> Estimate:

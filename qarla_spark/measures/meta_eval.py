@@ -760,10 +760,18 @@ def significance_clusters(values: Sequence[float], better,
     if sig.shape != (len(vals), len(vals)):
         raise ValueError("better must be a square (measures × measures) matrix")
     order = sorted(range(len(vals)), key=lambda k: (-vals[k], keys[k]))
-    ranks = [0] * len(vals)
+    # for each measure in sorted order, the last one above it that is
+    # significantly better than it (-1: none): "some member of the current
+    # cluster is better" is "that one is in the cluster"
+    n = len(vals)
+    at = np.asarray(order, dtype=np.intp)
+    row = np.arange(n)[:, None]
+    last = np.where(sig[np.ix_(at, at)] & (row < np.arange(n)[None, :]), row, -1
+                    ).max(axis=0, initial=-1).tolist()
+    ranks = [0] * n
     rank, start = 1, 0
     for pos, k in enumerate(order):
-        if sig[order[start:pos], k].any():
+        if last[pos] >= start:
             rank, start = rank + 1, pos
         ranks[k] = rank
     return tuple(ranks)
@@ -819,9 +827,9 @@ def rank_clusters(values: Sequence[float], replicates, names: Sequence[str],
     vals = np.asarray(values, dtype=np.float64)
     order = sorted(range(vals.size), key=lambda k: (-vals[k], names[k]))
     p = paired_bootstrap_p(replicates)
-    above = np.zeros(p.shape, dtype=bool)
-    for pos, k in enumerate(order):
-        above[k, order[pos + 1:]] = True
+    position = np.empty(vals.size, dtype=np.intp)
+    position[np.asarray(order, dtype=np.intp)] = np.arange(vals.size)
+    above = position[:, None] < position[None, :]               # k before i in sorted order
     adjusted = np.where(above, benjamini_hochberg(np.where(above, p, NAN)), NAN)
     better = np.where(above, adjusted <= alpha, False)
     return Clusters(significance_clusters(vals, better, names), adjusted)
