@@ -1008,3 +1008,14 @@ def test_meta_evaluations_share_the_measures_side_and_give_each_criteria_its_num
     for criterion, data in datas.items():
         alone = js.meta_evaluation("task", criterion, data, 7, 40, draws=0)
         assert _same_evaluation(together[criterion], alone), criterion
+
+
+def test_estimates_made_fast_are_the_dataclass_s():
+    """_estimate sets the fields the frozen dataclass's __init__ sets."""
+    reps = np.arange(3.0)
+    got = js._estimate(0.25, -1.0, 1.5, reps, "recentred")
+    want = js.Estimate(0.25, -1.0, 1.5, reps, "recentred")
+    assert got == want and vars(got).keys() == vars(want).keys()
+    assert got.replicates is reps and got.interval == "recentred"
+    with pytest.raises(AttributeError):
+        got.value = 1.0

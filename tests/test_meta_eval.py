@@ -433,6 +433,24 @@ def test_soft_pairwise_accuracy_of_counts_with_one_denominator_equals_the_loop(d
     assert got == float(1 - distance / len(pairs))
 
 
+@SETTINGS
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.integers(1, 9), st.integers(1, 4),
+    st.lists(st.integers(0, 9), min_size=4 * n * n, max_size=4 * n * n),
+    st.lists(st.integers(0, 9), min_size=n * n, max_size=n * n))), st.booleans())
+def test_soft_pairwise_accuracy_many_equals_one_at_a_time(data, other_b):
+    """Every measure's counts at once: the doubles of
+    soft_pairwise_accuracy measure by measure (the human side over another
+    B too: the per-measure path)."""
+    b, k, km, kh = data
+    n = math.isqrt(len(kh))
+    at_least = np.minimum(np.array(km[:k * n * n]).reshape(k, n, n), b)
+    human = me.PairwisePValues(np.minimum(np.array(kh).reshape(n, n), b), b + other_b)
+    got = me.soft_pairwise_accuracy_many(at_least, b, human)
+    want = [me.soft_pairwise_accuracy(me.PairwisePValues(a, b), human) for a in at_least]
+    assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
 # ---------------------------------------------------------------------------
 # significance clusters
 # ---------------------------------------------------------------------------

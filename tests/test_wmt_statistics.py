@@ -67,8 +67,13 @@ def scored_rows(draw):
 @given(scored_rows())
 @SETTINGS
 def test_wmt_agreement_counts_equal_the_loop(rows):
+    """(with the pairs both tie counted by the sign sums, and without)"""
     x, h = rows
-    agree, pairs = me.wmt_agreement_counts(x, h, me.sign_sums(x, h))
+    signs = me.sign_sums(x, h)
+    agree, pairs = me.wmt_agreement_counts(x, h, signs)
+    plain = me.SignSums(signs.concordance, signs.metric_pairs, signs.human_pairs)
+    again, pairs_again = me.wmt_agreement_counts(x, h, plain)
+    assert np.array_equal(agree, again) and np.array_equal(pairs, pairs_again)
     for b in range(x.shape[0]):
         hs = [None if math.isnan(v) else Fraction(v) for v in h[b]]
         for m in range(x.shape[2]):

@@ -146,13 +146,21 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
     out = np.full((n_c, n_b, n_m, len(kinds)), NAN)
     if len(order) < min_n:
         return out
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and set(kinds) <= {"pearson", "spearman"}:
+        # the compiled pass decides itself where both rows vary (np.ptp > 0)
+        # and writes only there: no variation checked here first
+        both = compiled_rows.pearson_spearman_many(x, ys, "pearson" in kinds,
+                                                   "spearman" in kinds)
+        for k, kind in enumerate(kinds):
+            out[..., k] = both[..., 0 if kind == "pearson" else 1]
+        return out
     ok_x = np.ptp(x, axis=2) > 0
     oks = ok_x[None] & (np.ptp(ys, axis=2) > 0)[:, :, None]
     if not oks.any():
         return out
     need = oks.any(axis=0)                                  # B × M: some criterion reads it
     dx = rx = drx = rx8 = None
-    from qarla_spark.measures import compiled_rows
     if compiled_rows.backend() == "numba" and ("pearson" in kinds or "spearman" in kinds):
         # both in one compiled pass over the rows, the same doubles
         both = compiled_rows.pearson_spearman_many(x, ys, "pearson" in kinds,

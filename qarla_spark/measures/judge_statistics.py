@@ -116,6 +116,9 @@ class MetaEvaluation:
     #: :mod:`qarla_spark.measures.rater_draws`); empty without two named
     #: raters of the criterion
     raters: Dict[Tuple[str, str], List[Estimate]] = field(default_factory=dict)
+    #: per (level, statistic) with replicates, the replicates of every
+    #: measure (B × M, read-only: each Estimate's ``replicates`` a column)
+    replicates: Dict[Tuple[str, str], np.ndarray] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -204,9 +207,9 @@ class SystemScores:
         whatever the rounding of the means. Shared by the criteria with the
         same cells."""
         if "metric_p" not in self.shared:
-            self.shared["metric_p"] = [
-                me.PairwisePValues(a, len(self.flips))
-                for a in rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)]
+            found = rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)
+            self.shared["metric_at_least"] = found                  # K × S × S
+            self.shared["metric_p"] = [me.PairwisePValues(a, len(self.flips)) for a in found]
         return self.shared["metric_p"]
 
     def human_p(self):
@@ -289,7 +292,9 @@ def _kendall(scores: SystemScores) -> np.ndarray:
     ``agreement.MIN_SYSTEMS`` systems or when a row holds a NaN (a system
     without topic in a replicate)."""
     x, h = scores.x, scores.h
-    complete = np.isfinite(x).all(axis=1) & np.isfinite(h).all(axis=1)[:, None]
+    if "complete_x" not in scores.shared:   # the measures' side, once for the criteria
+        scores.shared["complete_x"] = np.isfinite(x).all(axis=1)
+    complete = scores.shared["complete_x"] & np.isfinite(h).all(axis=1)[:, None]
     return np.where(complete & (x.shape[1] >= agreement.MIN_SYSTEMS),
                     scores.signs.kendall_b(), np.nan)
 
@@ -309,7 +314,9 @@ def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
     the p-values under the sign patterns (:meth:`SystemScores.metric_p`):
     its point value only."""
     human = scores.human_p()
-    return np.array([[me.soft_pairwise_accuracy(p, human) for p in scores.metric_p()]],
+    scores.metric_p()
+    return np.array([me.soft_pairwise_accuracy_many(scores.shared["metric_at_least"],
+                                                    len(scores.flips), human)],
                     dtype=np.float64).reshape(1, -1)
 
 
@@ -426,7 +433,7 @@ def _pdp(scores: SystemScores) -> np.ndarray:
 # the group
 # ---------------------------------------------------------------------------
 
-def _estimates(points, reps, bounds=None) -> List[Estimate]:
+def _estimates(points, reps, bounds=None, matrices: dict = None, key=None) -> List[Estimate]:
     """An :class:`Estimate` of each column (``points`` (M,), ``reps`` B ×
     M): recentred within ``bounds`` when given (a statistic of system
     scores), else percentile; the intervals of every column at once
@@ -437,8 +444,22 @@ def _estimates(points, reps, bounds=None) -> List[Estimate]:
     # of it, read-only (not a copy each: 2,880 of them a task)
     columns = np.array(reps, dtype=np.float64, order="F")
     columns.setflags(write=False)
-    return [Estimate(float(v), float(a), float(b), columns[:, m], method)
-            for m, (v, a, b) in enumerate(zip(points.tolist(), low.tolist(), high.tolist()))]
+    if matrices is not None:
+        matrices[key] = columns
+    return [_estimate(v, a, b, columns[:, m], method)
+            for m, (v, a, b) in enumerate(zip(np.asarray(points, dtype=np.float64).tolist(),
+                                              low.tolist(), high.tolist()))]
+
+
+def _estimate(value: float, low: float, high: float, replicates, interval: str) -> Estimate:
+    """``Estimate(value, low, high, replicates, interval)`` of Python floats,
+    its fields set as the frozen dataclass's own ``__init__`` sets them
+    (object's ``__setattr__``: its instance dict) without that call's
+    cost (a task makes thousands)."""
+    e = object.__new__(Estimate)
+    e.__dict__.update(value=value, low=low, high=high, replicates=replicates,
+                      interval=interval)
+    return e
 
 
 def _band(draws) -> Estimate:
@@ -448,6 +469,20 @@ def _band(draws) -> Estimate:
         return Estimate(math.nan, math.nan, math.nan)
     low, high = rs.percentile_interval(d)
     return Estimate(math.fsum(d) / d.size, low, high, interval=BAND)
+
+
+def _bands(values) -> List[Estimate]:
+    """:func:`_band` of each column of ``values`` (draws × K), the same
+    doubles: every column's percentiles at once
+    (:func:`~qarla_spark.measures.resampling.percentile_columns`)."""
+    finite = np.isfinite(values)
+    low, high = rs.percentile_columns(values)
+    out = []
+    for k in range(values.shape[1]):
+        d = values[finite[:, k], k]
+        out.append(Estimate(math.fsum(d) / d.size, float(low[k]), float(high[k]),
+                            interval=BAND) if d.size else Estimate(math.nan, math.nan, math.nan))
+    return out
 
 
 def meta_evaluation(task: str, criterion: str, data: JudgedScores, seed: int, n: int,
@@ -526,13 +561,14 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     for k, c in enumerate(names):
         d, signs = used[c], signs_all[k]
         scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared)
-        estimates = _estimates_of(scores)
+        matrices: Dict[Tuple[str, str], np.ndarray] = {}
+        estimates = _estimates_of(scores, matrices)
         pa = estimates[primary]
         ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
         ranks = [0] * n_m
         if ranked:
             found = me.rank_clusters([pa[m].value for m in ranked],
-                                     np.column_stack([pa[m].replicates for m in ranked]),
+                                     matrices[primary][:, ranked],
                                      [d.measures[m] for m in ranked])
             for m, r in zip(ranked, found.ranks):
                 ranks[m] = r
@@ -543,7 +579,8 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
                                   estimates) if design is not None and n else {}
         out[c] = MetaEvaluation(d.measures, len(topics), len(systems), n, estimates,
                                 chance_baseline(task, c, d, seed, flips, draws) if draws else {},
-                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts(), raters)
+                                epsilon, tuple(ranks), signs.pairwise_accuracy_counts(), raters,
+                                matrices)
     return out
 
 
@@ -600,16 +637,19 @@ def _rater_estimates(task: str, criterion: str, data: JudgedScores, design, seed
     return out
 
 
-def _estimates_of(scores: SystemScores) -> Dict[Tuple[str, str], List[Estimate]]:
+def _estimates_of(scores: SystemScores, matrices: dict = None
+                  ) -> Dict[Tuple[str, str], List[Estimate]]:
     """Each declared statistic's :class:`Estimate` of every measure, in the
     declared order: its kernel's values, with the interval its declaration
     names when it has replicates (recentred within its range, or
-    percentile), without one when it has none."""
+    percentile), without one when it has none. ``matrices``: where to keep
+    each statistic's replicates (B × M) too."""
     out: Dict[Tuple[str, str], List[Estimate]] = {}
     for st in ms.STATISTICS:
         values = KERNELS[st.key](scores)
         if st.replicates:
-            out[st.key] = _estimates(values[0], values[1:], st.recentred_within)
+            out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
+                                     st.key)
         else:
             out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
     return out
@@ -639,7 +679,9 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
                                           kinds=("pearson", "spearman"))
     scores = SystemScores(random, x, h, r, me.sign_sums(x, h), np.zeros((0, len(data.topics))),
                           flips)
-    return {st.key: _band(KERNELS[st.key](scores)[0]) for st in ms.STATISTICS}
+    values = np.stack([np.asarray(KERNELS[st.key](scores)[0], dtype=np.float64)
+                       for st in ms.STATISTICS], axis=1)                # draws × statistics
+    return dict(zip((st.key for st in ms.STATISTICS), _bands(values)))
 
 
 def configuration(draws: int = CHANCE_DRAWS) -> dict:

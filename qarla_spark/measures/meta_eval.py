@@ -118,6 +118,9 @@ class SignSums:
     concordance: np.ndarray
     metric_pairs: np.ndarray
     human_pairs: np.ndarray
+    #: #{h_i = h_j and m_i = m_j} (B × M; the pairs both tie, NaN tying
+    #: nothing), or None when not counted
+    both_tied: Optional[np.ndarray] = None
 
     def pairwise_accuracy_counts(self) -> Tuple[np.ndarray, np.ndarray]:
         """(agree2, pairs2) of :class:`PairwiseAccuracy` per row and measure:
@@ -151,11 +154,12 @@ def sign_sums_many(metric, humans) -> List[SignSums]:
     if m.ndim != 3 or any(h.shape != m.shape[:2] for h in hs):
         raise ValueError("metric must be (B × n × M) and human (B × n)")
     from qarla_spark.measures.pair_counts import sign_sums as counts
-    con, metric_pairs, human_pairs = counts(
+    con, metric_pairs, human_pairs, tied = counts(
         np.ascontiguousarray(m.transpose(1, 0, 2)),                      # n × B × M
         np.ascontiguousarray(np.stack(hs).transpose(0, 2, 1)) if hs
         else np.zeros((0, m.shape[1], m.shape[0])))                       # C × n × B
-    return [SignSums(con[c], metric_pairs.copy(), human_pairs[c]) for c in range(len(hs))]
+    return [SignSums(con[c], metric_pairs.copy(), human_pairs[c], tied[c])
+            for c in range(len(hs))]
 
 
 # ---------------------------------------------------------------------------
@@ -199,6 +203,11 @@ def wmt_agreement_counts(metric, human, signs: "SignSums",
                          "score is")
     count = valid.sum(axis=1).astype(np.int64)
     pairs = count * (count - 1) // 2
+    if signs.both_tied is not None:
+        # the pairs both tie, counted with the signs (the same integers)
+        both = signs.both_tied
+        ordered_both = signs.metric_pairs - (pairs - signs.human_pairs)[:, None] + both
+        return (signs.concordance + ordered_both) // 2 + both, pairs
     i, j = _pairs(n)
     tied = valid[:, i] & valid[:, j] & (h[:, i] == h[:, j])             # B × P
     rows, at = np.nonzero(tied)
@@ -701,6 +710,24 @@ def soft_pairwise_accuracy(p_metric: PValues, p_human: PValues) -> float:
     return spa.numerator / spa.denominator
 
 
+def soft_pairwise_accuracy_many(at_least, replicates: int, p_human: PairwisePValues
+                                ) -> List[float]:
+    """:func:`soft_pairwise_accuracy` of each measure's counts ``at_least``
+    (K × S × S, of ``replicates`` sign patterns) against ``p_human``: the
+    same doubles, every measure's distance summed at once (integers)."""
+    at_least = np.asarray(at_least)
+    if not (isinstance(p_human, PairwisePValues) and p_human.replicates == replicates
+            and at_least.shape[1:] == p_human.at_least.shape):
+        return [soft_pairwise_accuracy(PairwisePValues(a, replicates), p_human)
+                for a in at_least]
+    i, j = _pairs(p_human.at_least.shape[0])
+    if not i.size:
+        return [NAN] * len(at_least)
+    scale = replicates * i.size
+    distance = np.abs(at_least[:, i, j] - p_human.at_least[i, j][None, :]).sum(axis=1)
+    return [(scale - d) / scale for d in distance.tolist()]
+
+
 # ---------------------------------------------------------------------------
 # significance clusters (mt-metrics-eval)
 # ---------------------------------------------------------------------------
@@ -733,10 +760,18 @@ def significance_clusters(values: Sequence[float], better,
     if sig.shape != (len(vals), len(vals)):
         raise ValueError("better must be a square (measures × measures) matrix")
     order = sorted(range(len(vals)), key=lambda k: (-vals[k], keys[k]))
-    ranks = [0] * len(vals)
+    # for each measure in sorted order, the last one above it that is
+    # significantly better than it (-1: none): "some member of the current
+    # cluster is better" is "that one is in the cluster"
+    n = len(vals)
+    at = np.asarray(order, dtype=np.intp)
+    row = np.arange(n)[:, None]
+    last = np.where(sig[np.ix_(at, at)] & (row < np.arange(n)[None, :]), row, -1
+                    ).max(axis=0, initial=-1).tolist()
+    ranks = [0] * n
     rank, start = 1, 0
     for pos, k in enumerate(order):
-        if sig[order[start:pos], k].any():
+        if last[pos] >= start:
             rank, start = rank + 1, pos
         ranks[k] = rank
     return tuple(ranks)
@@ -792,9 +827,9 @@ def rank_clusters(values: Sequence[float], replicates, names: Sequence[str],
     vals = np.asarray(values, dtype=np.float64)
     order = sorted(range(vals.size), key=lambda k: (-vals[k], names[k]))
     p = paired_bootstrap_p(replicates)
-    above = np.zeros(p.shape, dtype=bool)
-    for pos, k in enumerate(order):
-        above[k, order[pos + 1:]] = True
+    position = np.empty(vals.size, dtype=np.intp)
+    position[np.asarray(order, dtype=np.intp)] = np.arange(vals.size)
+    above = position[:, None] < position[None, :]               # k before i in sorted order
     adjusted = np.where(above, benjamini_hochberg(np.where(above, p, NAN)), NAN)
     better = np.where(above, adjusted <= alpha, False)
     return Clusters(significance_clusters(vals, better, names), adjusted)

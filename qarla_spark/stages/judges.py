@@ -164,9 +164,10 @@ def meta_group(key, task, items, ctx):
         ranks = [(task, criterion, ms.PRIMARY, name, est.value, int(r))
                  for name, est, r in zip(e.measures, pa, e.ranks) if r]
         cols = [m for m, name in enumerate(e.measures) if name in kinglike]
-        # the statistics with replicates, set against KING's
+        # the statistics with replicates, set against KING's: point values
+        # and replicates (a measure's row of B: e.replicates' columns)
         stats = {st.name: (np.array([found[m].value for m in cols]),
-                           np.column_stack([found[m].replicates for m in cols]))
+                           e.replicates[st.key].T[cols])
                  for st in ms.STATISTICS if cols and st.replicates and st.against_king
                  for found in [e.estimates[st.key]]}
         if cols and king is not None:
@@ -251,8 +252,8 @@ def _king_of_ranked(task, items, ctx):
 def _king_vs_judges(task, king, entries, n):
     """king_vs_judges/ rows of one task, each criterion of ``entries``
     ((criterion, names, stats) — a set's name per statistic column, and per
-    statistic its point values and replicates): Kendall's τ between the
-    sets' KING and each judge-based statistic of their QUEEN (a single
+    statistic its point values and replicates, a row of B per set):
+    Kendall's τ between the sets' KING and each judge-based statistic of their QUEEN (a single
     metric is its own set), over the sets both have, with a recentred
     interval (within Kendall's declared range) from the same Poisson replicates
     (keyed by topic: replicate b resamples the topics both share alike);
@@ -275,14 +276,17 @@ def _king_vs_judges(task, king, entries, n):
         taus = correlation_rows_shared(
             common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
             kinds=("kendall",))[0, :, 0]
+        # rows × sets × B (each a copy of contiguous rows), read as B × rows
+        # × sets: one gather into the kernel's order, not three copies
         reps_all = correlation_rows_shared(
-            common, np.stack([v[1][:, both] for _, _, v in cols], axis=1), reps_k[:, kcols],
-            kinds=("kendall",))[:, :, 0]
-        for k, (criterion, stat, _) in enumerate(cols):
-            tau, reps_t = taus[k], reps_all[:, k]
-            low, high = rs.bootstrap_interval(float(tau), reps_t, bounds)
-            rows.append((task, criterion, stat, len(common), float(tau), low, high,
-                         rs.interval_method(bounds), n, UNIT))
+            common, np.stack([v[1][both] for _, _, v in cols]).transpose(2, 0, 1),
+            reps_k[:, kcols], kinds=("kendall",))[:, :, 0]
+        # every row's interval at once: bootstrap_interval's doubles
+        lows, highs = rs.bootstrap_columns(taus, reps_all, bounds)
+        method = rs.interval_method(bounds)
+        for (criterion, stat, _), tau, low, high in zip(cols, taus.tolist(), lows.tolist(),
+                                                         highs.tolist()):
+            rows.append((task, criterion, stat, len(common), tau, low, high, method, n, UNIT))
             if stat == ms.PRIMARY:
-                printed[(task, criterion)] = Interval(float(tau), low, high)
+                printed[(task, criterion)] = Interval(tau, low, high)
     return rows, printed
