@@ -160,7 +160,7 @@ def test_summary_levels_equal_each_criterion_alone(n_topics, n_criteria, seed):
     weights = rs.poisson_weights(seed % 101, "task", topics, 50)
     got = gs._summary_levels("task", 0, parts, topics, t_at, weights)
     for c, (criterion, p) in enumerate(parts):
-        want = gs._summary_level("task", 0, criterion, p, topics, t_at, weights)
+        want = _summary_level_reference("task", 0, criterion, p, topics, t_at, weights)
         assert _row_bits(got.get(c, [])) == _row_bits(want)
 
 
@@ -208,3 +208,50 @@ def test_comparisons_of_sets_with_the_same_counts_once(n_topics, n_sets, seed):
     got = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack, same)
     want = gs._ci_rows("king", "task", None, names, e.point, e.reps, e.jack)
     assert _row_bits(got) == _row_bits(want)
+
+
+def _summary_level_reference(task, set_id, criterion, p, topics, t_at, weights):
+    """The summary-level rows of one criterion, one criterion at a time
+    (the per-criterion code :func:`_summary_levels` replaced): each topic's
+    correlations over its systems with both sides, their exact means over
+    topics and the intervals (resampling topics)."""
+    kinds = gs.agreement.KINDS
+    x_by_topic: dict = {}
+    y_by_topic: dict = {}
+    for topic, name, num, den in zip(p.x_topic, p.x_name, p.x_num, p.x_den):
+        x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+    for topic, name, score in zip(p.y_topic, p.y_name, p.y_score):
+        y_by_topic.setdefault(topic, {})[name] = float(score)
+    # the topics with the same summarizers correlated in one call (row by
+    # row, the numbers of one call per topic)
+    batches: dict = {}
+    for topic in topics:
+        x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
+        names = tuple(sorted(s for s in x_of if s in y_t))
+        if names:
+            batches.setdefault(names, []).append(topic)
+    found: dict = {}
+    for names, mine in batches.items():
+        rows_x = [[x_by_topic[t][s] for s in names] for t in mine]
+        rows_y = [[y_by_topic[t][s] for s in names] for t in mine]
+        r = gs.agreement.correlation_rows(names, rows_x, rows_y, min_n=gs.agreement.MIN_POINTS)
+        found.update(zip(mine, r))
+    per_topic, cols = [], []
+    for topic in topics:
+        r = found.get(topic)
+        if r is not None and np.isfinite(r[0]):
+            per_topic.append(tuple(float(v) for v in r))
+            cols.append(t_at[topic])
+    if not per_topic:
+        return []
+    values = np.asarray(per_topic, dtype=np.float64)
+    point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
+    reps_s = rs.weighted_real_means(values, weights[:, cols])
+    jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
+    # rs.intervals of each kind, every kind at once (the same doubles)
+    found = [(method, low.tolist(), high.tolist())
+             for method, (low, high) in rs.interval_columns(point_s, reps_s, jack_s).items()]
+    values = point_s.tolist()
+    return [gs.CorrelationRow(task, set_id, criterion, "summary", kind, values[k], method, low[k],
+                              high[k], "topics")
+            for k, kind in enumerate(kinds) for method, low, high in found]

@@ -543,7 +543,9 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
 
 
 def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list]:
-    """:func:`_summary_level` of each criterion of ``mine`` ((criterion,
+    """The summary-level rows (each topic's correlations over its systems
+    with both sides, their exact means over topics, the intervals over
+    resampled topics) of each criterion of ``mine`` ((criterion,
     :class:`Paired`), the same topics), by position: the topics of every
     criterion with the same summarizers correlated in one call, and the
     exact means over topics of every criterion's values at once (each
@@ -612,47 +614,3 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     return out
 
 
-def _summary_level(task, set_id, criterion, p: Paired, topics, t_at, weights):
-    """The summary-level rows of one criterion: each topic's correlations
-    over its systems with both sides, their exact means over topics and
-    the intervals (resampling topics)."""
-    kinds = agreement.KINDS
-    x_by_topic: Dict[str, dict] = {}
-    y_by_topic: Dict[str, dict] = {}
-    for topic, name, num, den in zip(p.x_topic, p.x_name, p.x_num, p.x_den):
-        x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
-    for topic, name, score in zip(p.y_topic, p.y_name, p.y_score):
-        y_by_topic.setdefault(topic, {})[name] = float(score)
-    # the topics with the same summarizers correlated in one call (row by
-    # row, the numbers of one call per topic)
-    batches: Dict[tuple, list] = {}
-    for topic in topics:
-        x_of, y_t = x_by_topic.get(topic, {}), y_by_topic.get(topic, {})
-        names = tuple(sorted(s for s in x_of if s in y_t))
-        if names:
-            batches.setdefault(names, []).append(topic)
-    found: Dict[str, np.ndarray] = {}
-    for names, mine in batches.items():
-        rows_x = [[x_by_topic[t][s] for s in names] for t in mine]
-        rows_y = [[y_by_topic[t][s] for s in names] for t in mine]
-        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
-        found.update(zip(mine, r))
-    per_topic, cols = [], []
-    for topic in topics:
-        r = found.get(topic)
-        if r is not None and np.isfinite(r[0]):
-            per_topic.append(tuple(float(v) for v in r))
-            cols.append(t_at[topic])
-    if not per_topic:
-        return []
-    values = np.asarray(per_topic, dtype=np.float64)
-    point_s = rs.weighted_real_means(values, np.ones((1, len(cols)), dtype=np.int64))[0]
-    reps_s = rs.weighted_real_means(values, weights[:, cols])
-    jack_s = rs.weighted_real_means(values, rs.jackknife_weights(len(cols)))
-    # rs.intervals of each kind, every kind at once (the same doubles)
-    found = [(method, low.tolist(), high.tolist())
-             for method, (low, high) in rs.interval_columns(point_s, reps_s, jack_s).items()]
-    values = point_s.tolist()
-    return [CorrelationRow(task, set_id, criterion, "summary", kind, values[k], method, low[k],
-                           high[k], "topics")
-            for k, kind in enumerate(kinds) for method, low, high in found]
