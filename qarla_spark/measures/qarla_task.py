@@ -65,12 +65,11 @@ def king_columns(by_den: Sequence[Tuple[int, np.ndarray, int]], n_sets: int
     order (:func:`~qarla_spark.measures.king.wilson_many`). None when a count
     reaches 2^53 (the caller goes set by set)."""
     from qarla_spark.measures.king import wilson_many
-    lcm, topics = 1, 0
-    for d, _, t in by_den:
-        lcm = lcm * d // math.gcd(lcm, d)
-        topics += t
-    top = lcm * topics
-    if not by_den or top >= 2 ** 53:
+    if not by_den:
+        return None
+    lcm = math.lcm(*(d for d, _, _ in by_den))
+    top = lcm * sum(t for _, _, t in by_den)
+    if top >= 2 ** 53:
         return None
     num = np.zeros(n_sets, dtype=np.int64)
     for d, w, _ in by_den:
