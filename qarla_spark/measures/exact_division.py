@@ -111,21 +111,6 @@ def unit_parts(values: np.ndarray) -> Optional[Tuple[int, List[Tuple[int, np.nda
 
 if compiled_ieee is not None:
     @compiled_ieee
-    def _odd_mantissa(bits):  # pragma: no cover - compiled
-        """(magnitude, exponent, negative) of a finite nonzero double given
-        by its IEEE bits: v = ±magnitude·2^exponent, magnitude odd (< 2^53)."""
-        field = (bits >> 52) & 0x7FF
-        magnitude = bits & 0xFFFFFFFFFFFFF
-        if field == 0:                                   # subnormal
-            expo = np.int64(-1074)
-        else:
-            magnitude |= 0x10000000000000
-            expo = field - 1075
-        # the trailing zeros: the exponent of the lowest set bit (exact doubles)
-        zeros = np.int64(math.frexp(np.float64(magnitude & -magnitude))[1]) - 1
-        return magnitude >> zeros, expo + zeros, bits < 0
-
-    @compiled_ieee
     def _bits53(v):  # pragma: no cover - compiled
         """The bit length of 0 < v < 2^53 (v exact as a double)."""
         return np.int64(math.frexp(np.float64(v))[1])
@@ -134,21 +119,35 @@ if compiled_ieee is not None:
     def _unit_span(bits, span):  # pragma: no cover - compiled
         """span ← (base, top) of the doubles whose IEEE bits are ``bits``:
         the smallest exponent of a nonzero value's odd mantissa, and the
-        highest bit (above base) of a magnitude; False when every value is 0."""
+        highest bit (above base) of a magnitude; False when every value is 0.
+        A value's top bit is read from its exponent field; its lowest set
+        bit is looked for only when its exponent is below the base so far
+        (else it cannot lower the base)."""
         n = bits.size
         flat = bits.reshape(n)
         found = False
         base = np.int64(0)
         end = np.int64(0)
         for i in range(n):
-            if flat[i] & 0x7FFFFFFFFFFFFFFF:
-                magnitude, expo, negative = _odd_mantissa(flat[i])
-                top = expo + _bits53(magnitude)
-                if not found or expo < base:
-                    base = expo
-                if not found or top > end:
-                    end = top
-                found = True
+            a = flat[i] & 0x7FFFFFFFFFFFFFFF
+            if not a:
+                continue
+            field = a >> 52
+            mantissa = a & 0xFFFFFFFFFFFFF
+            if field == 0:                               # subnormal
+                expo = np.int64(-1074)
+                top = expo + _bits53(mantissa)
+            else:
+                mantissa |= 0x10000000000000
+                expo = field - 1075
+                top = expo + 53
+            if not found or expo < base:
+                low = expo + np.int64(math.frexp(np.float64(mantissa & -mantissa))[1]) - 1
+                if not found or low < base:
+                    base = low
+            if not found or top > end:
+                end = top
+            found = True
         span[0] = base
         span[1] = end - base
         return found
@@ -157,18 +156,29 @@ if compiled_ieee is not None:
     def _unit_sums(bits, base, parts, used):  # pragma: no cover - compiled
         """parts[l, s] += the bits [28l, 28l + 28) of |value|·2^(expo − base),
         signed, for every nonzero value of column s (``bits``: the doubles'
-        IEEE bits, T × S); used[l]: some piece at level l is nonzero."""
+        IEEE bits, T × S); used[l]: some piece at level l is nonzero. The
+        magnitude is taken as stored (53 bits, not made odd): where its
+        exponent is below ``base``, the bits shifted out are zeros."""
         n_t, n_s = bits.shape
         mask = np.int64((1 << 28) - 1)
         for t in range(n_t):
             for s in range(n_s):
-                if not (bits[t, s] & 0x7FFFFFFFFFFFFFFF):
+                a = bits[t, s] & 0x7FFFFFFFFFFFFFFF
+                if not a:
                     continue
-                magnitude, expo, negative = _odd_mantissa(bits[t, s])
-                shift = expo - base
+                field = a >> 52
+                magnitude = a & 0xFFFFFFFFFFFFF
+                if field == 0:                           # subnormal
+                    shift = np.int64(-1074) - base
+                else:
+                    magnitude |= 0x10000000000000
+                    shift = field - 1075 - base
+                if shift < 0:
+                    magnitude >>= -shift
+                    shift = np.int64(0)
                 level = shift // 28
                 r = shift - 28 * level
-                sign = np.int64(-1) if negative else np.int64(1)
+                sign = np.int64(-1) if bits[t, s] < 0 else np.int64(1)
                 # magnitude·2^r (< 2^81) in three 28-bit pieces
                 piece = (magnitude << r) & mask
                 if piece:
