@@ -83,6 +83,26 @@ def test_a_placed_reduce_runs_each_group_where_it_is_placed(spark):
     assert again == partial
 
 
+def test_a_placement_holds_keys_of_any_characters(spark):
+    """The placement reaches the JVM as one JSON literal: keys with quotes,
+    backslashes, non-ASCII letters and separators land where placed."""
+    import pandas as pd
+
+    keys = ['t"1/king', "t\\2/meta", "tâche·3/auc/rouge", "任务/corr", "a b\tc/x"]
+    records = [(k, "x", rd.dumps(i)) for i, k in enumerate(keys)]
+    frame = spark.createDataFrame(pd.DataFrame(records, columns=list(rd.ENVELOPE_COLUMNS)),
+                                  rd.ENVELOPE)
+
+    def reducer(key, items, _):
+        from pyspark import TaskContext
+        return [(key, "out", TaskContext.get().partitionId())]
+
+    placement = {k: (i * 2 + 1) % 3 for i, k in enumerate(keys)}
+    got = {k: rd.loads(d) for k, _, d in rd.reduce_by_key(
+        frame, reducer, 3, placement=placement).collect()}
+    assert got == placement
+
+
 @pytest.mark.parametrize("n", [1, 2, 5])
 def test_placement_by_cost_fills_the_cheapest_partition_first(n):
     placed = rd.placement_by_cost({"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0, "e": 1.0}, n)
