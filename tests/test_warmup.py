@@ -48,3 +48,25 @@ def test_only_commands_that_compute_start_the_workers(spark, monkeypatch):
     assert calls == []
     build_session("local", master="local[2]", conf=conf)
     assert len(calls) == 1
+
+
+def test_preload_loads_the_cached_overloads_without_compiling():
+    """A fresh interpreter loads a kernel's cached overload (the one this
+    process compiled or loaded by calling it) before any call, compiling
+    nothing; a second preload finds nothing left to load."""
+    import subprocess
+    import sys
+
+    from qarla_spark.measures import resampling as rs
+    rs.poisson_weights(1, "warm-test", ("a", "b"), 3)     # streams' kernel, cached
+    code = ("from qarla_spark import compiled\n"
+            "from qarla_spark.measures import streams\n"
+            "n = compiled.preload(['qarla_spark.measures.streams'])\n"
+            "k = streams._philox\n"
+            "print(n, len(k.overloads), sum(k._cache_misses.values()),"
+            " compiled.preload(['qarla_spark.measures.streams']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    n, overloads, misses, again = map(int, done.stdout.split())
+    assert n >= 1 and overloads >= 1
+    assert misses == 0 and again == 0

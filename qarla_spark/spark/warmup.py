@@ -4,7 +4,11 @@ A Python worker's first task pays for importing numpy, pandas, pyarrow and
 the kernels, loading the compiled ROUGE kernels and the tagger: about 1.8 s
 of the first similarity task on this project's 2-core machine, against
 0.3 s for the next ones — on the run's critical path once per worker, at
-any number of cores. A fresh ``qarla run`` spends about 2.7 s between
+any number of cores. The same held, later, for the first task of the
+statistics stage in each worker (its modules, numba's own set-up and the
+cached overloads of the counting kernels: ~0.9 s of a core), so the
+warm-up also imports those modules and loads every kernel's cached
+overloads (:func:`qarla_spark.compiled.preload`). A fresh ``qarla run`` spends about 2.7 s between
 Spark's start and its first job (the session's own set-up, the testbed's
 tables), with the cores idle: :func:`warm_workers` starts one task per core
 then, in the background, which does that work once in each worker.
@@ -40,6 +44,9 @@ def warm_worker() -> int:
     import qarla_spark.measures.hbr  # noqa: F401
     import qarla_spark.measures.qarla_task  # noqa: F401
     import qarla_spark.measures.resampling  # noqa: F401
+    import qarla_spark.stages.statistics  # noqa: F401  (its groups' modules)
+    from qarla_spark.compiled import preload
+    preload()           # every kernel's cached overloads, numba's set-up
     worker_ready()
     return 1
 
