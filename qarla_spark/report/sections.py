@@ -25,8 +25,8 @@ from qarla_spark.names import (CHANCE, FAMILIES, HBR, HUMAN, QUEEN, RATERS, SKIP
                                queen_of)
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
-from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
-                                     section, table, table_of)
+from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, fixed, interval, note,
+                                     num, section, table, table_of)
 
 #: the ``family`` values of ``comparisons/`` the report tells apart
 FAMILY_BEST_SINGLE = FAMILIES["best_single"]
@@ -713,6 +713,33 @@ def ci_td(value, low, high, digits: int = 3) -> str:
     return f'<td class=n data-v="{esc(c.sort)}">{c.shown}</td>'
 
 
+def ci_tds(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, digits: int = 3
+           ) -> List[str]:
+    """:func:`ci_td` of each (value, low, high) of three arrays (floats: the
+    numbers written by :func:`~qarla_spark.report.html.fixed`, all at once)."""
+    if not all(np.asarray(a).dtype == np.float64 for a in (values, lows, highs)):
+        return [ci_td(v, lo, hi, digits) for v, lo, hi in
+                zip(np.asarray(values).tolist(), np.asarray(lows).tolist(),
+                    np.asarray(highs).tolist())]
+    shown, low_shown, high_shown = (fixed(a, digits) for a in (values, lows, highs))
+    out = []
+    add = out.append
+    for v, lo, hi, t, lt, ht in zip(values.tolist(), lows.tolist(), highs.tolist(), shown,
+                                    low_shown, high_shown):
+        if v != v:
+            add(NA_TD)
+        elif lo == lo and hi == hi:
+            add(f'<td class=n data-v="{v!r}">{t} [{lt}, {ht}]</td>')
+        else:
+            add(f'<td class=n data-v="{v!r}">{t}</td>')
+    return out
+
+
+def _py(value):
+    """An element of a column as ``tolist`` gives it (a Python value)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _configuration(run: Run) -> str:
     """How the judge-based statistics were made (run.json)."""
     found = (run.stage("statistics") or {}).get("meta_evaluation") or {}
@@ -776,32 +803,42 @@ def judges_section(view: TaskView) -> str:
     head = ["measure", "rank", *(st.short for st in shown), *("ε" for _ in calibrated)]
     if ranks is not None:
         ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
+    measure_all, level_all, statistic_all = ev["measure"], ev["level"], ev["statistic"]
+    value_all, low_all, high_all = ev["value"], ev["ci_low"], ev["ci_high"]
+    epsilon_all = ev["epsilon"]
     for criterion in sorted(set(criteria)):
-        mine = ev.where(criteria == criterion)
-        wide: Dict[str, Dict[str, tuple]] = {}
-        for m, lv, s, *v in mine.rows("measure", "level", "statistic", "value", "ci_low",
-                                      "ci_high", "epsilon"):
-            wide.setdefault(m, {})[(lv, s)] = v         # a name may be at both levels
+        rows = np.flatnonzero(criteria == criterion)
+        measures = measure_all[rows].tolist()
+        # each (measure, (level, statistic)): its last row (a name may be at both levels)
+        last = dict(zip(zip(measures, zip(level_all[rows].tolist(),
+                                          statistic_all[rows].tolist())), rows.tolist()))
         rank = {} if ranks is None else dict(ranks.where(ranks["criterion"] == criterion).rows(
             "measure", "rank"))
 
         def key(m):
-            v = wide[m].get(primary, (-1,))[0]
+            r = last.get((m, primary))
+            v = _py(value_all[r]) if r is not None else -1
             return (-(v if not math.isnan(v) else -1), m)
-        order = sorted(wide, key=key)
-        nothing = (None,) * 4
+        order = sorted(dict.fromkeys(measures), key=key)
 
         def stat(k, digits=3):
-            return Rendered([ci_td(*v[:3], digits) if v is not None else "<td></td>"
-                             for v in (wide[m].get(k) for m in order)],
-                            all(k in wide[m] for m in order))
+            found = [last.get((m, k)) for m in order]
+            hit = [r for r in found if r is not None]
+            made = iter(ci_tds(value_all[hit], low_all[hit], high_all[hit], digits))
+            return Rendered([next(made) if r is not None else "<td></td>" for r in found],
+                            len(hit) == len(found))
+
+        def eps(k):
+            return [None if r is None else _py(epsilon_all[r])
+                    for r in (last.get((m, k)) for m in order)]
         columns = [order, [rank.get(m) for m in order],
                    *(stat(st.key, st.digits) for st in shown),
-                   *([(wide[m].get(st.key) or nothing)[3] for m in order]
-                     for st in calibrated)]
+                   *(eps(st.key) for st in calibrated)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
-        chance = wide.get(CHANCE, {}).get(primary)
+        found = last.get((CHANCE, primary))
+        chance = None if found is None else \
+            (_py(value_all[found]), _py(low_all[found]), _py(high_all[found]))
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")
