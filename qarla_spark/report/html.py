@@ -112,7 +112,7 @@ def fixed(values, digits: int = 3) -> List[str]:
     negative value, as ``%`` writes it)."""
     v = np.asarray(values, dtype=float)
     form = f"%.{digits}f"
-    if v.ndim != 1 or len(v) < 8 or not 0 <= digits <= 6:
+    if v.ndim != 1 or len(v) < 32 or not 0 <= digits <= 6:    # a few: by %
         return [form % x for x in v.tolist()]
     with np.errstate(invalid="ignore", over="ignore"):
         f = v * float(10 ** digits)
@@ -229,7 +229,11 @@ def column(values: Iterable, digits: int = 3) -> Rendered:
                 return Rendered([made[v] if v else form % (v, v) for v in values], True)
             return Rendered([made[v] for v in values], True)
         if kind is str:
-            made = {v: f"<td>{esc(v)}</td>" for v in dict.fromkeys(values)}
+            distinct = dict.fromkeys(values)
+            if _SPECIAL.search("".join(distinct)):
+                made = {v: f"<td>{esc(v)}</td>" for v in distinct}
+            else:                           # nothing to escape in any (one search)
+                made = {v: f"<td>{v}</td>" for v in distinct}
             return Rendered([made[v] for v in values], all(v == "n/a" for v in made))
     out: List[str] = []
     add = out.append
@@ -288,8 +292,10 @@ def _table(headers, numeric, lines, row_classes, sortable, table_id) -> str:
     if row_classes:
         body = "".join(f"<tr class={row_classes[i]}>{t}</tr>" if row_classes[i] else
                        f"<tr>{t}</tr>" for i, t in enumerate(lines))
+    elif lines:
+        body = "<tr>" + "</tr><tr>".join(lines) + "</tr>"
     else:
-        body = "".join(f"<tr>{t}</tr>" for t in lines)
+        body = ""
     ident = f' id="{esc(table_id)}"' if table_id else ""
     klass = ' class="sortable"' if sortable else ""
     return (f'<div class="scroll"><table{ident}{klass}><thead><tr>{head}</tr></thead>'

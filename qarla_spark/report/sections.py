@@ -735,11 +735,6 @@ def ci_tds(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, digits: int 
     return out
 
 
-def _py(value):
-    """An element of a column as ``tolist`` gives it (a Python value)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _configuration(run: Run) -> str:
     """How the judge-based statistics were made (run.json)."""
     found = (run.stage("statistics") or {}).get("meta_evaluation") or {}
@@ -805,40 +800,47 @@ def judges_section(view: TaskView) -> str:
         ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
     measure_all, level_all, statistic_all = ev["measure"], ev["level"], ev["statistic"]
     value_all, low_all, high_all = ev["value"], ev["ci_low"], ev["ci_high"]
-    epsilon_all = ev["epsilon"]
+    values, lows, highs = value_all.tolist(), low_all.tolist(), high_all.tolist()
+    epsilons = ev["epsilon"].tolist()
+    row_keys = list(zip(level_all.tolist(), statistic_all.tolist()))
+    keys, calibrated_keys = [st.key for st in shown], [st.key for st in calibrated]
+    # each shown statistic's interval cells, every criterion's at once: row -> <td>
+    cells: List[Dict[int, str]] = []
+    for st in shown:
+        level, statistic = st.key
+        mine = np.flatnonzero((level_all == level) & (statistic_all == statistic))
+        cells.append(dict(zip(mine.tolist(), ci_tds(value_all[mine], low_all[mine],
+                                                    high_all[mine], st.digits))))
     for criterion in sorted(set(criteria)):
-        rows = np.flatnonzero(criteria == criterion)
+        rows = np.flatnonzero(criteria == criterion).tolist()
         measures = measure_all[rows].tolist()
         # each (measure, (level, statistic)): its last row (a name may be at both levels)
-        last = dict(zip(zip(measures, zip(level_all[rows].tolist(),
-                                          statistic_all[rows].tolist())), rows.tolist()))
+        last = dict(zip(zip(measures, [row_keys[i] for i in rows]), rows))
         rank = {} if ranks is None else dict(ranks.where(ranks["criterion"] == criterion).rows(
             "measure", "rank"))
 
         def key(m):
             r = last.get((m, primary))
-            v = _py(value_all[r]) if r is not None else -1
+            v = values[r] if r is not None else -1
             return (-(v if not math.isnan(v) else -1), m)
         order = sorted(dict.fromkeys(measures), key=key)
 
-        def stat(k, digits=3):
+        def stat(j):
+            k = keys[j]
             found = [last.get((m, k)) for m in order]
-            hit = [r for r in found if r is not None]
-            made = iter(ci_tds(value_all[hit], low_all[hit], high_all[hit], digits))
-            return Rendered([next(made) if r is not None else "<td></td>" for r in found],
-                            len(hit) == len(found))
+            made = cells[j]
+            return Rendered([made[r] if r is not None else "<td></td>" for r in found],
+                            all(r is not None for r in found))
 
         def eps(k):
-            return [None if r is None else _py(epsilon_all[r])
-                    for r in (last.get((m, k)) for m in order)]
+            return [None if r is None else epsilons[r] for r in (last.get((m, k)) for m in order)]
         columns = [order, [rank.get(m) for m in order],
-                   *(stat(st.key, st.digits) for st in shown),
-                   *(eps(st.key) for st in calibrated)]
+                   *(stat(j) for j in range(len(shown))),
+                   *(eps(k) for k in calibrated_keys)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
         found = last.get((CHANCE, primary))
-        chance = None if found is None else \
-            (_py(value_all[found]), _py(low_all[found]), _py(high_all[found]))
+        chance = None if found is None else (values[found], lows[found], highs[found])
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")

@@ -100,7 +100,7 @@ def fmts(values) -> List[str]:
     ``%`` one by one), its text looked up."""
     global _TEXTS
     v = np.asarray(values, dtype=float)
-    if v.ndim != 1 or len(v) < 8:
+    if v.ndim != 1 or len(v) < 32:      # a few: numpy's set-up would cost more
         return _fmt_each(v.tolist())
     with np.errstate(invalid="ignore"):
         f = v * 100.0
@@ -139,9 +139,28 @@ _WIDE = set("mwMW%@")
 
 def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
     """The estimated width of ``text`` at font ``size`` (generous: 10% more
-    than DejaVu Sans, so that a wider sans-serif still fits)."""
+    than DejaVu Sans, so that a wider sans-serif still fits). Each text's
+    width in em is found once (the tasks' figures label the same metrics,
+    ticks and legends again and again)."""
+    if type(text) is not str:       # 1, 1.0 and True are one key but three texts
+        text = str(text)
+    em = _EMS.get(text)
+    if em is None:
+        em = _em(text)
+        if len(_EMS) >= 65536:
+            _EMS.clear()
+        _EMS[text] = em
+    return em * size * (1.1 if bold else 1.0) * 1.1
+
+
+#: :func:`_em` of the texts measured so far
+_EMS: Dict[str, float] = {}
+
+
+def _em(text: str) -> float:
+    """The width of ``text`` in em (:func:`text_width`)."""
     em = 0.0
-    for ch in str(text):
+    for ch in text:
         if ch in _NARROW:
             em += 0.32
         elif ch in _SLIM:
@@ -154,7 +173,7 @@ def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
             em += 0.64
         else:
             em += 1.0
-    return em * size * (1.1 if bold else 1.0) * 1.1
+    return em
 
 
 def nice_step(span: float, target: int) -> float:
