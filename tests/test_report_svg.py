@@ -402,3 +402,23 @@ def test_the_figures_group_and_fill_as_pandas(keys, flags):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)       # pandas' downcasting notice
         assert fg._true(flags.to_numpy()).tolist() == flags.fillna(False).astype(bool).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=12), st.integers(), st.floats(), st.none()))
+def test_text_is_escaped_as_html_escape_escapes_it(value):
+    """svg.esc skips html.escape when nothing needs it: the same text."""
+    from html import escape
+    assert svg.esc(value) == escape(str(value), quote=True)
+    assert svg.esc(f"{value}<&'\">") == escape(f"{value}<&'\">", quote=True)
+
+
+def test_text_widths_cached_are_the_widths_measured():
+    """text_width caches each text's width in em: the same width the first
+    time and after, for str and for other values written as text."""
+    svg._EMS.clear()
+    for text in ["rouge-1", "WWW", "x ★", 1, 1.0, True, "1"]:
+        first = svg.text_width(text, 8, bold=True)
+        assert first == svg._em(str(text)) * 8 * 1.1 * 1.1
+        assert svg.text_width(text, 8, bold=True) == first
+    assert svg.text_width(1.0) != svg.text_width(True)      # "1.0" and "True", not one key

@@ -127,8 +127,13 @@ def fmts(values) -> List[str]:
     return out
 
 
+_SPECIAL = re.compile("[&<>\"']")
+
+
 def esc(text: Any) -> str:
-    return escape(str(text), quote=True)
+    text = str(text)
+    # most labels hold nothing to escape: html.escape only where needed
+    return escape(text, quote=True) if _SPECIAL.search(text) else text
 
 
 # relative widths of DejaVu Sans's glyphs (em), by class; on the wide side
