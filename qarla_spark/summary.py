@@ -151,8 +151,12 @@ def describe_judges(stats, best=None) -> str:
     primary = ms.statistic(ms.PRIMARY)
     lines = [f"agreement with the judges ({primary.level}-level {primary.title} and KING vs "
              f"judges τ [95%, {RECENTRED}]; chance: random scores, mean [95% band]):"]
-    for task, criterion in sorted({(t, c) for t, c, _ in pa}):
-        found = {m: v for (t, c, m), v in pa.items() if (t, c) == (task, criterion)}
+    # each (task, criterion)'s measures, in one pass (not a pass per pair)
+    by_pair: dict = {}
+    for (t, c, m), v in pa.items():
+        by_pair.setdefault((t, c), {})[m] = v
+    for task, criterion in sorted(by_pair):
+        found = by_pair[(task, criterion)]
         best_set, best_single = (best or {}).get(task, (None, None))
         parts = []
         for label, name in ((f"best set {queen_of(best_set)}", queen_of(best_set)),

@@ -77,3 +77,29 @@ def test_without_statistics_nothing_is_named():
                   [["a"], ["b"]], jack=0.4)
     text = summary.describe_qarla(t)
     assert "percentile" not in text and not BRACKET.search(text)
+
+
+def test_the_judges_text_of_many_tasks_is_each_pair_s_measures():
+    """describe_judges groups the printed pairwise accuracies by (task,
+    criterion) in one pass (issue 36: a pass over all of them per pair was
+    quadratic in the tasks): each line holds its own pair's measures only,
+    the pairs in order, whatever the order of the entries."""
+    pa, kvj = {}, {}
+    tasks, criteria = [f"t{k:02d}" for k in range(12)], ["coh", "con", "flu"]
+    for i, (m, t, c) in enumerate((m, t, c) for m in (queen_of("a,b"), "a", HBR, CHANCE)
+                                  for c in reversed(criteria) for t in reversed(tasks)):
+        pa[(t, c, m)] = Interval(i / 1000, i / 1000 - 0.1, i / 1000 + 0.1)
+    for t in tasks:
+        kvj[(t, "con")] = Interval(0.5, 0.4, 0.6)
+    stats = SimpleNamespace(pairwise_accuracy=pa, king_vs_judges=kvj)
+    best = {t: ("a,b", "a") for t in tasks}
+    lines = summary.describe_judges(stats, best).splitlines()[1:]
+    assert len(lines) == len(tasks) * len(criteria)
+    pairs = sorted((t, c) for t in tasks for c in criteria)
+    for line, (t, c) in zip(lines, pairs):
+        assert line.startswith(f"  task {t}, {c}: ")
+        expected = [f"{summary._ci(v.value, v)}" for (t_, c_, _), v in pa.items()
+                    if (t_, c_) == (t, c)]
+        shown = re.findall(r"(\d\.\d{3} \[-?\d\.\d{3}, \d\.\d{3}\])", line)
+        assert sorted(shown) == sorted(expected)
+        assert ("KING vs judges" in line) == (c == "con")

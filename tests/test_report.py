@@ -643,3 +643,56 @@ def test_a_column_of_repeated_values_is_made_as_cell_by_cell(values):
     assert made.numeric == all(c.cls == "n" or c.shown == "n/a" for c in cells)
     if all(type(v) is float for v in values):
         assert sections.p_column(values).tds == [h.td(sections.p_cell(v)) for v in values]
+
+
+#: values whose last decimal is a tie or near one (the integer way must
+#: hand them to %), non-finite ones, signed zeros, huge and tiny ones
+_AWKWARD = [0.0005, -0.0005, 0.0015, 2.5, -2.5, 0.125, 1.0005, 0.0, -0.0, -1e-9, 1e-9,
+            float("nan"), float("inf"), -float("inf"), 1e12, -1e300, 5e-324, 130.0715,
+            999999.9995, 123456.0005]
+
+
+@pytest.mark.parametrize("digits", [0, 1, 2, 3, 4])
+def test_fixed_is_percent_f_of_each_value(digits):
+    """html.fixed (the tables' numbers, all at once) writes each value as
+    "%.<digits>f" does: every thousandth of [-100, 100], random values,
+    ties, non-finite values, values beyond its table, small negatives as
+    -0.000."""
+    from qarla_spark.report import html as h
+    rng = np.random.default_rng(digits)
+    for values in (np.arange(-100_000, 100_000) / 1000.0, rng.uniform(-1, 1, 20_000),
+                   rng.normal(0, 1e6, 5_000), np.array(_AWKWARD * 2),
+                   np.array(_AWKWARD[:5])):
+        assert h.fixed(values, digits) == [f"%.{digits}f" % v for v in values.tolist()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(width=64), max_size=40), st.sampled_from([2, 3]))
+def test_fixed_fuzzed(values, digits):
+    from qarla_spark.report import html as h
+    assert h.fixed(np.array(values, dtype=float), digits) == \
+        [f"%.{digits}f" % v for v in values]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.floats(), st.sampled_from([0.25, -0.0, 1e-4])),
+                          st.floats(), st.floats()), min_size=0, max_size=30),
+       st.sampled_from([2, 3]))
+def test_interval_cells_all_at_once_are_each_one_s(rows, digits):
+    """sections.ci_tds (the judges' table, a column at once) is ci_td of
+    each row; arrays of another type than floats go row by row."""
+    values, lows, highs = (np.array([r[i] for r in rows], dtype=float) for i in range(3))
+    expected = [sections.ci_td(v, lo, hi, digits) for v, lo, hi in rows]
+    assert sections.ci_tds(values, lows, highs, digits) == expected
+    objects = np.array([None, *values.tolist()], dtype=object)
+    assert sections.ci_tds(objects, np.array([None, *lows.tolist()], dtype=object),
+                           np.array([None, *highs.tolist()], dtype=object), digits) == \
+        [sections.ci_td(None, None, None, digits), *expected]
+
+
+def test_a_long_column_of_floats_is_made_as_cell_by_cell():
+    from qarla_spark.report import html as h
+    rng = np.random.default_rng(5)
+    values = [*rng.uniform(-2, 2, 300).tolist(), *_AWKWARD, 0.0, -0.0, float("nan")]
+    made = h.column(values, 3)
+    assert made.tds == [h.td(h.cell(v, 3)) for v in values]

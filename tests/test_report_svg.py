@@ -113,6 +113,60 @@ def test_numbers_are_rounded_to_two_decimals():
     assert svg.fmts(np.array([0.125001, 10.5, -3.0])) == ["0.13", "10.5", "-3"]
 
 
+def _fmt_reference(value: float) -> str:
+    """A coordinate as the report has always written it: ``%.2f``, trailing
+    zeros and point stripped, ``-0`` as ``0``."""
+    text = ("%.2f" % value).rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+#: values whose hundredth is a tie or near one (the integer way must hand
+#: them to ``%``), non-finite ones, signed zeros, huge and tiny ones
+_AWKWARD = [0.125, -0.125, 0.005, -0.005, 0.015, 1.005, 2.675, 0.0, -0.0, -0.001, -0.004999,
+            0.004999, float("nan"), float("inf"), -float("inf"), 1e12, -1e12, 1e300, 5e-324,
+            10485.755, 10485.76, -10485.76, 123456789.125, 1e7 + 0.005]
+
+
+def test_fmts_is_fmt_of_each_value():
+    """The integer way of :func:`svg.fmts` writes every value as ``%.2f``
+    does: random coordinates, every hundredth and thousandth near the
+    drawing's range, ties, non-finite values, values beyond its table."""
+    rng = np.random.default_rng(7)
+    cases = [rng.uniform(-1000, 1000, 50_000), rng.uniform(-1, 1, 50_000),
+             np.arange(-120_000, 120_000) / 100.0, np.arange(-300_000, 300_000) / 1000.0,
+             np.arange(-20_000, 20_000) / 200.0 + 1e-9, rng.normal(0, 1e7, 20_000),
+             np.array(_AWKWARD * 3), np.array(_AWKWARD[:5])]
+    for values in cases:
+        expected = [_fmt_reference(v) for v in values.tolist()]
+        assert svg.fmts(values) == expected
+        assert svg.fmts(list(values)) == expected
+        assert [svg.fmt(v) for v in values.tolist()] == expected
+        assert [svg.fmt(v) for v in values.tolist()] == expected        # cached the second time
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0,
+                max_size=40))
+def test_fmts_fuzzed(values):
+    expected = [_fmt_reference(v) for v in values]
+    assert svg.fmts(np.array(values, dtype=float)) == expected
+    assert [svg.fmt(v) for v in values] == expected
+
+
+def test_circles_joined_as_one_string_are_the_circles_one_by_one():
+    rng = np.random.default_rng(3)
+    px, py = rng.uniform(0, 600, 50), rng.uniform(0, 400, 50)
+    shapes = svg._markers("o", px, py, 20.0)
+    r = svg.fmt(math.sqrt(20.0) / 2)
+    each = [f'<circle cx="{_fmt_reference(x)}" cy="{_fmt_reference(y)}" r="{r}"/>'
+            for x, y in zip(px.tolist(), py.tolist())]
+    assert "".join(shapes) == "".join(each)
+    assert svg._markers("o", px[:0], py[:0], 20.0) == []
+    coloured = svg._markers("o", px[:3], py[:3], 20.0, fills=["#fff", "#000", None])
+    assert coloured[2] == f'<circle cx="{_fmt_reference(px[2])}" cy="{_fmt_reference(py[2])}" ' \
+        f'r="{r}" fill="none"/>'
+
+
 def test_text_width_grows_with_text_and_size():
     assert svg.text_width("") == 0
     assert svg.text_width("abc", 10) < svg.text_width("abcd", 10) < svg.text_width("abcd", 12)
@@ -348,3 +402,23 @@ def test_the_figures_group_and_fill_as_pandas(keys, flags):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)       # pandas' downcasting notice
         assert fg._true(flags.to_numpy()).tolist() == flags.fillna(False).astype(bool).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=12), st.integers(), st.floats(), st.none()))
+def test_text_is_escaped_as_html_escape_escapes_it(value):
+    """svg.esc skips html.escape when nothing needs it: the same text."""
+    from html import escape
+    assert svg.esc(value) == escape(str(value), quote=True)
+    assert svg.esc(f"{value}<&'\">") == escape(f"{value}<&'\">", quote=True)
+
+
+def test_text_widths_cached_are_the_widths_measured():
+    """text_width caches each text's width in em: the same width the first
+    time and after, for str and for other values written as text."""
+    svg._EMS.clear()
+    for text in ["rouge-1", "WWW", "x ★", 1, 1.0, True, "1"]:
+        first = svg.text_width(text, 8, bold=True)
+        assert first == svg._em(str(text)) * 8 * 1.1 * 1.1
+        assert svg.text_width(text, 8, bold=True) == first
+    assert svg.text_width(1.0) != svg.text_width(True)      # "1.0" and "True", not one key

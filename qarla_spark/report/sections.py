@@ -25,8 +25,8 @@ from qarla_spark.names import (CHANCE, FAMILIES, HBR, HUMAN, QUEEN, RATERS, SKIP
                                queen_of)
 from qarla_spark.report import figures as fg
 from qarla_spark.report.data import Columns, Run, left_join, sort_order, taken
-from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, interval, note, num,
-                                     section, table, table_of)
+from qarla_spark.report.html import (NA_TD, Cell, Rendered, esc, figure, fixed, interval, note,
+                                     num, section, table, table_of)
 
 #: the ``family`` values of ``comparisons/`` the report tells apart
 FAMILY_BEST_SINGLE = FAMILIES["best_single"]
@@ -713,6 +713,28 @@ def ci_td(value, low, high, digits: int = 3) -> str:
     return f'<td class=n data-v="{esc(c.sort)}">{c.shown}</td>'
 
 
+def ci_tds(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, digits: int = 3
+           ) -> List[str]:
+    """:func:`ci_td` of each (value, low, high) of three arrays (floats: the
+    numbers written by :func:`~qarla_spark.report.html.fixed`, all at once)."""
+    if not all(np.asarray(a).dtype == np.float64 for a in (values, lows, highs)):
+        return [ci_td(v, lo, hi, digits) for v, lo, hi in
+                zip(np.asarray(values).tolist(), np.asarray(lows).tolist(),
+                    np.asarray(highs).tolist())]
+    shown, low_shown, high_shown = (fixed(a, digits) for a in (values, lows, highs))
+    out = []
+    add = out.append
+    for v, lo, hi, t, lt, ht in zip(values.tolist(), lows.tolist(), highs.tolist(), shown,
+                                    low_shown, high_shown):
+        if v != v:
+            add(NA_TD)
+        elif lo == lo and hi == hi:
+            add(f'<td class=n data-v="{v!r}">{t} [{lt}, {ht}]</td>')
+        else:
+            add(f'<td class=n data-v="{v!r}">{t}</td>')
+    return out
+
+
 def _configuration(run: Run) -> str:
     """How the judge-based statistics were made (run.json)."""
     found = (run.stage("statistics") or {}).get("meta_evaluation") or {}
@@ -776,32 +798,49 @@ def judges_section(view: TaskView) -> str:
     head = ["measure", "rank", *(st.short for st in shown), *("ε" for _ in calibrated)]
     if ranks is not None:
         ranks = ranks.where(ranks["basis"] == ms.PRIMARY)
+    measure_all, level_all, statistic_all = ev["measure"], ev["level"], ev["statistic"]
+    value_all, low_all, high_all = ev["value"], ev["ci_low"], ev["ci_high"]
+    values, lows, highs = value_all.tolist(), low_all.tolist(), high_all.tolist()
+    epsilons = ev["epsilon"].tolist()
+    row_keys = list(zip(level_all.tolist(), statistic_all.tolist()))
+    keys, calibrated_keys = [st.key for st in shown], [st.key for st in calibrated]
+    # each shown statistic's interval cells, every criterion's at once: row -> <td>
+    cells: List[Dict[int, str]] = []
+    for st in shown:
+        level, statistic = st.key
+        mine = np.flatnonzero((level_all == level) & (statistic_all == statistic))
+        cells.append(dict(zip(mine.tolist(), ci_tds(value_all[mine], low_all[mine],
+                                                    high_all[mine], st.digits))))
     for criterion in sorted(set(criteria)):
-        mine = ev.where(criteria == criterion)
-        wide: Dict[str, Dict[str, tuple]] = {}
-        for m, lv, s, *v in mine.rows("measure", "level", "statistic", "value", "ci_low",
-                                      "ci_high", "epsilon"):
-            wide.setdefault(m, {})[(lv, s)] = v         # a name may be at both levels
+        rows = np.flatnonzero(criteria == criterion).tolist()
+        measures = measure_all[rows].tolist()
+        # each (measure, (level, statistic)): its last row (a name may be at both levels)
+        last = dict(zip(zip(measures, [row_keys[i] for i in rows]), rows))
         rank = {} if ranks is None else dict(ranks.where(ranks["criterion"] == criterion).rows(
             "measure", "rank"))
 
         def key(m):
-            v = wide[m].get(primary, (-1,))[0]
+            r = last.get((m, primary))
+            v = values[r] if r is not None else -1
             return (-(v if not math.isnan(v) else -1), m)
-        order = sorted(wide, key=key)
-        nothing = (None,) * 4
+        order = sorted(dict.fromkeys(measures), key=key)
 
-        def stat(k, digits=3):
-            return Rendered([ci_td(*v[:3], digits) if v is not None else "<td></td>"
-                             for v in (wide[m].get(k) for m in order)],
-                            all(k in wide[m] for m in order))
+        def stat(j):
+            k = keys[j]
+            found = [last.get((m, k)) for m in order]
+            made = cells[j]
+            return Rendered([made[r] if r is not None else "<td></td>" for r in found],
+                            all(r is not None for r in found))
+
+        def eps(k):
+            return [None if r is None else epsilons[r] for r in (last.get((m, k)) for m in order)]
         columns = [order, [rank.get(m) for m in order],
-                   *(stat(st.key, st.digits) for st in shown),
-                   *([(wide[m].get(st.key) or nothing)[3] for m in order]
-                     for st in calibrated)]
+                   *(stat(j) for j in range(len(shown))),
+                   *(eps(k) for k in calibrated_keys)]
         classes = ["hl" if m in best else "" for m in order]
         top = [m for m in order if rank.get(m) == 1]
-        chance = wide.get(CHANCE, {}).get(primary)
+        found = last.get((CHANCE, primary))
+        chance = None if found is None else (values[found], lows[found], highs[found])
         lead = (f"<p class=lead><b>{esc(criterion)}</b>: {len(top)} measure(s) in the top "
                 f"cluster of pairwise accuracy, led by <b>{esc(order[0])}</b>"
                 + (f"; chance {esc(interval(*chance[:3]))}" if chance else "") + ".</p>")

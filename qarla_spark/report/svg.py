@@ -47,19 +47,93 @@ DASHES = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}
 # ------------------------------------------------------------------ numbers and text
 
 def fmt(value: float) -> str:
-    """A coordinate: 2 decimals at most, no trailing zeros, never ``-0``."""
-    text = ("%.2f" % value).rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
+    """A coordinate: 2 decimals at most, no trailing zeros, never ``-0``
+    (each value's text made once: a figure writes the same few again and
+    again — its edges, tick lengths, widths)."""
+    found = _FMT.get(value)
+    if found is None:
+        text = ("%.2f" % value).rstrip("0").rstrip(".")
+        found = "0" if text == "-0" else text
+        if len(_FMT) >= 65536:
+            _FMT.clear()
+        _FMT[value] = found
+    return found
 
 
-def fmts(values) -> List[str]:
-    """:func:`fmt` of many values (an array), in one go."""
-    out = [("%.2f" % v).rstrip("0").rstrip(".") for v in np.asarray(values, float).tolist()]
+#: :func:`fmt`'s texts made so far, by value (0.0 and -0.0, one key, have
+#: one text; NaN, never found again, is made each time)
+_FMT: Dict[float, str] = {}
+
+
+#: the text of the hundredths of a coordinate (``.5``, ``.05``, ``.25``...;
+#: none for a whole number), by hundredths
+_HUNDREDTHS = np.array(["" if d == 0 else (".%02d" % d).rstrip("0") for d in range(100)],
+                       dtype=object)
+#: every coordinate from 0 up as :func:`fmt` writes it, by its hundredths
+#: (grown, by doubling, to the largest asked, at most :data:`_TABLED`)
+_TEXTS = np.empty(0, dtype=object)
+_TABLED = 2 ** 20
+#: coordinates of at most this many hundredths are made by :func:`fmts`'s
+#: integer way (beyond: by ``%``, one by one)
+_LARGEST = 10 ** 9
+
+
+def _fmt_each(values: List[float]) -> List[str]:
+    out = [("%.2f" % v).rstrip("0").rstrip(".") for v in values]
     return [t if t != "-0" else "0" for t in out]
 
 
+def _texts_of(hundredths: np.ndarray) -> np.ndarray:
+    """The text of each count of hundredths (integers, 0 up)."""
+    whole, rest = np.divmod(hundredths, 100)
+    return np.array([str(k) for k in range(int(whole.max(initial=0)) + 1)],
+                    dtype=object)[whole] + _HUNDREDTHS[rest]
+
+
+def fmts(values) -> List[str]:
+    """:func:`fmt` of many values (an array), in one go: the same text,
+    made from each value's number of hundredths as an integer (``%.2f``
+    rounds the double's exact value to the nearest hundredth; ``rint`` of
+    the double ``100 * v`` is that hundredth whenever ``100 * v`` is not
+    within 1e-6 of a half — its rounding error is below 1e-7 for the
+    coordinates taken — and the few others, NaN and infinities are made by
+    ``%`` one by one), its text looked up."""
+    global _TEXTS
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or len(v) < 32:      # a few: numpy's set-up would cost more
+        return _fmt_each(v.tolist())
+    with np.errstate(invalid="ignore"):
+        f = v * 100.0
+        n = np.rint(f)
+        ok = (np.abs(f - n) < 0.5 - 1e-6) & (np.abs(n) < _LARGEST)     # NaN: false
+    n = np.where(ok, n, 0.0).astype(np.int64)
+    a = np.abs(n)
+    top = int(a.max())
+    if top < _TABLED:
+        if top >= len(_TEXTS):
+            size = max(top + 1, 2 * len(_TEXTS), 4096)
+            _TEXTS = _texts_of(np.arange(min(size, _TABLED), dtype=np.int64))
+        text = _TEXTS[a]
+    else:
+        text = _texts_of(a)
+    negative = n < 0
+    if negative.any():
+        text[negative] = "-" + text[negative]
+    out = text.tolist()
+    if not ok.all():
+        bad = np.flatnonzero(~ok).tolist()
+        for i, t in zip(bad, _fmt_each(v[bad].tolist())):
+            out[i] = t
+    return out
+
+
+_SPECIAL = re.compile("[&<>\"']")
+
+
 def esc(text: Any) -> str:
-    return escape(str(text), quote=True)
+    text = str(text)
+    # most labels hold nothing to escape: html.escape only where needed
+    return escape(text, quote=True) if _SPECIAL.search(text) else text
 
 
 # relative widths of DejaVu Sans's glyphs (em), by class; on the wide side
@@ -70,9 +144,28 @@ _WIDE = set("mwMW%@")
 
 def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
     """The estimated width of ``text`` at font ``size`` (generous: 10% more
-    than DejaVu Sans, so that a wider sans-serif still fits)."""
+    than DejaVu Sans, so that a wider sans-serif still fits). Each text's
+    width in em is found once (the tasks' figures label the same metrics,
+    ticks and legends again and again)."""
+    if type(text) is not str:       # 1, 1.0 and True are one key but three texts
+        text = str(text)
+    em = _EMS.get(text)
+    if em is None:
+        em = _em(text)
+        if len(_EMS) >= 65536:
+            _EMS.clear()
+        _EMS[text] = em
+    return em * size * (1.1 if bold else 1.0) * 1.1
+
+
+#: :func:`_em` of the texts measured so far
+_EMS: Dict[str, float] = {}
+
+
+def _em(text: str) -> float:
+    """The width of ``text`` in em (:func:`text_width`)."""
     em = 0.0
-    for ch in str(text):
+    for ch in text:
         if ch in _NARROW:
             em += 0.32
         elif ch in _SLIM:
@@ -85,7 +178,7 @@ def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
             em += 0.64
         else:
             em += 1.0
-    return em * size * (1.1 if bold else 1.0) * 1.1
+    return em
 
 
 def nice_step(span: float, target: int) -> float:
@@ -661,6 +754,12 @@ def _markers(marker: str, px: np.ndarray, py: np.ndarray, size: float,
                  for f, e in zip(fills or [None] * len(xs), edges or [None] * len(xs))]
     if marker == "o":
         r = fmt(math.sqrt(max(size, 0.0)) / 2)
+        if fills is None and edges is None and xs:
+            # one string for all (the same text as a circle each): x and y
+            # joined by what comes between them, the circles by what ends
+            # one and starts the next
+            return ['<circle cx="' + f'" r="{r}"/><circle cx="'.join(
+                map('" cy="'.join, zip(xs, ys))) + f'" r="{r}"/>']
         return [f'<circle cx="{x}" cy="{y}" r="{r}"{e}/>' for x, y, e in zip(xs, ys, extra)]
     return [marker_shape(marker, x, y, size, e) for x, y, e in zip(px.tolist(), py.tolist(),
                                                                     extra)]
