@@ -44,7 +44,9 @@ def warm_worker() -> int:
     import qarla_spark.measures.hbr  # noqa: F401
     import qarla_spark.measures.qarla_task  # noqa: F401
     import qarla_spark.measures.resampling  # noqa: F401
-    import qarla_spark.stages.statistics  # noqa: F401  (its groups' modules)
+    import qarla_spark.measures.across_tasks  # noqa: F401  (the statistics' groups)
+    import qarla_spark.measures.group_statistics  # noqa: F401
+    import qarla_spark.measures.judge_statistics  # noqa: F401
     from qarla_spark.compiled import preload
     preload()           # every kernel's cached overloads, numba's set-up
     worker_ready()
