@@ -226,6 +226,98 @@ if compiled_ieee is not None:
                             out[c, b, m, 1] = _pearson_of(drx, srx, dry[c], sry[c], prod)
 
 
+
+if compiled_ieee is not None:
+    @compiled_ieee
+    def _three_correlations(x, ys, out):  # pragma: no cover - compiled
+        """out[c, b, 0..2]: Pearson, Spearman and Kendall's tau-b of x[b]
+        (B × n) against ys[c, b] (C × B × n) where both rows vary (out left
+        as given elsewhere): each pair of a row compared once, its sign
+        giving both the average ranks (½ + n/2 + ½·Σ sign, exact
+        half-integers: :func:`_ranks`'s doubles) and Kendall's counts."""
+        n_b, n = x.shape
+        n_c = ys.shape[0]
+        dy = np.empty((n_c, n))
+        sy = np.empty(n_c)
+        dry = np.empty((n_c, n))
+        sry = np.empty(n_c)
+        ny = np.zeros(n_c, dtype=np.int64)
+        signs_y = np.zeros((n_c, n, n), dtype=np.int64)
+        ok_y = np.zeros(n_c, dtype=np.bool_)
+        dx = np.empty(n)
+        drx = np.empty(n)
+        ranks = np.empty(n)
+        square = np.empty(n)
+        prod = np.empty(n)
+        signs_x = np.zeros((n, n), dtype=np.int64)
+        for b in range(n_b):
+            row = x[b]
+            if not _varies(row):
+                continue
+            some = False
+            for c in range(n_c):
+                yrow = ys[c, b]
+                ok_y[c] = _varies(yrow)
+                if ok_y[c]:
+                    some = True
+                    sy[c] = _deviate(yrow, dy[c], square)
+                    for i in range(n):
+                        ranks[i] = 0.0
+                    count = 0
+                    for p in range(n - 1):
+                        for q in range(p + 1, n):
+                            sg = np.int64(yrow[p] > yrow[q]) - np.int64(yrow[p] < yrow[q])
+                            signs_y[c, p, q] = sg
+                            count += sg * sg
+                            ranks[p] += sg
+                            ranks[q] -= sg
+                    ny[c] = count
+                    for i in range(n):
+                        ranks[i] = 0.5 + n / 2.0 + ranks[i] / 2.0
+                    sry[c] = _deviate(ranks, dry[c], square)
+            if not some:
+                continue
+            sx = _deviate(row, dx, square)
+            for i in range(n):
+                ranks[i] = 0.0
+            nx = 0
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    sg = np.int64(row[p] > row[q]) - np.int64(row[p] < row[q])
+                    signs_x[p, q] = sg
+                    nx += sg * sg
+                    ranks[p] += sg
+                    ranks[q] -= sg
+            for i in range(n):
+                ranks[i] = 0.5 + n / 2.0 + ranks[i] / 2.0
+            srx = _deviate(ranks, drx, square)
+            for c in range(n_c):
+                if not ok_y[c]:
+                    continue
+                out[c, b, 0] = _pearson_of(dx, sx, dy[c], sy[c], prod)
+                out[c, b, 1] = _pearson_of(drx, srx, dry[c], sry[c], prod)
+                con = 0
+                for p in range(n - 1):
+                    for q in range(p + 1, n):
+                        con += signs_x[p, q] * signs_y[c, p, q]
+                out[c, b, 2] = np.float64(con) / np.sqrt(np.float64(nx) * np.float64(ny[c]))
+
+
+def three_correlations(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """(C × B × 3): Pearson, Spearman and Kendall's tau-b (``agreement.
+    KINDS``' order) of every row x[b] (B × n, the points in their final
+    order) against ys[c, b] (C × B × n), NaN where a side does not vary (or
+    holds a NaN): ``agreement.correlation_rows_many(keys, x[:, None], ys)
+    [:, :, 0]``'s doubles (n ≥ its ``min_n``), the three in one compiled
+    pass (callers check :func:`backend` first; the test compares them)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    ys = np.ascontiguousarray(ys, dtype=np.float64)
+    out = np.full((ys.shape[0], x.shape[0], 3), np.nan)
+    if x.size and ys.size:
+        _three_correlations(x, ys, out)
+    return out
+
+
 if compiled_ieee is not None:
     @compiled_inline
     def _column_sums(a, n, r, out):  # pragma: no cover - compiled

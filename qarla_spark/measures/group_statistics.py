@@ -387,6 +387,20 @@ def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     return outs
 
 
+def _correlation_stack(keys, x, ys) -> np.ndarray:
+    """(C × B × kinds): ``agreement.correlation_rows_many(keys, x[:, None],
+    ys)[:, :, 0]`` — every kind of each row x[b] (B × n) against ys[c, b]
+    (C × B × n) — by the compiled pass of all three kinds at once
+    (:func:`~qarla_spark.measures.compiled_rows.three_correlations`, the
+    same doubles; tests/test_compiled_rows.py) when it runs."""
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
+            "pearson", "spearman", "kendall") and len(keys) >= agreement.MIN_SYSTEMS:
+        order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        return compiled_rows.three_correlations(x[:, order], ys[:, :, order])
+    return agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
+
+
 def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                        summary_level: bool = True,
                        designs: Optional[Dict[str, object]] = None) -> List[CorrelationRow]:
@@ -447,7 +461,7 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
             y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
                           for ys_c in ys_])
-            stacked = agreement.correlation_rows_many(keys, x[:, None, :], y)[:, :, 0, :]
+            stacked = _correlation_stack(keys, x, y)
             ends = np.cumsum(sizes)
             return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
