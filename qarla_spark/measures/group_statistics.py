@@ -148,6 +148,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
                 out.append(r if (ia, ib) == pairs[k] else
                            r._replace(a=names[ia], b=names[ib]))
             return out
+    numbers = _comparison_numbers(pairs, point, reps, diffs_of, flips)
+    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
+                    value_a, value_b, total, FLIP_METHOD, low, high, pk, ak)
+            for (ia, ib), value_a, value_b, total, low, high, pk, ak in zip(pairs, *numbers)]
+
+
+def _comparison_numbers(pairs, point, reps, diffs_of, flips, rows=None):
+    """The numbers of :func:`_comparison_rows`' rows, a list each (one value
+    per pair, in order): value_a, value_b, the difference, its interval
+    (low, high), p and its max-T adjustment within the family. ``rows``:
+    the replicates a column's in a row (D × B), in place of ``reps``."""
     ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
     many = getattr(diffs_of, "many", None)
     if many is not None:                 # every pair's differences at once
@@ -161,15 +172,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
     p, adjusted = rs.sign_flip_family(diffs, flips)
     # one column a when every pair shares it (the best set against others):
     # the same differences, broadcast
-    first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
-    lows, highs = rs.percentile_columns(first - reps[:, ib_all])
+    if rows is not None:        # each difference's replicates in a row (the same doubles)
+        first = rows[ia_all[:1]] if (ia_all == ia_all[0]).all() else rows[ia_all]
+        lows, highs = rs.percentile_rows(first - rows[ib_all])
+    else:
+        first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
+        lows, highs = rs.percentile_columns(first - reps[:, ib_all])
     # each difference's exact sum (int64, as Python integers) over the scale
     totals = [int(v) / scale for v in diffs.sum(axis=0).tolist()]
     points = point.tolist() if isinstance(point, np.ndarray) else [float(v) for v in point]
-    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
-                    float(points[ia]), float(points[ib]), total, FLIP_METHOD, low, high, pk, ak)
-            for (ia, ib), total, low, high, pk, ak in zip(
-                pairs, totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())]
+    return ([float(points[ia]) for ia, _ in pairs], [float(points[ib]) for _, ib in pairs],
+            totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())
 
 
 def _matrix(rows, row_keys, col_keys):
@@ -266,6 +279,117 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
         pairs = [(at[best], at[o]) for o in others if o in at and best in at]
         out += _comparison_rows(task, None, FAMILIES[family], pairs, names, point, reps,
                                 diffs_of, flips, same)
+    return out
+
+
+@dataclass(frozen=True)
+class DistinctEstimates:
+    """:class:`RatioEstimates` of a task's sets worked out once per distinct
+    column of counts (sets with the same wins in every topic have the same
+    values, replicates and jackknife, column by column): ``column[s]``, the
+    distinct column of set ``s``; of the distinct columns, their ``d_wins``
+    (T × D), ``d_point`` (D), ``d_rows`` (D × B: the replicates, a column's
+    in a row) and ``d_jack`` (T × D)."""
+
+    topics: list
+    gids: list
+    names: list
+    wins: np.ndarray
+    dens: np.ndarray
+    column: np.ndarray
+    d_wins: np.ndarray
+    d_point: np.ndarray
+    d_rows: np.ndarray
+    d_jack: np.ndarray
+
+    @property
+    def point(self) -> np.ndarray:
+        return self.d_point[self.column]
+
+    def reps_of(self, cols) -> np.ndarray:
+        """The replicates (B × len(cols), C-contiguous, as ``reps[:, cols]``
+        of :class:`RatioEstimates`) of the sets ``cols``."""
+        return np.ascontiguousarray(self.d_rows[self.column[np.asarray(cols, dtype=np.intp)]].T)
+
+
+def distinct_ratio_estimates(task: str, topics, gids, names, wins, dens, seed: int,
+                             n: int) -> DistinctEstimates:
+    """:func:`ratio_estimates_of` of each distinct column of ``wins`` once
+    (the distinct columns in the order of their first set), the replicates
+    a column's in a row (:func:`~qarla_spark.measures.resampling.
+    weighted_ratio_rows`): the same doubles as every column's (each
+    column's means its own)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    if wins.shape[1]:
+        _, first, inverse = np.unique(wins, axis=1, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")          # distinct ids by first set
+        rank = np.empty(order.size, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        column = rank[np.asarray(inverse).reshape(-1)]
+        kept = first[order]
+    else:
+        column = kept = np.zeros(0, dtype=np.intp)
+    d_wins = wins[:, kept]
+    point = rs.weighted_ratio_means(d_wins, dens, np.ones((1, len(topics)), dtype=np.int64))[0]
+    rows = rs.weighted_ratio_rows(d_wins, dens, rs.poisson_weights(seed, task, topics, n))
+    jack = rs.weighted_ratio_means(d_wins, dens, rs.jackknife_weights(len(topics)))
+    return DistinctEstimates(list(topics), list(gids), list(names), wins, dens, column, d_wins,
+                             point, rows, jack)
+
+
+def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int):
+    """:func:`king_group` (KING of every set, ``plan``: gids of the best
+    set, the best single metric, the representatives and the subsets, or
+    None) from :func:`distinct_ratio_estimates`: the intervals and each
+    family's comparisons worked out on the distinct columns, the rows of
+    every set and pair — the rows king_group gives."""
+    column, names = e.column, e.names
+    # (the replicates sorted in a copy: the comparisons read them in order)
+    found = rs.interval_rows(e.d_point, e.d_rows.copy(), e.d_jack)
+    values = e.d_point[column].tolist()
+    methods = [(method, low[column].tolist(), high[column].tolist())
+               for method, (low, high) in found.items()]
+    out = [StatRow("king", task, None, None, name, None, None, None, values[j], method,
+                   low[j], high[j], None, None)
+           for j, name in enumerate(names) for method, low, high in methods]
+    if plan is None:
+        return out
+    topics, wins, dens = e.topics, e.d_wins, e.dens
+    flips = rs.sign_flips(seed, task, topics, n)
+    at = {g: i for i, g in enumerate(e.gids)}
+    lcm = math.lcm(*(int(v) for v in np.unique(dens)))
+    factor = lcm // np.asarray(dens, dtype=np.int64)
+
+    def diffs_of(ia, ib):
+        ints, lcm_ = rs.common_scale(wins[:, ia], wins[:, ib], dens)
+        return ints, lcm_ * len(topics)
+
+    def many(ia, ib):
+        # rs.common_scale of every pair at once (int64: the counts are small)
+        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
+            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
+            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
+        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * len(topics)
+
+    diffs_of.many = many
+    best = plan["best"]
+    for family, others in (("best_single", [plan["best_single"]]),
+                           ("representative", plan["reps"]),
+                           ("subset", [g for g in plan["subsets"] if g != best])):
+        pairs = [(at[best], at[o]) for o in others if o in at and best in at]
+        if not pairs:
+            continue
+        # each distinct pair of columns once (in the order of its first pair)
+        ids = [(int(column[a]), int(column[b])) for a, b in pairs]
+        slot: Dict[tuple, int] = {}
+        which = [slot.setdefault(key, len(slot)) for key in ids]
+        numbers = _comparison_numbers(list(slot), e.d_point, None, diffs_of, flips,
+                                      rows=e.d_rows)
+        fam = FAMILIES[family]
+        out += [StatRow("comparison", task, fam, None, names[ia], names[ib],
+                        *(v[k] for v in numbers[:3]), FLIP_METHOD,
+                        *(v[k] for v in numbers[3:]))
+                for (ia, ib), k in zip(pairs, which)]
     return out
 
 

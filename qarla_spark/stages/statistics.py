@@ -43,6 +43,7 @@ from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
                                                    Interval, Paired, StatRow, auc_counts,
                                                    auc_group_of, correlation_groups,
+                                                   distinct_ratio_estimates, king_distinct_group,
                                                    king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES, HBR, QUEEN
@@ -156,13 +157,14 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     topics, wins, dens = counts.topics, counts.wins, counts.dens
     present = np.flatnonzero(counts.seen.any(axis=0))
     labels = [label for label, _ in catalogue]
-    estimates = ratio_estimates_of(task, topics, present.tolist(),
-                                   [labels[g] for g in present], wins[:, present], dens, seed, n)
+    # each distinct column of counts worked out once (1,023 subsets: ~780)
+    estimates = distinct_ratio_estimates(task, topics, present.tolist(),
+                                         [labels[g] for g in present], wins[:, present], dens,
+                                         seed, n)
     gids = {"best": gid[plan.best], "best_single": gid[plan.best_single],
             "reps": [gid[r] for r in plan.reps if r in gid],
             "subsets": [gid[label] for label in task_sets[1]]}
-    found = _Found(king_group((task,), None, labels, {task: gids}, seed, n,
-                              estimates=estimates), sizes=dict(catalogue))
+    found = _Found(king_distinct_group(task, estimates, gids, seed, n), sizes=dict(catalogue))
     ranked = _king_ranked(estimates, first, plan.best)
     found.extra += _king_ranks(task, ranked)
     shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
@@ -187,7 +189,7 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         pct = {r.a: (r.ci_low, r.ci_high) for r in found.rows
                if r.kind == "king" and r.method == "percentile"}
         own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
-                                         estimates.reps[:, cols]),
+                                         estimates.reps_of(cols)),
                             percentile=([pct[label][0] for label in shared],
                                         [pct[label][1] for label in shared]))
         found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
@@ -367,7 +369,7 @@ def _king_ranked(e, first: List[str], best: str):
     wanted = ranked_sets(first, best)
     at = {label: i for i, label in enumerate(e.names)}
     cols = [at[label] for label in wanted if label in at]
-    return [e.names[c] for c in cols], e.point[cols], e.reps[:, cols]
+    return [e.names[c] for c in cols], e.point[cols], e.reps_of(cols)
 
 
 def _king_ranks(task, ranked) -> List[tuple]:
@@ -491,36 +493,45 @@ def _table_records(key, rows: List[StatRow], n, sizes):
     for r in rows:
         by_kind["comparison" if r.kind not in by_kind else r.kind].append(r)
     king = [r for r in by_kind["king"] if r.method == js.CHANCE or r.a in sizes]
-    chance = [r.method == js.CHANCE for r in king]
     jack, auc, comp = by_kind["jack"], by_kind["auc"], by_kind["comparison"]
+    fields = StatRow._fields
 
-    def col(found, name):
-        return [getattr(r, name) for r in found]
+    def columns_of(found):
+        """The rows' fields as columns, by name (one transposition, no
+        attribute read per row and field)."""
+        return dict(zip(fields, zip(*found)))
 
     def const(found, value):
         return [value] * len(found)
 
-    tables = {
-        "king_ci": (king, lambda: [
-            col(king, "task"), col(king, "a"),
-            [1 if c else sizes[r.a] for r, c in zip(king, chance)], col(king, "value"),
-            col(king, "method"), col(king, "ci_low"), col(king, "ci_high"),
-            [js.CHANCE_DRAWS if c else n for c in chance],
-            [js.CHANCE_UNIT if c else UNIT for c in chance]]),
-        "jack_ci": (jack, lambda: [
-            col(jack, "task"), col(jack, "a"), col(jack, "value"), col(jack, "method"),
-            col(jack, "ci_low"), col(jack, "ci_high"), const(jack, n), const(jack, UNIT)]),
-        "auc_ci": (auc, lambda: [
-            col(auc, "task"), col(auc, "criterion"), col(auc, "a"), col(auc, "value"),
-            col(auc, "method"), col(auc, "ci_low"), col(auc, "ci_high"), const(auc, n),
-            const(auc, UNIT)]),
-        "comparisons": (comp, lambda: [
-            *(col(comp, name) for name in ("task", "family", "criterion", "a", "b", "value_a",
-                                           "value_b", "value", "ci_low", "ci_high", "p_value",
-                                           "p_adjusted")),
-            [bool(r.p_adjusted < rs.ALPHA) for r in comp], col(comp, "method"),
-            const(comp, n), const(comp, UNIT)]),
-    }
+    def king_columns():
+        c = columns_of(king)
+        chance = [m == js.CHANCE for m in c["method"]]
+        return [c["task"], c["a"], [1 if h else sizes[a] for a, h in zip(c["a"], chance)],
+                c["value"], c["method"], c["ci_low"], c["ci_high"],
+                [js.CHANCE_DRAWS if h else n for h in chance],
+                [js.CHANCE_UNIT if h else UNIT for h in chance]]
+
+    def jack_columns():
+        c = columns_of(jack)
+        return [c["task"], c["a"], c["value"], c["method"], c["ci_low"], c["ci_high"],
+                const(jack, n), const(jack, UNIT)]
+
+    def auc_columns():
+        c = columns_of(auc)
+        return [c["task"], c["criterion"], c["a"], c["value"], c["method"], c["ci_low"],
+                c["ci_high"], const(auc, n), const(auc, UNIT)]
+
+    def comparison_columns():
+        c = columns_of(comp)
+        return [*(c[name] for name in ("task", "family", "criterion", "a", "b", "value_a",
+                                       "value_b", "value", "ci_low", "ci_high", "p_value",
+                                       "p_adjusted")),
+                [bool(p < rs.ALPHA) for p in c["p_adjusted"]], c["method"], const(comp, n),
+                const(comp, UNIT)]
+
+    tables = {"king_ci": (king, king_columns), "jack_ci": (jack, jack_columns),
+              "auc_ci": (auc, auc_columns), "comparisons": (comp, comparison_columns)}
     return [rd.table_record_columns(key, name, columns())
             for name, (found, columns) in tables.items() if found]
 
