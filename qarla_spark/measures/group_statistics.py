@@ -174,7 +174,8 @@ def _comparison_numbers(pairs, point, reps, diffs_of, flips, rows=None):
     # the same differences, broadcast
     if rows is not None:        # each difference's replicates in a row (the same doubles)
         first = rows[ia_all[:1]] if (ia_all == ia_all[0]).all() else rows[ia_all]
-        lows, highs = rs.percentile_rows(first - rows[ib_all])
+        other = rows[ib_all]
+        lows, highs = rs.percentile_rows(np.subtract(first, other, out=other))
     else:
         first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
         lows, highs = rs.percentile_columns(first - reps[:, ib_all])

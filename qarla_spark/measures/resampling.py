@@ -247,7 +247,7 @@ def weighted_ratio_rows(nums, dens, weights) -> np.ndarray:
                 int(np.abs(weights).sum(axis=-1).max()) * int(np.abs(scaled).max()) < 2 ** 53:
             sums = scaled.T.astype(np.float64) @ weights.T.astype(np.float64)     # S × B
             with np.errstate(invalid="ignore", divide="ignore"):
-                return sums / counts.astype(np.float64)[None, :]
+                return np.divide(sums, counts.astype(np.float64)[None, :], out=sums)
     return np.ascontiguousarray(weighted_ratio_means(nums, dens, weights).T)
 
 
