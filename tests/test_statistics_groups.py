@@ -280,9 +280,17 @@ def test_king_of_distinct_columns_is_king_group(n_topics, n_sets, seed):
     want = gs.king_group(("task",), None, names, {"task": plan}, seed % 89, n, estimates=e)
     d = gs.distinct_ratio_estimates("task", topics, gids, names, wins, dens, seed % 89, n)
     got = gs.king_distinct_group("task", d, plan, seed % 89, n)
-    assert _row_bits(got) == _row_bits(want)
-    assert _row_bits(gs.king_distinct_group("task", d, None, seed % 89, n)) == \
-        _row_bits([r for r in want if r.kind == "king"])
+    block, rest = got[0], got[1:]
+    assert _row_bits(block.rows() + rest) == _row_bits(want)
+    (alone,) = gs.king_distinct_group("task", d, None, seed % 89, n)
+    assert _row_bits(alone.rows()) == _row_bits([r for r in want if r.kind == "king"])
+    # the block's columns: its rows' fields, in order
+    columns = block.columns()
+    rows = block.rows()
+    for name, column in columns.items():
+        assert _row_bits([(v,) for v in column]) == _row_bits([(getattr(r, name),) for r in rows])
+    pct = block.interval("percentile")
+    assert {r.a: (r.value, r.ci_low, r.ci_high) for r in rows if r.method == "percentile"} == pct
     cols = list(rng.integers(0, n_sets, 4))
     assert _bits(d.reps_of(cols)) == _bits(e.reps[:, cols])
     assert _bits(d.point) == _bits(e.point)

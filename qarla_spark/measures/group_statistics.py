@@ -48,6 +48,52 @@ class StatRow(NamedTuple):
     p_adjusted: Optional[float]
 
 
+class CiBlock(NamedTuple):
+    """:class:`StatRow` interval rows of one kind as columns (no object per
+    row: a task's KING of ~1,000 sets): row ``j·M + m`` is ``names[j]``'s
+    interval by ``methods[m]`` — (method, lows, highs), a value per name —
+    of value ``values[j]``, the rows :meth:`rows` gives."""
+
+    kind: str
+    task: str
+    criterion: Optional[str]
+    names: list
+    values: list
+    methods: list
+
+    def rows(self) -> List[StatRow]:
+        return [StatRow(self.kind, self.task, None, self.criterion, name, None, None, None,
+                        self.values[j], method, low[j], high[j], None, None)
+                for j, name in enumerate(self.names) for method, low, high in self.methods]
+
+    def columns(self) -> Dict[str, list]:
+        """a, value, method, ci_low, ci_high of :meth:`rows`, in order."""
+        n_m = len(self.methods)
+        out: Dict[str, list] = {"a": [], "value": [], "method": [], "ci_low": [],
+                                "ci_high": []}
+        if not n_m:
+            return out
+        # interleaved: each name's rows of every method in turn
+        for key, per_method in (("ci_low", [m[1] for m in self.methods]),
+                                ("ci_high", [m[2] for m in self.methods])):
+            column = [None] * (len(self.names) * n_m)
+            for m, found in enumerate(per_method):
+                column[m::n_m] = found
+            out[key] = column
+        out["a"] = [name for name in self.names for _ in range(n_m)]
+        out["value"] = [v for v in self.values for _ in range(n_m)]
+        out["method"] = [m[0] for m in self.methods] * len(self.names)
+        return out
+
+    def interval(self, method: str) -> Dict[str, tuple]:
+        """name → (value, low, high) of one method's intervals."""
+        for found, low, high in self.methods:
+            if found == method:
+                return {name: (self.values[j], low[j], high[j])
+                        for j, name in enumerate(self.names)}
+        return {}
+
+
 class CorrelationRow(NamedTuple):
     """A row of :func:`correlation_groups`: one correlation (``kind``:
     pearson, spearman, kendall) of one (task, set, criterion) at one level,
@@ -343,16 +389,16 @@ def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int
     set, the best single metric, the representatives and the subsets, or
     None) from :func:`distinct_ratio_estimates`: the intervals and each
     family's comparisons worked out on the distinct columns, the rows of
-    every set and pair — the rows king_group gives."""
+    every set and pair — the rows king_group gives (the intervals' as one
+    :class:`CiBlock`, first)."""
     column, names = e.column, e.names
     # (the replicates sorted in a copy: the comparisons read them in order)
     found = rs.interval_rows(e.d_point, e.d_rows.copy(), e.d_jack)
     values = e.d_point[column].tolist()
     methods = [(method, low[column].tolist(), high[column].tolist())
                for method, (low, high) in found.items()]
-    out = [StatRow("king", task, None, None, name, None, None, None, values[j], method,
-                   low[j], high[j], None, None)
-           for j, name in enumerate(names) for method, low, high in methods]
+    # the intervals' rows as columns (a CiBlock), the comparisons' as rows
+    out = [CiBlock("king", task, None, list(names), values, methods)]
     if plan is None:
         return out
     topics, wins, dens = e.topics, e.d_wins, e.dens

@@ -40,7 +40,7 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
+from qarla_spark.measures.group_statistics import (UNIT, CiBlock, Comparison, CorrelationRow,
                                                    Interval, Paired, StatRow, auc_counts,
                                                    auc_group_of, correlation_groups,
                                                    distinct_ratio_estimates, king_distinct_group,
@@ -186,8 +186,11 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         # every task
         # (their percentile intervals: king_ci's rows of them, the same
         # doubles as percentile_columns of those columns)
-        pct = {r.a: (r.ci_low, r.ci_high) for r in found.rows
-               if r.kind == "king" and r.method == "percentile"}
+        pct = {a: (low, high) for r in found.rows if isinstance(r, CiBlock) and r.kind == "king"
+               for a, (_, low, high) in r.interval("percentile").items()}
+        pct.update({r.a: (r.ci_low, r.ci_high) for r in found.rows
+                    if isinstance(r, StatRow) and r.kind == "king"
+                    and r.method == "percentile"})
         own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
                                          estimates.reps_of(cols)),
                             percentile=([pct[label][0] for label in shared],
@@ -483,23 +486,52 @@ def _correlation_ci(r: CorrelationRow, score: str, label: str, n: int) -> Correl
                          r.ci_low, r.ci_high, n, r.unit)
 
 
-def _table_records(key, rows: List[StatRow], n, sizes):
+def _table_records(key, rows: list, n, sizes):
     """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
     rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
     (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
     # each table's columns straight from the rows (no tuple per row: a
     # king group's thousands of rows; the same Arrow columns)
-    by_kind: Dict[str, List[StatRow]] = {"king": [], "jack": [], "auc": [], "comparison": []}
+    by_kind: Dict[str, list] = {"king": [], "jack": [], "auc": [], "comparison": []}
     for r in rows:
         by_kind["comparison" if r.kind not in by_kind else r.kind].append(r)
-    king = [r for r in by_kind["king"] if r.method == js.CHANCE or r.a in sizes]
+    king = [r for r in by_kind["king"] if isinstance(r, CiBlock) or r.method == js.CHANCE
+            or r.a in sizes]
     jack, auc, comp = by_kind["jack"], by_kind["auc"], by_kind["comparison"]
     fields = StatRow._fields
 
     def columns_of(found):
         """The rows' fields as columns, by name (one transposition, no
-        attribute read per row and field)."""
-        return dict(zip(fields, zip(*found)))
+        attribute read per row and field; a CiBlock's columns as they
+        are, its rows of a set the table has)."""
+        out: Dict[str, list] = {name: [] for name in fields}
+        plain: List[StatRow] = []
+
+        def flush():
+            for name, column in zip(fields, zip(*plain)):
+                out[name].extend(column)
+            plain.clear()
+
+        for r in found:
+            if not isinstance(r, CiBlock):
+                plain.append(r)
+                continue
+            flush()
+            c = r.columns()
+            keep = None if found is not king or all(a in sizes for a in r.names) else \
+                [a in sizes for a in c["a"]]
+            width = len(c["a"]) if keep is None else sum(keep)
+            for name in fields:
+                column = c.get(name)
+                if column is None:
+                    value = {"kind": r.kind, "task": r.task, "criterion": r.criterion}.get(name)
+                    out[name].extend([value] * width)
+                elif keep is None:
+                    out[name].extend(column)
+                else:
+                    out[name].extend(v for v, k in zip(column, keep) if k)
+        flush()
+        return out
 
     def const(found, value):
         return [value] * len(found)
@@ -536,7 +568,8 @@ def _table_records(key, rows: List[StatRow], n, sizes):
             for name, (found, columns) in tables.items() if found]
 
 
-def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
+
+def _printed(task, rows: list, corr: List[CorrelationCi], ctx) -> dict:
     """The intervals and tests the run prints, of one task (small; only
     what the group found: empty when it prints nothing)."""
     wanted = set(ctx.wanted)
@@ -544,7 +577,17 @@ def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     king, jack, auc, comparisons = {}, {}, {}, {}
     n_subsets = kept = 0
     for r in rows:
-        if r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
+        if isinstance(r, CiBlock):
+            mine = {"king": king, "jack": jack}.get(r.kind)
+            pct = next((m for m in r.methods if m[0] == "percentile"), None)
+            if pct is None:
+                continue
+            for j, a in enumerate(r.names):
+                if mine is not None and a in wanted:
+                    mine[(task, a)] = Interval(r.values[j], pct[1][j], pct[2][j])
+                elif r.kind == "auc":
+                    auc[(task, r.criterion, a)] = Interval(r.values[j], pct[1][j], pct[2][j])
+        elif r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
             (king if r.kind == "king" else jack)[(task, r.a)] = Interval(r.value, r.ci_low,
                                                                          r.ci_high)
         elif r.kind == "auc" and r.method == "percentile":
