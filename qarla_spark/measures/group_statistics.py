@@ -572,6 +572,20 @@ def _correlation_stack(keys, x, ys) -> np.ndarray:
     return agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
 
 
+def _correlation_rows(keys, x, y, min_n: int) -> np.ndarray:
+    """``agreement.correlation_rows(keys, x, y, min_n)`` (rows × kinds) by
+    :func:`_correlation_stack`'s compiled pass when it runs (the same
+    doubles; tests/test_compiled_rows.py)."""
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
+            "pearson", "spearman", "kendall") and len(keys) >= min_n and len(x):
+        order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        x = np.asarray(x, dtype=np.float64).reshape(-1, len(order))[:, order]
+        y = np.asarray(y, dtype=np.float64).reshape(-1, len(order))[:, order]
+        return compiled_rows.three_correlations(x, y[None])[0]
+    return agreement.correlation_rows(keys, x, y, min_n=min_n)
+
+
 def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                        summary_level: bool = True,
                        designs: Optional[Dict[str, object]] = None) -> List[CorrelationRow]:
@@ -759,7 +773,7 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     for names, at in batches.items():
         rows_x = [[sides[c][0][t][s] for s in names] for c, t in at]
         rows_y = [[sides[c][1][t][s] for s in names] for c, t in at]
-        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
+        r = _correlation_rows(names, rows_x, rows_y, agreement.MIN_POINTS)
         found.update(zip(at, r))
     n_c, n_t = len(mine), len(topics)
     values = np.zeros((n_t, n_c * n_k))
