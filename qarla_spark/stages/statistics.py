@@ -533,8 +533,8 @@ def _table_records(key, rows: list, n, sizes):
         flush()
         return out
 
-    def const(found, value):
-        return [value] * len(found)
+    def const(c, value):
+        return [value] * len(c["task"])
 
     def king_columns():
         c = columns_of(king)
@@ -547,20 +547,20 @@ def _table_records(key, rows: list, n, sizes):
     def jack_columns():
         c = columns_of(jack)
         return [c["task"], c["a"], c["value"], c["method"], c["ci_low"], c["ci_high"],
-                const(jack, n), const(jack, UNIT)]
+                const(c, n), const(c, UNIT)]
 
     def auc_columns():
         c = columns_of(auc)
         return [c["task"], c["criterion"], c["a"], c["value"], c["method"], c["ci_low"],
-                c["ci_high"], const(auc, n), const(auc, UNIT)]
+                c["ci_high"], const(c, n), const(c, UNIT)]
 
     def comparison_columns():
         c = columns_of(comp)
         return [*(c[name] for name in ("task", "family", "criterion", "a", "b", "value_a",
                                        "value_b", "value", "ci_low", "ci_high", "p_value",
                                        "p_adjusted")),
-                [bool(p < rs.ALPHA) for p in c["p_adjusted"]], c["method"], const(comp, n),
-                const(comp, UNIT)]
+                [bool(p < rs.ALPHA) for p in c["p_adjusted"]], c["method"], const(c, n),
+                const(c, UNIT)]
 
     tables = {"king_ci": (king, king_columns), "jack_ci": (jack, jack_columns),
               "auc_ci": (auc, auc_columns), "comparisons": (comp, comparison_columns)}
