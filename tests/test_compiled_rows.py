@@ -107,3 +107,37 @@ def test_more_than_a_block_of_systems():
     with numpy_backend():
         want = agreement.correlation_rows_many(keys, x, ys, kinds=("pearson", "spearman"))
     assert got.tobytes() == want.tobytes()
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(2, 20), st.data())
+def test_three_correlations_equal_numpys(n_b, n_c, n, data):
+    """The fused pass of Pearson, Spearman and Kendall (one row a
+    replicate, as the correlation groups have them) gives the numpy
+    backend's doubles, constant rows and NaN included."""
+    x = _rows(data.draw, (n_b, n))
+    ys = _rows(data.draw, (n_c, n_b, n))
+    keys = [f"s{k:02d}" for k in range(n)]
+    got = cr.three_correlations(x, ys)
+    with numpy_backend():
+        want = agreement.correlation_rows_many(keys, x[:, None, :], ys, min_n=2)[:, :, 0, :]
+    assert agreement.KINDS == ("pearson", "spearman", "kendall")
+    assert got.tobytes() == want.tobytes()
+    # row by row (two points or more: the summary level's), as correlation_rows
+    got1 = cr.three_correlations(x, ys[:1])[0]
+    with numpy_backend():
+        want1 = agreement.correlation_rows(keys, x, ys[0], min_n=2)
+    assert got1.tobytes() == want1.tobytes()
+
+
+def test_three_correlations_can_fail():
+    """A Kendall count off by one pair shows in the comparison above."""
+    rng = np.random.default_rng(5)
+    x, ys = rng.integers(0, 4, (5, 9)).astype(float), rng.integers(0, 4, (2, 5, 9)) / 3.0
+    got = cr.three_correlations(x, ys)
+    with numpy_backend():
+        want = agreement.correlation_rows_many([f"{k}" for k in range(9)], x[:, None, :],
+                                               ys)[:, :, 0, :]
+    assert got.tobytes() == want.tobytes()
+    x[0, 0] += 0.5
+    assert cr.three_correlations(x, ys).tobytes() != want.tobytes()

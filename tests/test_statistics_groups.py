@@ -210,6 +210,92 @@ def test_comparisons_of_sets_with_the_same_counts_once(n_topics, n_sets, seed):
     assert _row_bits(got) == _row_bits(want)
 
 
+
+@SETTINGS
+@given(st.integers(1, 8), st.integers(0, 9), st.integers(0, 30), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([3, 1000, 2 ** 40]))
+def test_weighted_ratio_rows_are_the_means_transposed(n_t, n_s, n_b, seed, big):
+    """The replicates a column's in a row: the doubles of
+    weighted_ratio_means, transposed (zero weights: NaN; huge counts: the
+    exact fallbacks)."""
+    rng = np.random.default_rng(seed)
+    nums = rng.integers(0, big, (n_t, n_s))
+    dens = rng.integers(1, 7, n_t) * (1 if big < 2 ** 40 else 10 ** 6)
+    weights = rng.poisson(1.0, (n_b, n_t))
+    want = rs.weighted_ratio_means(nums, dens, weights)
+    got = rs.weighted_ratio_rows(nums, dens, weights)
+    assert got.shape == want.T.shape and got.flags.c_contiguous
+    assert _bits(got.T) == _bits(want)
+
+
+def _replicates(rng, n_b, n_m):
+    reps = np.round(rng.standard_normal((n_b, n_m)), int(rng.integers(0, 3)))
+    if rng.random() < 0.3:
+        reps[rng.random(reps.shape) < 0.1] = np.nan
+    if n_b and n_m and rng.random() < 0.1:
+        reps[rng.integers(n_b), rng.integers(n_m)] = np.inf
+    return reps
+
+
+@SETTINGS
+@given(st.integers(0, 60), st.integers(0, 30), st.integers(0, 5), st.integers(0, 2 ** 32 - 1))
+def test_interval_rows_are_interval_columns(n_b, n_m, n_j, seed):
+    """Intervals of replicates a column's in a row, sorted in place: the
+    doubles of interval_columns and percentile_columns (ties, NaN,
+    infinities, jackknife NaN)."""
+    rng = np.random.default_rng(seed)
+    reps = _replicates(rng, n_b, n_m)
+    points = np.round(rng.standard_normal(n_m), 1)
+    jack = rng.standard_normal((n_j, n_m))
+    if n_j and n_m and rng.random() < 0.1:
+        jack[0, 0] = np.nan
+    want = rs.interval_columns(points, reps, jack)
+    got = rs.interval_rows(points, np.ascontiguousarray(reps.T), jack)
+    assert list(got) == list(want)
+    for method in want:
+        assert [_bits(v) for v in got[method]] == [_bits(v) for v in want[method]]
+    got = rs.percentile_rows(np.ascontiguousarray(reps.T))
+    assert [_bits(v) for v in got] == [_bits(v) for v in rs.percentile_columns(reps)]
+
+
+@SETTINGS
+@given(st.integers(2, 8), st.integers(1, 12), st.integers(0, 2 ** 32 - 1))
+def test_king_of_distinct_columns_is_king_group(n_topics, n_sets, seed):
+    """KING's rows from each distinct column of counts worked out once
+    (intervals and every family's comparisons): king_group's rows; the
+    replicates of any sets, the full estimates' columns."""
+    rng = np.random.default_rng(seed)
+    distinct = rng.integers(0, 6, (n_topics, max(1, n_sets // 2)))
+    wins = distinct[:, rng.integers(0, distinct.shape[1], n_sets)]
+    dens = rng.integers(5, 8, n_topics)
+    topics = [f"t{k}" for k in range(n_topics)]
+    names = [f"set{k}" for k in range(n_sets)]
+    gids = list(range(10, 10 + n_sets))
+    best = int(rng.integers(n_sets))
+    plan = {"best": gids[best], "best_single": gids[int(rng.integers(n_sets))],
+            "reps": [gids[k] for k in rng.integers(0, n_sets, 3)],
+            "subsets": [gids[k] for k in range(n_sets)]}
+    n = 40
+    e = gs.ratio_estimates_of("task", topics, gids, names, wins, dens, seed % 89, n)
+    want = gs.king_group(("task",), None, names, {"task": plan}, seed % 89, n, estimates=e)
+    d = gs.distinct_ratio_estimates("task", topics, gids, names, wins, dens, seed % 89, n)
+    got = gs.king_distinct_group("task", d, plan, seed % 89, n)
+    block, rest = got[0], got[1:]
+    assert _row_bits(block.rows() + rest) == _row_bits(want)
+    (alone,) = gs.king_distinct_group("task", d, None, seed % 89, n)
+    assert _row_bits(alone.rows()) == _row_bits([r for r in want if r.kind == "king"])
+    # the block's columns: its rows' fields, in order
+    columns = block.columns()
+    rows = block.rows()
+    for name, column in columns.items():
+        assert _row_bits([(v,) for v in column]) == _row_bits([(getattr(r, name),) for r in rows])
+    pct = block.interval("percentile")
+    assert {r.a: (r.value, r.ci_low, r.ci_high) for r in rows if r.method == "percentile"} == pct
+    cols = list(rng.integers(0, n_sets, 4))
+    assert _bits(d.reps_of(cols)) == _bits(e.reps[:, cols])
+    assert _bits(d.point) == _bits(e.point)
+
+
 def _summary_level_reference(task, set_id, criterion, p, topics, t_at, weights):
     """The summary-level rows of one criterion, one criterion at a time
     (the per-criterion code :func:`_summary_levels` replaced): each topic's

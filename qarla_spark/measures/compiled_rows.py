@@ -226,6 +226,99 @@ if compiled_ieee is not None:
                             out[c, b, m, 1] = _pearson_of(drx, srx, dry[c], sry[c], prod)
 
 
+
+if compiled_ieee is not None:
+    @compiled_inline
+    def _signs_ranks(row, signs, ranks):  # pragma: no cover - compiled
+        """signs[p, q] = sign(row[p] − row[q]) of every (p, q) (a dense
+        matrix: loops the compiler vectorises) and each item's average rank
+        ½ + n/2 + ½·Σ_q signs[p, q] (exact half-integers: :func:`_ranks`'s
+        doubles); returns Σ signs² (twice the pairs the row orders)."""
+        n = row.size
+        ordered = 0
+        for p in range(n):
+            v = row[p]
+            acc = 0
+            sq = 0
+            for q in range(n):
+                sg = np.int32(v > row[q]) - np.int32(v < row[q])
+                signs[p, q] = sg
+                acc += sg
+                sq += sg * sg
+            ranks[p] = 0.5 + n / 2.0 + acc / 2.0
+            ordered += sq
+        return ordered
+
+    @compiled_ieee
+    def _three_correlations(x, ys, out):  # pragma: no cover - compiled
+        """out[c, b, 0..2]: Pearson, Spearman and Kendall's tau-b of x[b]
+        (B × n) against ys[c, b] (C × B × n) where both rows vary (out left
+        as given elsewhere): each row's signs of all its pairs found once,
+        giving both its average ranks and Kendall's counts (integers: the
+        full matrices' sums are twice the pairs')."""
+        n_b, n = x.shape
+        n_c = ys.shape[0]
+        dy = np.empty((n_c, n))
+        sy = np.empty(n_c)
+        dry = np.empty((n_c, n))
+        sry = np.empty(n_c)
+        ny = np.zeros(n_c, dtype=np.int64)
+        signs_y = np.zeros((n_c, n, n), dtype=np.int32)
+        ok_y = np.zeros(n_c, dtype=np.bool_)
+        dx = np.empty(n)
+        drx = np.empty(n)
+        ranks = np.empty(n)
+        square = np.empty(n)
+        prod = np.empty(n)
+        signs_x = np.zeros((n, n), dtype=np.int32)
+        for b in range(n_b):
+            row = x[b]
+            if not _varies(row):
+                continue
+            some = False
+            for c in range(n_c):
+                yrow = ys[c, b]
+                ok_y[c] = _varies(yrow)
+                if ok_y[c]:
+                    some = True
+                    sy[c] = _deviate(yrow, dy[c], square)
+                    ny[c] = _signs_ranks(yrow, signs_y[c], ranks) // 2
+                    sry[c] = _deviate(ranks, dry[c], square)
+            if not some:
+                continue
+            sx = _deviate(row, dx, square)
+            nx = _signs_ranks(row, signs_x, ranks) // 2
+            srx = _deviate(ranks, drx, square)
+            for c in range(n_c):
+                if not ok_y[c]:
+                    continue
+                out[c, b, 0] = _pearson_of(dx, sx, dy[c], sy[c], prod)
+                out[c, b, 1] = _pearson_of(drx, srx, dry[c], sry[c], prod)
+                con = 0
+                sc = signs_y[c]
+                for p in range(n):
+                    acc = 0
+                    for q in range(n):
+                        acc += signs_x[p, q] * sc[p, q]
+                    con += acc
+                out[c, b, 2] = np.float64(con // 2) / np.sqrt(np.float64(nx) * np.float64(ny[c]))
+
+
+def three_correlations(x: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """(C × B × 3): Pearson, Spearman and Kendall's tau-b (``agreement.
+    KINDS``' order) of every row x[b] (B × n, the points in their final
+    order) against ys[c, b] (C × B × n), NaN where a side does not vary (or
+    holds a NaN): ``agreement.correlation_rows_many(keys, x[:, None], ys)
+    [:, :, 0]``'s doubles (n ≥ its ``min_n``), the three in one compiled
+    pass (callers check :func:`backend` first; the test compares them)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    ys = np.ascontiguousarray(ys, dtype=np.float64)
+    out = np.full((ys.shape[0], x.shape[0], 3), np.nan)
+    if x.size and ys.size:
+        _three_correlations(x, ys, out)
+    return out
+
+
 if compiled_ieee is not None:
     @compiled_inline
     def _column_sums(a, n, r, out):  # pragma: no cover - compiled

@@ -48,6 +48,52 @@ class StatRow(NamedTuple):
     p_adjusted: Optional[float]
 
 
+class CiBlock(NamedTuple):
+    """:class:`StatRow` interval rows of one kind as columns (no object per
+    row: a task's KING of ~1,000 sets): row ``j·M + m`` is ``names[j]``'s
+    interval by ``methods[m]`` — (method, lows, highs), a value per name —
+    of value ``values[j]``, the rows :meth:`rows` gives."""
+
+    kind: str
+    task: str
+    criterion: Optional[str]
+    names: list
+    values: list
+    methods: list
+
+    def rows(self) -> List[StatRow]:
+        return [StatRow(self.kind, self.task, None, self.criterion, name, None, None, None,
+                        self.values[j], method, low[j], high[j], None, None)
+                for j, name in enumerate(self.names) for method, low, high in self.methods]
+
+    def columns(self) -> Dict[str, list]:
+        """a, value, method, ci_low, ci_high of :meth:`rows`, in order."""
+        n_m = len(self.methods)
+        out: Dict[str, list] = {"a": [], "value": [], "method": [], "ci_low": [],
+                                "ci_high": []}
+        if not n_m:
+            return out
+        # interleaved: each name's rows of every method in turn
+        for key, per_method in (("ci_low", [m[1] for m in self.methods]),
+                                ("ci_high", [m[2] for m in self.methods])):
+            column = [None] * (len(self.names) * n_m)
+            for m, found in enumerate(per_method):
+                column[m::n_m] = found
+            out[key] = column
+        out["a"] = [name for name in self.names for _ in range(n_m)]
+        out["value"] = [v for v in self.values for _ in range(n_m)]
+        out["method"] = [m[0] for m in self.methods] * len(self.names)
+        return out
+
+    def interval(self, method: str) -> Dict[str, tuple]:
+        """name → (value, low, high) of one method's intervals."""
+        for found, low, high in self.methods:
+            if found == method:
+                return {name: (self.values[j], low[j], high[j])
+                        for j, name in enumerate(self.names)}
+        return {}
+
+
 class CorrelationRow(NamedTuple):
     """A row of :func:`correlation_groups`: one correlation (``kind``:
     pearson, spearman, kendall) of one (task, set, criterion) at one level,
@@ -148,6 +194,17 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
                 out.append(r if (ia, ib) == pairs[k] else
                            r._replace(a=names[ia], b=names[ib]))
             return out
+    numbers = _comparison_numbers(pairs, point, reps, diffs_of, flips)
+    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
+                    value_a, value_b, total, FLIP_METHOD, low, high, pk, ak)
+            for (ia, ib), value_a, value_b, total, low, high, pk, ak in zip(pairs, *numbers)]
+
+
+def _comparison_numbers(pairs, point, reps, diffs_of, flips, rows=None):
+    """The numbers of :func:`_comparison_rows`' rows, a list each (one value
+    per pair, in order): value_a, value_b, the difference, its interval
+    (low, high), p and its max-T adjustment within the family. ``rows``:
+    the replicates a column's in a row (D × B), in place of ``reps``."""
     ia_all, ib_all = (np.asarray(c, dtype=np.intp) for c in zip(*pairs))
     many = getattr(diffs_of, "many", None)
     if many is not None:                 # every pair's differences at once
@@ -161,15 +218,18 @@ def _comparison_rows(task, criterion, family, pairs, names, point, reps, diffs_o
     p, adjusted = rs.sign_flip_family(diffs, flips)
     # one column a when every pair shares it (the best set against others):
     # the same differences, broadcast
-    first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
-    lows, highs = rs.percentile_columns(first - reps[:, ib_all])
+    if rows is not None:        # each difference's replicates in a row (the same doubles)
+        first = rows[ia_all[:1]] if (ia_all == ia_all[0]).all() else rows[ia_all]
+        other = rows[ib_all]
+        lows, highs = rs.percentile_rows(np.subtract(first, other, out=other))
+    else:
+        first = reps[:, ia_all[:1]] if (ia_all == ia_all[0]).all() else reps[:, ia_all]
+        lows, highs = rs.percentile_columns(first - reps[:, ib_all])
     # each difference's exact sum (int64, as Python integers) over the scale
     totals = [int(v) / scale for v in diffs.sum(axis=0).tolist()]
     points = point.tolist() if isinstance(point, np.ndarray) else [float(v) for v in point]
-    return [StatRow("comparison", task, family, criterion, names[ia], names[ib],
-                    float(points[ia]), float(points[ib]), total, FLIP_METHOD, low, high, pk, ak)
-            for (ia, ib), total, low, high, pk, ak in zip(
-                pairs, totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())]
+    return ([float(points[ia]) for ia, _ in pairs], [float(points[ib]) for _, ib in pairs],
+            totals, lows.tolist(), highs.tolist(), p.tolist(), adjusted.tolist())
 
 
 def _matrix(rows, row_keys, col_keys):
@@ -266,6 +326,117 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
         pairs = [(at[best], at[o]) for o in others if o in at and best in at]
         out += _comparison_rows(task, None, FAMILIES[family], pairs, names, point, reps,
                                 diffs_of, flips, same)
+    return out
+
+
+@dataclass(frozen=True)
+class DistinctEstimates:
+    """:class:`RatioEstimates` of a task's sets worked out once per distinct
+    column of counts (sets with the same wins in every topic have the same
+    values, replicates and jackknife, column by column): ``column[s]``, the
+    distinct column of set ``s``; of the distinct columns, their ``d_wins``
+    (T × D), ``d_point`` (D), ``d_rows`` (D × B: the replicates, a column's
+    in a row) and ``d_jack`` (T × D)."""
+
+    topics: list
+    gids: list
+    names: list
+    wins: np.ndarray
+    dens: np.ndarray
+    column: np.ndarray
+    d_wins: np.ndarray
+    d_point: np.ndarray
+    d_rows: np.ndarray
+    d_jack: np.ndarray
+
+    @property
+    def point(self) -> np.ndarray:
+        return self.d_point[self.column]
+
+    def reps_of(self, cols) -> np.ndarray:
+        """The replicates (B × len(cols), C-contiguous, as ``reps[:, cols]``
+        of :class:`RatioEstimates`) of the sets ``cols``."""
+        return np.ascontiguousarray(self.d_rows[self.column[np.asarray(cols, dtype=np.intp)]].T)
+
+
+def distinct_ratio_estimates(task: str, topics, gids, names, wins, dens, seed: int,
+                             n: int) -> DistinctEstimates:
+    """:func:`ratio_estimates_of` of each distinct column of ``wins`` once
+    (the distinct columns in the order of their first set), the replicates
+    a column's in a row (:func:`~qarla_spark.measures.resampling.
+    weighted_ratio_rows`): the same doubles as every column's (each
+    column's means its own)."""
+    wins = np.asarray(wins, dtype=np.int64)
+    if wins.shape[1]:
+        _, first, inverse = np.unique(wins, axis=1, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")          # distinct ids by first set
+        rank = np.empty(order.size, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        column = rank[np.asarray(inverse).reshape(-1)]
+        kept = first[order]
+    else:
+        column = kept = np.zeros(0, dtype=np.intp)
+    d_wins = wins[:, kept]
+    point = rs.weighted_ratio_means(d_wins, dens, np.ones((1, len(topics)), dtype=np.int64))[0]
+    rows = rs.weighted_ratio_rows(d_wins, dens, rs.poisson_weights(seed, task, topics, n))
+    jack = rs.weighted_ratio_means(d_wins, dens, rs.jackknife_weights(len(topics)))
+    return DistinctEstimates(list(topics), list(gids), list(names), wins, dens, column, d_wins,
+                             point, rows, jack)
+
+
+def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int):
+    """:func:`king_group` (KING of every set, ``plan``: gids of the best
+    set, the best single metric, the representatives and the subsets, or
+    None) from :func:`distinct_ratio_estimates`: the intervals and each
+    family's comparisons worked out on the distinct columns, the rows of
+    every set and pair — the rows king_group gives (the intervals' as one
+    :class:`CiBlock`, first)."""
+    column, names = e.column, e.names
+    # (the replicates sorted in a copy: the comparisons read them in order)
+    found = rs.interval_rows(e.d_point, e.d_rows.copy(), e.d_jack)
+    values = e.d_point[column].tolist()
+    methods = [(method, low[column].tolist(), high[column].tolist())
+               for method, (low, high) in found.items()]
+    # the intervals' rows as columns (a CiBlock), the comparisons' as rows
+    out = [CiBlock("king", task, None, list(names), values, methods)]
+    if plan is None:
+        return out
+    topics, wins, dens = e.topics, e.d_wins, e.dens
+    flips = rs.sign_flips(seed, task, topics, n)
+    at = {g: i for i, g in enumerate(e.gids)}
+    lcm = math.lcm(*(int(v) for v in np.unique(dens)))
+    factor = lcm // np.asarray(dens, dtype=np.int64)
+
+    def diffs_of(ia, ib):
+        ints, lcm_ = rs.common_scale(wins[:, ia], wins[:, ib], dens)
+        return ints, lcm_ * len(topics)
+
+    def many(ia, ib):
+        # rs.common_scale of every pair at once (int64: the counts are small)
+        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
+            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
+            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
+        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * len(topics)
+
+    diffs_of.many = many
+    best = plan["best"]
+    for family, others in (("best_single", [plan["best_single"]]),
+                           ("representative", plan["reps"]),
+                           ("subset", [g for g in plan["subsets"] if g != best])):
+        pairs = [(at[best], at[o]) for o in others if o in at and best in at]
+        if not pairs:
+            continue
+        # each distinct pair of columns once (in the order of its first pair)
+        ids = [(int(column[a]), int(column[b])) for a, b in pairs]
+        slot: Dict[tuple, int] = {}
+        which = [slot.setdefault(key, len(slot)) for key in ids]
+        numbers = _comparison_numbers(list(slot), e.d_point, None, diffs_of, flips,
+                                      rows=e.d_rows)
+        fam = FAMILIES[family]
+        out += [StatRow("comparison", task, fam, None, names[ia], names[ib],
+                        *(v[k] for v in numbers[:3]), FLIP_METHOD,
+                        *(v[k] for v in numbers[3:]))
+                for (ia, ib), k in zip(pairs, which)]
     return out
 
 
@@ -387,6 +558,34 @@ def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     return outs
 
 
+def _correlation_stack(keys, x, ys) -> np.ndarray:
+    """(C × B × kinds): ``agreement.correlation_rows_many(keys, x[:, None],
+    ys)[:, :, 0]`` — every kind of each row x[b] (B × n) against ys[c, b]
+    (C × B × n) — by the compiled pass of all three kinds at once
+    (:func:`~qarla_spark.measures.compiled_rows.three_correlations`, the
+    same doubles; tests/test_compiled_rows.py) when it runs."""
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
+            "pearson", "spearman", "kendall") and len(keys) >= agreement.MIN_SYSTEMS:
+        order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        return compiled_rows.three_correlations(x[:, order], ys[:, :, order])
+    return agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
+
+
+def _correlation_rows(keys, x, y, min_n: int) -> np.ndarray:
+    """``agreement.correlation_rows(keys, x, y, min_n)`` (rows × kinds) by
+    :func:`_correlation_stack`'s compiled pass when it runs (the same
+    doubles; tests/test_compiled_rows.py)."""
+    from qarla_spark.measures import compiled_rows
+    if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
+            "pearson", "spearman", "kendall") and len(keys) >= min_n and len(x):
+        order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        x = np.asarray(x, dtype=np.float64).reshape(-1, len(order))[:, order]
+        y = np.asarray(y, dtype=np.float64).reshape(-1, len(order))[:, order]
+        return compiled_rows.three_correlations(x, y[None])[0]
+    return agreement.correlation_rows(keys, x, y, min_n=min_n)
+
+
 def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                        summary_level: bool = True,
                        designs: Optional[Dict[str, object]] = None) -> List[CorrelationRow]:
@@ -447,7 +646,7 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
             y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
                           for ys_c in ys_])
-            stacked = agreement.correlation_rows_many(keys, x[:, None, :], y)[:, :, 0, :]
+            stacked = _correlation_stack(keys, x, y)
             ends = np.cumsum(sizes)
             return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
@@ -574,7 +773,7 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     for names, at in batches.items():
         rows_x = [[sides[c][0][t][s] for s in names] for c, t in at]
         rows_y = [[sides[c][1][t][s] for s in names] for c, t in at]
-        r = agreement.correlation_rows(names, rows_x, rows_y, min_n=agreement.MIN_POINTS)
+        r = _correlation_rows(names, rows_x, rows_y, agreement.MIN_POINTS)
         found.update(zip(at, r))
     n_c, n_t = len(mine), len(topics)
     values = np.zeros((n_t, n_c * n_k))

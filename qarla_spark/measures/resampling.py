@@ -225,6 +225,32 @@ def weighted_ratio_means(nums, dens, weights) -> np.ndarray:
     return _divide(sums, counts)
 
 
+
+def weighted_ratio_rows(nums, dens, weights) -> np.ndarray:
+    """:func:`weighted_ratio_means` transposed (S × B, C-contiguous: a
+    column's replicates in one row), the same doubles: with the sums exact
+    in doubles, the product taken transposed (every sum an exact integer,
+    in any order), else the means' own transposed."""
+    nums = np.asarray(nums, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    dens_t = np.broadcast_to(np.asarray(dens, dtype=np.int64).reshape(nums.shape[0], -1),
+                             nums.shape)
+    lcm = 1
+    for d in np.unique(dens_t):
+        lcm = lcm * int(d) // math.gcd(lcm, int(d))
+    top = int(np.abs(nums).max(initial=0))
+    if nums.size and weights.size and lcm < 2 ** 62 and top * lcm < 2 ** 62:
+        bound = top * lcm * int(weights.max(initial=0)) * nums.shape[0]
+        counts = weights.sum(axis=1) * lcm
+        scaled = nums * (lcm // dens_t)
+        if bound < 2 ** 53 and lcm * int(counts.max(initial=0)) < 2 ** 53 and \
+                int(np.abs(weights).sum(axis=-1).max()) * int(np.abs(scaled).max()) < 2 ** 53:
+            sums = scaled.T.astype(np.float64) @ weights.T.astype(np.float64)     # S × B
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.divide(sums, counts.astype(np.float64)[None, :], out=sums)
+    return np.ascontiguousarray(weighted_ratio_means(nums, dens, weights).T)
+
+
 _CHUNK = 28
 
 
@@ -1024,6 +1050,81 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
             high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
     for m in np.flatnonzero(~clean):
         low[m], high[m] = bca_interval(float(points[m]), reps[:, m], jack[:, m], alpha)
+    return out
+
+
+
+def percentile_rows(rows, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`percentile_columns` of ``rows.T`` (``rows``: M × B doubles, a
+    column's replicates in a row, C-contiguous; sorted in place): the same
+    doubles, without the transposed copy."""
+    if not rows.shape[0] or not rows.shape[1] or np.isinf(rows).any():
+        return percentile_columns(rows.T, alpha)
+    n = np.count_nonzero(np.isfinite(rows), axis=1)
+    rows.sort(axis=1)
+    return _percentiles_sorted(rows.T, n, alpha)
+
+
+def interval_rows(points, rows, jackknife, alpha: float = ALPHA
+                  ) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+    """:func:`interval_columns` of ``rows.T`` (``rows``: M × B doubles, a
+    column's replicates in a row, C-contiguous; sorted in place): the same
+    doubles — each row sorted where it lies (no transposed copy), then the
+    same order statistics, ranks and BCa corrections; an infinity or a
+    jackknife NaN anywhere: interval_columns itself."""
+    from statistics import NormalDist
+    norm = NormalDist()
+    points = np.asarray(points, dtype=np.float64)
+    jack = np.asarray(jackknife, dtype=np.float64)
+    m_all, n_b = rows.shape
+    if not n_b or not m_all or np.isinf(rows).any() or (jack.shape[0]
+                                                        and not np.isfinite(jack).all()):
+        return interval_columns(points, rows.T, jack, alpha)
+    n = np.count_nonzero(np.isfinite(rows), axis=1)
+    rows.sort(axis=1)
+    ordered = rows.T
+    out = {"percentile": _percentiles_sorted(ordered, n, alpha),
+           "bca": (np.full(m_all, math.nan), np.full(m_all, math.nan))}
+    low, high = out["bca"]
+    ok = (n > 0) & np.isfinite(points)
+    if ok.any():
+        cols = np.flatnonzero(ok)
+        pts = points[cols]
+        if cols.size * n_b >= 2 ** 17:
+            below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
+        else:                  # (the counts of a column's values: in any order)
+            mine = ordered if cols.size == m_all else ordered[:, cols]
+            below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
+            at_most = below + np.count_nonzero(mine == pts, axis=0)
+        share = (below + 0.5 * (at_most - below)) / n[cols]
+        if jack.shape[0]:
+            jrows = np.ascontiguousarray(jack[:, cols].T)
+            d = (jrows.sum(axis=1) / jack.shape[0])[:, None] - jrows
+            d2, d3 = (d ** 2).sum(axis=1), (d ** 3).sum(axis=1)
+        else:
+            d2 = d3 = np.zeros(cols.size)
+        qs = np.full((2, cols.size), math.nan)
+        zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
+        inv_cdf, cdf = _standard_normal(norm)
+        done: Dict[tuple, tuple] = {}
+        for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+            got = done.get(key)
+            if got is None:
+                p, s2, s3 = key
+                if p <= 0 or p >= 1:
+                    got = None
+                else:
+                    z0 = inv_cdf(p)
+                    a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
+                    got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
+                done[key] = got
+            if got is not None:
+                qs[0, k], qs[1, k] = got
+        good = np.isfinite(qs).all(axis=0)
+        if good.any():
+            sel = cols[good]
+            low[sel] = _lerp_sorted(ordered, n[sel], qs[0, good], sel)
+            high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
     return out
 
 

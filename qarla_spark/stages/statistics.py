@@ -40,9 +40,10 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.group_statistics import (UNIT, Comparison, CorrelationRow,
+from qarla_spark.measures.group_statistics import (UNIT, CiBlock, Comparison, CorrelationRow,
                                                    Interval, Paired, StatRow, auc_counts,
                                                    auc_group_of, correlation_groups,
+                                                   distinct_ratio_estimates, king_distinct_group,
                                                    king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
 from qarla_spark.names import FAMILIES, HBR, QUEEN
@@ -156,13 +157,14 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
     topics, wins, dens = counts.topics, counts.wins, counts.dens
     present = np.flatnonzero(counts.seen.any(axis=0))
     labels = [label for label, _ in catalogue]
-    estimates = ratio_estimates_of(task, topics, present.tolist(),
-                                   [labels[g] for g in present], wins[:, present], dens, seed, n)
+    # each distinct column of counts worked out once (1,023 subsets: ~780)
+    estimates = distinct_ratio_estimates(task, topics, present.tolist(),
+                                         [labels[g] for g in present], wins[:, present], dens,
+                                         seed, n)
     gids = {"best": gid[plan.best], "best_single": gid[plan.best_single],
             "reps": [gid[r] for r in plan.reps if r in gid],
             "subsets": [gid[label] for label in task_sets[1]]}
-    found = _Found(king_group((task,), None, labels, {task: gids}, seed, n,
-                              estimates=estimates), sizes=dict(catalogue))
+    found = _Found(king_distinct_group(task, estimates, gids, seed, n), sizes=dict(catalogue))
     ranked = _king_ranked(estimates, first, plan.best)
     found.extra += _king_ranks(task, ranked)
     shapes = sorted({(v.topic, int(v.den), int(v.n_pairs) // int(v.den))
@@ -184,10 +186,13 @@ def _king_stats(key, task, rest, items, ctx) -> Optional[_Found]:
         # every task
         # (their percentile intervals: king_ci's rows of them, the same
         # doubles as percentile_columns of those columns)
-        pct = {r.a: (r.ci_low, r.ci_high) for r in found.rows
-               if r.kind == "king" and r.method == "percentile"}
+        pct = {a: (low, high) for r in found.rows if isinstance(r, CiBlock) and r.kind == "king"
+               for a, (_, low, high) in r.interval("percentile").items()}
+        pct.update({r.a: (r.ci_low, r.ci_high) for r in found.rows
+                    if isinstance(r, StatRow) and r.kind == "king"
+                    and r.method == "percentile"})
         own = xt.task_found(xt.Estimates(tuple(shared), estimates.point[cols],
-                                         estimates.reps[:, cols]),
+                                         estimates.reps_of(cols)),
                             percentile=([pct[label][0] for label in shared],
                                         [pct[label][1] for label in shared]))
         found.extra.append((rd.key_of(ACROSS, "king"), "x_king", xt.KingCounts(
@@ -367,7 +372,7 @@ def _king_ranked(e, first: List[str], best: str):
     wanted = ranked_sets(first, best)
     at = {label: i for i, label in enumerate(e.names)}
     cols = [at[label] for label in wanted if label in at]
-    return [e.names[c] for c in cols], e.point[cols], e.reps[:, cols]
+    return [e.names[c] for c in cols], e.point[cols], e.reps_of(cols)
 
 
 def _king_ranks(task, ranked) -> List[tuple]:
@@ -481,51 +486,90 @@ def _correlation_ci(r: CorrelationRow, score: str, label: str, n: int) -> Correl
                          r.ci_low, r.ci_high, n, r.unit)
 
 
-def _table_records(key, rows: List[StatRow], n, sizes):
+def _table_records(key, rows: list, n, sizes):
     """The statistics' :class:`~qarla_spark.measures.group_statistics.StatRow`
     rows as records of the tables king_ci, jack_ci, auc_ci and comparisons
     (``n`` replicates; ``sizes`` of the sets of the king_ci rows)."""
     # each table's columns straight from the rows (no tuple per row: a
     # king group's thousands of rows; the same Arrow columns)
-    by_kind: Dict[str, List[StatRow]] = {"king": [], "jack": [], "auc": [], "comparison": []}
+    by_kind: Dict[str, list] = {"king": [], "jack": [], "auc": [], "comparison": []}
     for r in rows:
         by_kind["comparison" if r.kind not in by_kind else r.kind].append(r)
-    king = [r for r in by_kind["king"] if r.method == js.CHANCE or r.a in sizes]
-    chance = [r.method == js.CHANCE for r in king]
+    king = [r for r in by_kind["king"] if isinstance(r, CiBlock) or r.method == js.CHANCE
+            or r.a in sizes]
     jack, auc, comp = by_kind["jack"], by_kind["auc"], by_kind["comparison"]
+    fields = StatRow._fields
 
-    def col(found, name):
-        return [getattr(r, name) for r in found]
+    def columns_of(found):
+        """The rows' fields as columns, by name (one transposition, no
+        attribute read per row and field; a CiBlock's columns as they
+        are, its rows of a set the table has)."""
+        out: Dict[str, list] = {name: [] for name in fields}
+        plain: List[StatRow] = []
 
-    def const(found, value):
-        return [value] * len(found)
+        def flush():
+            for name, column in zip(fields, zip(*plain)):
+                out[name].extend(column)
+            plain.clear()
 
-    tables = {
-        "king_ci": (king, lambda: [
-            col(king, "task"), col(king, "a"),
-            [1 if c else sizes[r.a] for r, c in zip(king, chance)], col(king, "value"),
-            col(king, "method"), col(king, "ci_low"), col(king, "ci_high"),
-            [js.CHANCE_DRAWS if c else n for c in chance],
-            [js.CHANCE_UNIT if c else UNIT for c in chance]]),
-        "jack_ci": (jack, lambda: [
-            col(jack, "task"), col(jack, "a"), col(jack, "value"), col(jack, "method"),
-            col(jack, "ci_low"), col(jack, "ci_high"), const(jack, n), const(jack, UNIT)]),
-        "auc_ci": (auc, lambda: [
-            col(auc, "task"), col(auc, "criterion"), col(auc, "a"), col(auc, "value"),
-            col(auc, "method"), col(auc, "ci_low"), col(auc, "ci_high"), const(auc, n),
-            const(auc, UNIT)]),
-        "comparisons": (comp, lambda: [
-            *(col(comp, name) for name in ("task", "family", "criterion", "a", "b", "value_a",
-                                           "value_b", "value", "ci_low", "ci_high", "p_value",
-                                           "p_adjusted")),
-            [bool(r.p_adjusted < rs.ALPHA) for r in comp], col(comp, "method"),
-            const(comp, n), const(comp, UNIT)]),
-    }
+        for r in found:
+            if not isinstance(r, CiBlock):
+                plain.append(r)
+                continue
+            flush()
+            c = r.columns()
+            keep = None if found is not king or all(a in sizes for a in r.names) else \
+                [a in sizes for a in c["a"]]
+            width = len(c["a"]) if keep is None else sum(keep)
+            for name in fields:
+                column = c.get(name)
+                if column is None:
+                    value = {"kind": r.kind, "task": r.task, "criterion": r.criterion}.get(name)
+                    out[name].extend([value] * width)
+                elif keep is None:
+                    out[name].extend(column)
+                else:
+                    out[name].extend(v for v, k in zip(column, keep) if k)
+        flush()
+        return out
+
+    def const(c, value):
+        return [value] * len(c["task"])
+
+    def king_columns():
+        c = columns_of(king)
+        chance = [m == js.CHANCE for m in c["method"]]
+        return [c["task"], c["a"], [1 if h else sizes[a] for a, h in zip(c["a"], chance)],
+                c["value"], c["method"], c["ci_low"], c["ci_high"],
+                [js.CHANCE_DRAWS if h else n for h in chance],
+                [js.CHANCE_UNIT if h else UNIT for h in chance]]
+
+    def jack_columns():
+        c = columns_of(jack)
+        return [c["task"], c["a"], c["value"], c["method"], c["ci_low"], c["ci_high"],
+                const(c, n), const(c, UNIT)]
+
+    def auc_columns():
+        c = columns_of(auc)
+        return [c["task"], c["criterion"], c["a"], c["value"], c["method"], c["ci_low"],
+                c["ci_high"], const(c, n), const(c, UNIT)]
+
+    def comparison_columns():
+        c = columns_of(comp)
+        return [*(c[name] for name in ("task", "family", "criterion", "a", "b", "value_a",
+                                       "value_b", "value", "ci_low", "ci_high", "p_value",
+                                       "p_adjusted")),
+                [bool(p < rs.ALPHA) for p in c["p_adjusted"]], c["method"], const(c, n),
+                const(c, UNIT)]
+
+    tables = {"king_ci": (king, king_columns), "jack_ci": (jack, jack_columns),
+              "auc_ci": (auc, auc_columns), "comparisons": (comp, comparison_columns)}
     return [rd.table_record_columns(key, name, columns())
             for name, (found, columns) in tables.items() if found]
 
 
-def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
+
+def _printed(task, rows: list, corr: List[CorrelationCi], ctx) -> dict:
     """The intervals and tests the run prints, of one task (small; only
     what the group found: empty when it prints nothing)."""
     wanted = set(ctx.wanted)
@@ -533,7 +577,17 @@ def _printed(task, rows: List[StatRow], corr: List[CorrelationCi], ctx) -> dict:
     king, jack, auc, comparisons = {}, {}, {}, {}
     n_subsets = kept = 0
     for r in rows:
-        if r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
+        if isinstance(r, CiBlock):
+            mine = {"king": king, "jack": jack}.get(r.kind)
+            pct = next((m for m in r.methods if m[0] == "percentile"), None)
+            if pct is None:
+                continue
+            for j, a in enumerate(r.names):
+                if mine is not None and a in wanted:
+                    mine[(task, a)] = Interval(r.values[j], pct[1][j], pct[2][j])
+                elif r.kind == "auc":
+                    auc[(task, r.criterion, a)] = Interval(r.values[j], pct[1][j], pct[2][j])
+        elif r.kind in ("king", "jack") and r.a in wanted and r.method == "percentile":
             (king if r.kind == "king" else jack)[(task, r.a)] = Interval(r.value, r.ci_low,
                                                                          r.ci_high)
         elif r.kind == "auc" and r.method == "percentile":
