@@ -280,6 +280,30 @@ def ratio_estimates_of(task: str, topics, gids, names, wins, dens, seed: int,
     return RatioEstimates(list(topics), list(gids), list(names), wins, dens, point, reps, jack)
 
 
+def _ratio_diffs(wins, dens, n_topics: int):
+    """The paired differences of two sets' ratios, topic by topic, on a
+    common integer scale (:func:`~qarla_spark.measures.resampling.common_scale`)
+    and that scale times the topics: ``diffs_of(ia, ib)`` for one pair of
+    columns of ``wins`` (T × S; ``dens`` (T,)), ``diffs_of.many(ia, ib)``
+    for many at once (int64 while the products fit; else pair by pair)."""
+    lcm = math.lcm(*(int(d) for d in np.unique(dens)))
+    factor = lcm // np.asarray(dens, dtype=np.int64)
+
+    def diffs_of(ia, ib):
+        ints, scale = rs.common_scale(wins[:, ia], wins[:, ib], dens)
+        return ints, scale * n_topics
+
+    def many(ia, ib):
+        # rs.common_scale of every pair at once (int64: the counts are small)
+        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
+            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
+            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
+        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * n_topics
+
+    diffs_of.many = many
+    return diffs_of
+
+
 def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
                estimates: RatioEstimates = None):
     """KING (or JACK, ``kind``) intervals of every set of one task and the
@@ -303,21 +327,7 @@ def king_group(key, frame, labels, plans, seed: int, n: int, kind: str = "king",
     flips = rs.sign_flips(seed, task, topics, n)
     at = {g: i for i, g in enumerate(gids)}
 
-    def diffs_of(ia, ib):
-        ints, lcm = rs.common_scale(wins[:, ia], wins[:, ib], dens)
-        return ints, lcm * len(topics)
-
-    lcm = math.lcm(*(int(d) for d in np.unique(dens)))
-    factor = lcm // np.asarray(dens, dtype=np.int64)
-
-    def many(ia, ib):
-        # rs.common_scale of every pair at once (int64: the counts are small)
-        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
-            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
-            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
-        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * len(topics)
-
-    diffs_of.many = many
+    diffs_of = _ratio_diffs(wins, dens, len(topics))
 
     best = plan["best"]
     for family, others in (("best_single", [plan["best_single"]]),
@@ -404,21 +414,7 @@ def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int
     topics, wins, dens = e.topics, e.d_wins, e.dens
     flips = rs.sign_flips(seed, task, topics, n)
     at = {g: i for i, g in enumerate(e.gids)}
-    lcm = math.lcm(*(int(v) for v in np.unique(dens)))
-    factor = lcm // np.asarray(dens, dtype=np.int64)
-
-    def diffs_of(ia, ib):
-        ints, lcm_ = rs.common_scale(wins[:, ia], wins[:, ib], dens)
-        return ints, lcm_ * len(topics)
-
-    def many(ia, ib):
-        # rs.common_scale of every pair at once (int64: the counts are small)
-        if int(np.abs(wins).max(initial=0)) * int(factor.max(initial=1)) * 2 >= 2 ** 62:
-            columns = [diffs_of(a, b) for a, b in zip(ia, ib)]
-            return np.column_stack([c[0].astype(np.int64) for c in columns]), columns[0][1]
-        return (wins[:, ia] - wins[:, ib]) * factor[:, None], lcm * len(topics)
-
-    diffs_of.many = many
+    diffs_of = _ratio_diffs(wins, dens, len(topics))
     best = plan["best"]
     for family, others in (("best_single", [plan["best_single"]]),
                            ("representative", plan["reps"]),
