@@ -207,8 +207,16 @@ def king_estimates(wins, dens, weights) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _ratio(num, den) -> np.ndarray:
+    """num / den of int64 counts, correctly rounded (NaN where den ≤ 0):
+    IEEE's quotient of the two doubles when both are integers below 2^53
+    (each exact, the quotient rounded once — Python's integer true
+    division's double), else Python's integers."""
     num = np.asarray(num, dtype=np.int64)
     den = np.asarray(den, dtype=np.int64)
+    if num.size and max(int(np.abs(num).max()), int(np.abs(den).max(initial=0))) < 2 ** 53:
+        ok = den > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ok, num.astype(np.float64) / np.where(ok, den, 1), np.nan)
     out = np.full(num.shape, np.nan)
     ok = np.broadcast_to(den, num.shape) > 0
     out[ok] = (num.astype(object)[ok] / np.broadcast_to(den, num.shape).astype(object)[ok]
