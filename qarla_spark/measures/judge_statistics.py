@@ -645,13 +645,59 @@ def _estimates_of(scores: SystemScores, matrices: dict = None
     percentile), without one when it has none. ``matrices``: where to keep
     each statistic's replicates (B × M) too."""
     out: Dict[Tuple[str, str], List[Estimate]] = {}
+    found = {st.key: KERNELS[st.key](scores) for st in ms.STATISTICS}
+    # the statistics with replicates, B of them each, side by side: every
+    # interval at once (:func:`_estimates_many`)
+    blocks = [(st, found[st.key]) for st in ms.STATISTICS if st.replicates]
+    n_b = max((len(v) - 1 for _, v in blocks), default=0)
+    together = [(st, v) for st, v in blocks if len(v) - 1 == n_b and n_b]
+    if together and not any(np.isinf(v[1:]).any() for _, v in together):
+        out.update(_estimates_many(together, matrices))
+    else:
+        together = []
+    done = {st.key for st, _ in together}
     for st in ms.STATISTICS:
-        values = KERNELS[st.key](scores)
+        values = found[st.key]
+        if st.key in done:
+            continue
         if st.replicates:
             out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
                                      st.key)
         else:
             out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
+    return {st.key: out[st.key] for st in ms.STATISTICS}
+
+
+def _estimates_many(blocks, matrices: dict = None) -> Dict[Tuple[str, str], List[Estimate]]:
+    """:func:`_estimates` of each (statistic, values) of ``blocks`` (values
+    (1 + B) × M, the same B, no infinity), the same Estimates: the
+    replicates of every block in one column-major copy (each statistic's
+    matrix a read-only view of it), every interval by one
+    :func:`~qarla_spark.measures.resampling.bootstrap_columns_many`."""
+    widths = [v.shape[1] for _, v in blocks]
+    starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
+    n_b = len(blocks[0][1]) - 1
+    columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
+    points = np.empty(int(starts[-1]), dtype=np.float64)
+    lower = np.full(int(starts[-1]), math.nan)
+    upper = np.full(int(starts[-1]), math.nan)
+    for (st, v), a, b in zip(blocks, starts[:-1], starts[1:]):
+        columns[:, a:b] = v[1:]
+        points[a:b] = v[0]
+        bounds = st.recentred_within
+        if bounds is not None:
+            lower[a:b], upper[a:b] = bounds
+    columns.setflags(write=False)
+    low, high = rs.bootstrap_columns_many(points, columns, lower, upper)
+    values, lows, highs = points.tolist(), low.tolist(), high.tolist()
+    out = {}
+    for (st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
+        mine = columns[:, a:b]
+        if matrices is not None:
+            matrices[st.key] = mine
+        method = rs.interval_method(st.recentred_within)
+        out[st.key] = [_estimate(values[m], lows[m], highs[m], mine[:, m - a], method)
+                       for m in range(a, b)]
     return out
 
 
