@@ -253,9 +253,15 @@ class SystemScores:
         all at once): the calibrated statistic's ε and value per measure."""
         if "calibrations" not in self.memo:
             t_idx, s_idx = _positions(self.data)
+            metrics = self.data.scores[t_idx, s_idx, :]
+            if "calibration_side" not in self.shared and np.isfinite(metrics).all():
+                # the measures' side (their pairs' differences, signs and
+                # order), once for the criteria with the same cells
+                self.shared["calibration_side"] = me.calibration_side(
+                    metrics, me.group_pairs(t_idx))
             self.memo["calibrations"] = me.tie_calibrations(
-                self.data.scores[t_idx, s_idx, :], self.data.human[t_idx, s_idx],
-                me.group_pairs(t_idx))
+                metrics, self.data.human[t_idx, s_idx], me.group_pairs(t_idx),
+                self.shared.get("calibration_side"))
         return self.memo["calibrations"]
 
 

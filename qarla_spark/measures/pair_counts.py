@@ -632,14 +632,16 @@ if compiled is not None:
 # ---------------------------------------------------------------------------
 
 def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
-              weight: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+              weight: np.ndarray, orders=None) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """Per measure (rows of ``diff``, M × P: |m_i − m_j| of each pair),
     the ε among 0 and every difference maximising N(ε) = Σ_pairs w·con +
     Σ_{diff ≤ ε} w·(htie − con) — tie calibration's objective times
     lcm(P_g)·G, an exact integer (``weight`` w = lcm/P_g of each pair's
     group; the caller checked G·lcm < 2^62) — the smallest ε among equal
     maxima: (N (M,) int64, ε (M,) float64). None without numba (the
-    caller's numpy path, the same numbers)."""
+    caller's numpy path, the same numbers). ``orders``: a function giving
+    ``np.argsort(diff, axis=1)`` when the caller keeps it (made here
+    otherwise)."""
     if BACKEND != "numba":
         return None
     n_m = diff.shape[0]
@@ -647,7 +649,7 @@ def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
     eps = np.empty(n_m, dtype=np.float64)
     # numpy's sort of every row at once (vectorised; several times numba's
     # argsort row by row): the order within equal differences never shows
-    order = np.argsort(diff, axis=1)
+    order = np.argsort(diff, axis=1) if orders is None else orders()
     _calibrate(np.ascontiguousarray(diff), np.ascontiguousarray(con),
                np.ascontiguousarray(htie), np.ascontiguousarray(weight), order, best, eps)
     return best, eps
