@@ -433,10 +433,14 @@ def replicate_sums(values, weights) -> np.ndarray:
     base, pieces = level_pieces(values)
     weights_f = weights.astype(np.float64)
     out = np.zeros((weights.shape[0], np.shape(values)[1]))
+    part = np.empty_like(out)
     for level, piece in reversed(pieces):
         # level_parts' part as the double it is (an integer below 2^53:
-        # exact), without its round trip through int64
-        out = out + np.ldexp(weights_f @ piece.astype(np.float64), level + base)
+        # exact), without its round trip through int64; in place (the same
+        # doubles: a B × S array of 8 MB is not allocated three times a level)
+        np.matmul(weights_f, piece.astype(np.float64), out=part)
+        np.ldexp(part, level + base, out=part)
+        out += part
     return out
 
 
@@ -695,9 +699,9 @@ def grouped_replicate_means(values, columns, n_columns: int, weights):
     weights = np.asarray(weights, dtype=np.int64)
     matrix, count = _grouped_matrix(values, columns, n_columns, weights.shape[1],
                                     "grouped_replicate_means")
+    sums = replicate_sums(matrix, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return replicate_sums(matrix, weights) / (weights.astype(np.float64)
-                                                  @ count.astype(np.float64))
+        return np.divide(sums, weights.astype(np.float64) @ count.astype(np.float64), out=sums)
 
 
 # ---------------------------------------------------------------------------
