@@ -74,13 +74,19 @@ class TaskFound:
 
 
 def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None,
-               percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
+               percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+               interval: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
     """A task's :class:`TaskFound` from its estimates (``bounds``:
     :attr:`AcrossTasks.bounds`); ``percentile``: the (low, high) of
     :func:`~qarla_spark.measures.resampling.percentile_columns` of its
     replicates when the caller has them (``bounds`` None: the same
-    doubles, not computed again)."""
-    if bounds is None and percentile is not None:
+    doubles, not computed again); ``interval``: the (low, high) of
+    :func:`~qarla_spark.measures.resampling.bootstrap_columns` of its point
+    values and replicates within ``bounds`` when the caller has them (the
+    same doubles)."""
+    if interval is not None:
+        low, high = (np.asarray(v, dtype=np.float64) for v in interval)
+    elif bounds is None and percentile is not None:
         low, high = (np.asarray(v, dtype=np.float64) for v in percentile)
     else:
         low, high = rs.bootstrap_columns(e.point, e.reps, bounds)

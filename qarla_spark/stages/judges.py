@@ -183,8 +183,13 @@ def meta_group(key, task, items, ctx):
             pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
             # the task's own across/ rows made here, not in the one group
             # over every task
+            acc = e.estimates[ms.statistic("pairwise_accuracy").key]
+            # (its intervals: the metric_eval/ rows' own — the same
+            # quotients of the same counts, within the same bounds)
             own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
-                                ms.statistic("pairwise_accuracy").recentred_within)
+                                ms.statistic("pairwise_accuracy").recentred_within,
+                                interval=([acc[m].low for m in keep],
+                                          [acc[m].high for m in keep]))
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
                             xt.PairCounts(task, names, e.pa_counts[0][:, keep], e.pa_counts[1],
                                           own)))
