@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -93,6 +94,31 @@ class Estimate:
     interval: str = ""
 
 
+class EstimateColumns(abc.Sequence):
+    """One statistic's :class:`Estimate` of every measure, kept as columns:
+    the values, lows and highs (lists of floats) and the replicates (B × M,
+    read-only, column m a measure's); a measure's :class:`Estimate` made
+    when read (``[m]``, iteration: the same fields). The rows of
+    ``metric_eval/`` read the columns, not an object per measure (issue
+    36: thousands a task)."""
+
+    __slots__ = ("values", "lows", "highs", "replicates", "interval")
+
+    def __init__(self, values: list, lows: list, highs: list, replicates: np.ndarray,
+                 interval: str):
+        self.values, self.lows, self.highs = values, lows, highs
+        self.replicates, self.interval = replicates, interval
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, m):
+        if isinstance(m, slice):
+            return [self[k] for k in range(len(self))[m]]
+        return _estimate(self.values[m], self.lows[m], self.highs[m], self.replicates[:, m],
+                         self.interval)
+
+
 @dataclass
 class MetaEvaluation:
     """What one (task, criterion) gives: per (level, statistic), each
@@ -104,7 +130,7 @@ class MetaEvaluation:
     n_topics: int
     n_systems: int
     n_resamples: int
-    estimates: Dict[Tuple[str, str], List[Estimate]]
+    estimates: Dict[Tuple[str, str], Sequence[Estimate]]
     chance: Dict[Tuple[str, str], Estimate]
     epsilon: List[float]
     ranks: Tuple[int, ...] = ()
@@ -701,9 +727,8 @@ def _estimates_many(blocks, matrices: dict = None) -> Dict[Tuple[str, str], List
         mine = columns[:, a:b]
         if matrices is not None:
             matrices[st.key] = mine
-        method = rs.interval_method(st.recentred_within)
-        out[st.key] = [_estimate(values[m], lows[m], highs[m], mine[:, m - a], method)
-                       for m in range(a, b)]
+        out[st.key] = EstimateColumns(values[a:b], lows[a:b], highs[a:b], mine,
+                                      rs.interval_method(st.recentred_within))
     return out
 
 

@@ -95,6 +95,15 @@ def metric_eval_rows(task: str, criterion: str, e: js.MetaEvaluation, n: int) ->
     rows = []
     for st in ms.STATISTICS:
         found = e.estimates.get(st.key)
+        if isinstance(found, js.EstimateColumns):
+            # the columns as they are (no Estimate per measure)
+            interval = found.interval or None
+            eps = e.epsilon if st.calibrated else [None] * len(found)
+            rows.extend((task, criterion, name, st.level, st.name, value, low, high, interval,
+                         epsilon, e.n_topics, e.n_systems, n, st.unit)
+                        for name, value, low, high, epsilon in zip(
+                            e.measures, found.values, found.lows, found.highs, eps))
+            continue
         for m, est in enumerate(found or ()):
             rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
                          est.low, est.high, est.interval or None,
