@@ -209,3 +209,22 @@ def test_the_across_groups_are_placed_one_a_partition():
     loads = [sum(c for k, c in costs.items() if placed[k] == b) for b in (0, 1)]
     assert sorted(loads) == [2.0, 3.0]                       # as even as the costs allow
     assert across_costs(None) == {rd.key_of(ACROSS, "king"): 2.0}
+
+
+@SETTINGS
+@given(st.data())
+def test_ratio_is_the_correctly_rounded_quotient_of_the_counts(data):
+    """_ratio's quotient of doubles (counts below 2^53) and of Python's
+    integers (above) are each num / den correctly rounded, NaN where den ≤ 0."""
+    n_rows, n_m = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    top = data.draw(st.sampled_from([10, 2 ** 52, 2 ** 62]))
+    num = np.array([[data.draw(st.integers(0, top)) for _ in range(n_m)] for _ in range(n_rows)],
+                   dtype=np.int64)
+    den = np.array([[data.draw(st.integers(-1, top))] for _ in range(n_rows)], dtype=np.int64)
+    got = xt._ratio(num, den)
+    for r in range(n_rows):
+        for m in range(n_m):
+            if den[r, 0] <= 0:
+                assert np.isnan(got[r, m])
+            else:
+                assert got[r, m] == float(Fraction(int(num[r, m]), int(den[r, 0])))

@@ -1019,3 +1019,19 @@ def test_estimates_made_fast_are_the_dataclass_s():
     assert got.replicates is reps and got.interval == "recentred"
     with pytest.raises(AttributeError):
         got.value = 1.0
+
+
+def test_pairwise_accuracy_intervals_are_the_across_task_found_of_its_counts(evaluated):
+    """meta_group hands the across/ reduce the metric_eval/ rows' intervals
+    of pairwise accuracy as its TaskFound's: they are bootstrap_columns of
+    across_tasks' quotients of the same counts, bit for bit."""
+    from qarla_spark.measures import across_tasks as xt
+    _, e, _, _ = evaluated
+    pa = e.estimates[("system", "pairwise_accuracy")]
+    agree2, pairs2 = (np.asarray(a, dtype=np.int64) for a in e.pa_counts)
+    est = xt.pair_estimates(e.measures, agree2, pairs2[:, None])
+    bounds = ms.statistic("pairwise_accuracy").recentred_within
+    low, high = rs.bootstrap_columns(est.point, est.reps, bounds)
+    assert np.asarray([p.value for p in pa]).tobytes() == est.point.tobytes()
+    assert np.asarray([p.low for p in pa]).tobytes() == low.tobytes()
+    assert np.asarray([p.high for p in pa]).tobytes() == high.tobytes()

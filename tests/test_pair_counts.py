@@ -130,10 +130,16 @@ def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
     groups = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
     want = [me.tie_calibration(ms[:, m], h, groups) for m in range(n_m)]
     assert me.tie_calibrations(ms, h, groups) == want
+    # the measures' side made once and read for a second human vector too
+    side = me.calibration_side(ms, me.group_pairs(groups))
+    h2 = h[::-1].copy()
+    assert me.tie_calibrations(ms, h2, groups, side) == me.tie_calibrations(ms, h2, groups)
+    assert me.tie_calibrations(ms, h, groups, side) == want
     saved = pc.BACKEND
     pc.BACKEND = "numpy"
     try:
         assert me.tie_calibrations(ms, h, groups) == want
+        assert me.tie_calibrations(ms, h, groups, side) == want
     finally:
         pc.BACKEND = saved
 

@@ -80,3 +80,22 @@ def test_columns_on_real_sized_replicates():
             _bits(want["percentile"]).tolist()
         assert _bits([rec[0][m], rec[1][m]]).tolist() == _bits(
             rs.recentred_interval(float(points[m]), reps[:, m], bounds=(0.0, 1.0))).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases(), st.lists(st.sampled_from([None, (0.0, 1.0), (-1.0, 1.0), (0.2, 0.6)]),
+                         min_size=1, max_size=3))
+def test_many_columns_equal_each_blocks_bootstrap_columns(case, kinds):
+    """bootstrap_columns_many of blocks side by side (each its own bounds, a
+    column-major copy) gives each block's bootstrap_columns' doubles."""
+    points, reps, _ = case
+    n_m = reps.shape[1]
+    columns = np.asfortranarray(np.hstack([reps] * len(kinds)))
+    lower = np.concatenate([np.full(n_m, np.nan if b is None else b[0]) for b in kinds])
+    upper = np.concatenate([np.full(n_m, np.nan if b is None else b[1]) for b in kinds])
+    low, high = rs.bootstrap_columns_many(np.tile(points, len(kinds)), columns, lower, upper)
+    for k, bounds in enumerate(kinds):
+        want = rs.bootstrap_columns(points, reps, bounds)
+        part = slice(k * n_m, (k + 1) * n_m)
+        assert _bits(low[part]).tolist() == _bits(want[0]).tolist()
+        assert _bits(high[part]).tolist() == _bits(want[1]).tolist()

@@ -74,13 +74,19 @@ class TaskFound:
 
 
 def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None,
-               percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
+               percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+               interval: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
     """A task's :class:`TaskFound` from its estimates (``bounds``:
     :attr:`AcrossTasks.bounds`); ``percentile``: the (low, high) of
     :func:`~qarla_spark.measures.resampling.percentile_columns` of its
     replicates when the caller has them (``bounds`` None: the same
-    doubles, not computed again)."""
-    if bounds is None and percentile is not None:
+    doubles, not computed again); ``interval``: the (low, high) of
+    :func:`~qarla_spark.measures.resampling.bootstrap_columns` of its point
+    values and replicates within ``bounds`` when the caller has them (the
+    same doubles)."""
+    if interval is not None:
+        low, high = (np.asarray(v, dtype=np.float64) for v in interval)
+    elif bounds is None and percentile is not None:
         low, high = (np.asarray(v, dtype=np.float64) for v in percentile)
     else:
         low, high = rs.bootstrap_columns(e.point, e.reps, bounds)
@@ -207,8 +213,16 @@ def king_estimates(wins, dens, weights) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _ratio(num, den) -> np.ndarray:
+    """num / den of int64 counts, correctly rounded (NaN where den ≤ 0):
+    IEEE's quotient of the two doubles when both are integers below 2^53
+    (each exact, the quotient rounded once — Python's integer true
+    division's double), else Python's integers."""
     num = np.asarray(num, dtype=np.int64)
     den = np.asarray(den, dtype=np.int64)
+    if num.size and max(int(np.abs(num).max()), int(np.abs(den).max(initial=0))) < 2 ** 53:
+        ok = den > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ok, num.astype(np.float64) / np.where(ok, den, 1), np.nan)
     out = np.full(num.shape, np.nan)
     ok = np.broadcast_to(den, num.shape) > 0
     out[ok] = (num.astype(object)[ok] / np.broadcast_to(den, num.shape).astype(object)[ok]

@@ -139,14 +139,38 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
     order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
     x = np.asarray(x, dtype=np.float64)
     n_b, n_m = x.shape[:2]
-    x = np.ascontiguousarray(x.reshape(n_b, n_m, len(order))[:, :, order])
     ys = np.asarray(ys, dtype=np.float64)
     n_c = ys.shape[0]
-    ys = np.ascontiguousarray(ys.reshape(n_c, n_b, len(order))[:, :, order])
+    from qarla_spark.measures import compiled_rows, pair_counts
+    if tuple(kinds) == ("kendall",) and pair_counts.BACKEND == "numba":
+        # Kendall's counts and np.ptp do not depend on the points' order:
+        # no gather into the keys' order, every row counted in place
+        out = np.full((n_c, n_b, n_m, 1), NAN)
+        if len(order) < min_n:
+            return out
+        x = x.reshape(n_b, n_m, len(order))
+        ys = ys.reshape(n_c, n_b, len(order))
+        oks = (np.ptp(x, axis=2) > 0)[None] & (np.ptp(ys, axis=2) > 0)[:, :, None]
+        for c in range(n_c):
+            if oks[c].any():
+                con, nx, ny = pair_counts.concordance_shared(x, ys[c])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    tau = con.astype(np.float64) / np.sqrt(nx.astype(np.float64)
+                                                          * ny.astype(np.float64)[:, None])
+                out[c, :, :, 0] = np.where(oks[c], tau, NAN)
+        return out
+    if len(order) and (order == np.arange(len(order))).all() and \
+            compiled_rows.backend() == "numba" and set(kinds) <= {"pearson", "spearman"}:
+        # the keys in order already: the compiled pass reads x as it is
+        # (a transposed view of the system scores: no copy)
+        x = x.reshape(n_b, n_m, len(order))
+        ys = ys.reshape(n_c, n_b, len(order))
+    else:
+        x = np.ascontiguousarray(x.reshape(n_b, n_m, len(order))[:, :, order])
+        ys = np.ascontiguousarray(ys.reshape(n_c, n_b, len(order))[:, :, order])
     out = np.full((n_c, n_b, n_m, len(kinds)), NAN)
     if len(order) < min_n:
         return out
-    from qarla_spark.measures import compiled_rows
     if compiled_rows.backend() == "numba" and set(kinds) <= {"pearson", "spearman"}:
         # the compiled pass decides itself where both rows vary (np.ptp > 0)
         # and writes only there: no variation checked here first
@@ -188,7 +212,6 @@ def correlation_rows_many(keys: Sequence, x, ys, min_n: int = MIN_SYSTEMS,
                 ry[rows] = average_ranks(ys[c][rows])
                 out[c, :, :, k] = np.where(oks[c], _pearson_of(drx, _deviations(ry)), NAN)
         else:
-            from qarla_spark.measures import pair_counts
             compiled = pair_counts.BACKEND == "numba"
             if rx8 is None:          # numpy: signs of differences are signs of dense ranks
                 rx8 = x if compiled else _dense_ranks(x)

@@ -371,11 +371,17 @@ if compiled_ieee is not None:
         _column_sums(square, n, r, total)
 
     @compiled_ieee
-    def _pearson_spearman_wide(x, ys, want_p, want_s, out):  # pragma: no cover - compiled
+    def _pearson_spearman_wide(x, ys, want_p, want_s, out,
+                               system_major=False):  # pragma: no cover - compiled
         """:func:`_pearson_spearman_many` with a replicate's measures side by
         side: every step of a row made for all its measures at once (the
-        same operations per measure, in the same order)."""
-        n_b, n_m, n = x.shape
+        same operations per measure, in the same order). ``system_major``:
+        ``x`` is B × n × M (the systems' scores as the statistics make
+        them), not B × M × n — the same numbers, read in place."""
+        if system_major:
+            n_b, n, n_m = x.shape
+        else:
+            n_b, n_m, n = x.shape
         n_c = ys.shape[0]
         dy = np.empty((n_c, n))
         sy = np.empty(n_c)
@@ -411,9 +417,14 @@ if compiled_ieee is not None:
                         sry[c] = _deviate(ranks_y, dry[c], square_y)
             if not some:
                 continue
-            for i in range(n):
-                for m in range(n_m):
-                    xt[i, m] = x[b, m, i]
+            if system_major:
+                for i in range(n):
+                    for m in range(n_m):
+                        xt[i, m] = x[b, i, m]
+            else:
+                for i in range(n):
+                    for m in range(n_m):
+                        xt[i, m] = x[b, m, i]
             # np.ptp > 0 of each measure's row (False with a NaN)
             for m in range(n_m):
                 lo[m] = xt[0, m]
@@ -482,6 +493,16 @@ def pearson_spearman_many(x: np.ndarray, ys: np.ndarray, pearson: bool = True,
     correlation is not wanted: :func:`~qarla_spark.measures.agreement.
     correlation_rows_many`'s doubles, compiled (callers check
     :func:`backend` first)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 3 and x.shape[1] >= 8 and x.size and not x.flags.c_contiguous \
+            and np.transpose(x, (0, 2, 1)).flags.c_contiguous:
+        # a transposed view of B × n × M scores: read in place (no copy)
+        ys = np.ascontiguousarray(ys, dtype=np.float64)
+        out = np.full((ys.shape[0], x.shape[0], x.shape[1], 2), np.nan)
+        if ys.size:
+            _pearson_spearman_wide(np.transpose(x, (0, 2, 1)), ys, bool(pearson),
+                                   bool(spearman), out, True)
+        return out
     x = np.ascontiguousarray(x, dtype=np.float64)
     ys = np.ascontiguousarray(ys, dtype=np.float64)
     out = np.full((ys.shape[0], x.shape[0], x.shape[1], 2), np.nan)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -93,6 +94,31 @@ class Estimate:
     interval: str = ""
 
 
+class EstimateColumns(abc.Sequence):
+    """One statistic's :class:`Estimate` of every measure, kept as columns:
+    the values, lows and highs (lists of floats) and the replicates (B × M,
+    read-only, column m a measure's); a measure's :class:`Estimate` made
+    when read (``[m]``, iteration: the same fields). The rows of
+    ``metric_eval/`` read the columns, not an object per measure (issue
+    36: thousands a task)."""
+
+    __slots__ = ("values", "lows", "highs", "replicates", "interval")
+
+    def __init__(self, values: list, lows: list, highs: list, replicates: np.ndarray,
+                 interval: str):
+        self.values, self.lows, self.highs = values, lows, highs
+        self.replicates, self.interval = replicates, interval
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, m):
+        if isinstance(m, slice):
+            return [self[k] for k in range(len(self))[m]]
+        return _estimate(self.values[m], self.lows[m], self.highs[m], self.replicates[:, m],
+                         self.interval)
+
+
 @dataclass
 class MetaEvaluation:
     """What one (task, criterion) gives: per (level, statistic), each
@@ -104,7 +130,7 @@ class MetaEvaluation:
     n_topics: int
     n_systems: int
     n_resamples: int
-    estimates: Dict[Tuple[str, str], List[Estimate]]
+    estimates: Dict[Tuple[str, str], Sequence[Estimate]]
     chance: Dict[Tuple[str, str], Estimate]
     epsilon: List[float]
     ranks: Tuple[int, ...] = ()
@@ -253,9 +279,15 @@ class SystemScores:
         all at once): the calibrated statistic's ε and value per measure."""
         if "calibrations" not in self.memo:
             t_idx, s_idx = _positions(self.data)
+            metrics = self.data.scores[t_idx, s_idx, :]
+            if "calibration_side" not in self.shared and np.isfinite(metrics).all():
+                # the measures' side (their pairs' differences, signs and
+                # order), once for the criteria with the same cells
+                self.shared["calibration_side"] = me.calibration_side(
+                    metrics, me.group_pairs(t_idx))
             self.memo["calibrations"] = me.tie_calibrations(
-                self.data.scores[t_idx, s_idx, :], self.data.human[t_idx, s_idx],
-                me.group_pairs(t_idx))
+                metrics, self.data.human[t_idx, s_idx], me.group_pairs(t_idx),
+                self.shared.get("calibration_side"))
         return self.memo["calibrations"]
 
 
@@ -645,13 +677,58 @@ def _estimates_of(scores: SystemScores, matrices: dict = None
     percentile), without one when it has none. ``matrices``: where to keep
     each statistic's replicates (B × M) too."""
     out: Dict[Tuple[str, str], List[Estimate]] = {}
+    found = {st.key: KERNELS[st.key](scores) for st in ms.STATISTICS}
+    # the statistics with replicates, B of them each, side by side: every
+    # interval at once (:func:`_estimates_many`)
+    blocks = [(st, found[st.key]) for st in ms.STATISTICS if st.replicates]
+    n_b = max((len(v) - 1 for _, v in blocks), default=0)
+    together = [(st, v) for st, v in blocks if len(v) - 1 == n_b and n_b]
+    if together and not any(np.isinf(v[1:]).any() for _, v in together):
+        out.update(_estimates_many(together, matrices))
+    else:
+        together = []
+    done = {st.key for st, _ in together}
     for st in ms.STATISTICS:
-        values = KERNELS[st.key](scores)
+        values = found[st.key]
+        if st.key in done:
+            continue
         if st.replicates:
             out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
                                      st.key)
         else:
             out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
+    return {st.key: out[st.key] for st in ms.STATISTICS}
+
+
+def _estimates_many(blocks, matrices: dict = None) -> Dict[Tuple[str, str], List[Estimate]]:
+    """:func:`_estimates` of each (statistic, values) of ``blocks`` (values
+    (1 + B) × M, the same B, no infinity), the same Estimates: the
+    replicates of every block in one column-major copy (each statistic's
+    matrix a read-only view of it), every interval by one
+    :func:`~qarla_spark.measures.resampling.bootstrap_columns_many`."""
+    widths = [v.shape[1] for _, v in blocks]
+    starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
+    n_b = len(blocks[0][1]) - 1
+    columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
+    points = np.empty(int(starts[-1]), dtype=np.float64)
+    lower = np.full(int(starts[-1]), math.nan)
+    upper = np.full(int(starts[-1]), math.nan)
+    for (st, v), a, b in zip(blocks, starts[:-1], starts[1:]):
+        columns[:, a:b] = v[1:]
+        points[a:b] = v[0]
+        bounds = st.recentred_within
+        if bounds is not None:
+            lower[a:b], upper[a:b] = bounds
+    columns.setflags(write=False)
+    low, high = rs.bootstrap_columns_many(points, columns, lower, upper)
+    values, lows, highs = points.tolist(), low.tolist(), high.tolist()
+    out = {}
+    for (st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
+        mine = columns[:, a:b]
+        if matrices is not None:
+            matrices[st.key] = mine
+        out[st.key] = EstimateColumns(values[a:b], lows[a:b], highs[a:b], mine,
+                                      rs.interval_method(st.recentred_within))
     return out
 
 

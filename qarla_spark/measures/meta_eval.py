@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -469,12 +469,48 @@ def tie_calibration(metric, human, groups: Optional[Sequence] = None) -> TieCali
                           _acc_eq_counts(m, h, i, j, epsilon))
 
 
-def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[TieCalibration]:
+@dataclass(frozen=True, eq=False)
+class CalibrationSide:
+    """The measures' side of :func:`tie_calibrations` (it does not depend
+    on the human scores): the pairs' grouping, |m_i − m_j| (M × P), the
+    signs of m_i − m_j and each row's order of the differences (numpy's
+    argsort, made when first read) — made once for the criteria that judge
+    the same cells."""
+
+    grouping: GroupPairs
+    diff: np.ndarray
+    sm: np.ndarray
+    memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def order(self) -> np.ndarray:
+        if "order" not in self.memo:
+            # the order within equal differences never shows
+            self.memo["order"] = np.argsort(self.diff, axis=1)
+        return self.memo["order"]
+
+
+def calibration_side(metrics, groups: Optional[Sequence] = None) -> CalibrationSide:
+    """:class:`CalibrationSide` of ``metrics`` (N × M finite) grouped by
+    ``groups``."""
+    ms = np.asarray(metrics, dtype=np.float64)
+    grouping = _grouping(groups, ms.shape[0])
+    i, j = grouping.i, grouping.j
+    mi, mj = ms[i].T, ms[j].T                                     # M × P
+    return CalibrationSide(grouping, np.abs(mi - mj),
+                           (mi > mj).astype(np.int8) - (mi < mj).astype(np.int8))
+
+
+def tie_calibrations(metrics, human, groups: Optional[Sequence] = None,
+                     side: Optional[CalibrationSide] = None) -> List[TieCalibration]:
     """:func:`tie_calibration` of each column of ``metrics`` (N × M: M
     measures' scores of the same N items, ``human`` (N,), one grouping):
     the same results, every measure's pairs sorted, summed and searched at
     once (issue 36: one call per measure cost more than its arithmetic);
-    only the near-best candidates of each are decided exactly, as there."""
+    only the near-best candidates of each are decided exactly, as there.
+    ``side``: the :func:`calibration_side` of ``metrics`` and ``groups``
+    when the caller has it (several criteria's human scores against the
+    same measures)."""
     ms = np.asarray(metrics, dtype=np.float64)
     if ms.ndim != 2:
         raise ValueError("metrics must be (items × measures)")
@@ -486,16 +522,16 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
         raise ValueError("scores must be finite (drop missing judgments before)")
     if not n_m:
         return []
-    grouping = _grouping(groups, h.size)
+    if side is None:
+        side = calibration_side(ms, groups)
+    grouping = side.grouping
     i, j = grouping.i, grouping.j
     if not i.size:
         return [TieCalibration(0.0, 0, 0, 0, AccEq(0, 0, 0, 0, 0)) for _ in range(n_m)]
     g, n_groups, per_group = grouping.pair_groups
-    mi, mj = ms[i].T, ms[j].T                                     # M × P
-    diff = np.abs(mi - mj)
+    diff, sm = side.diff, side.sm
     htie = h[i] == h[j]
     sh = _order(h, i, j)
-    sm = (mi > mj).astype(np.int8) - (mi < mj).astype(np.int8)
     con = ~htie[None, :] & (diff > 0) & (sm == sh[None, :])
     delta = htie.astype(np.int64)[None, :] - con
 
@@ -503,12 +539,13 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None) -> List[
     if lcm * n_groups < 2 ** 62:
         # compiled: every candidate's objective an exact integer
         from qarla_spark.measures.pair_counts import calibrate
-        found = calibrate(diff, con, htie, (lcm // per_group)[g].astype(np.int64))
+        found = calibrate(diff, con, htie, (lcm // per_group)[g].astype(np.int64),
+                          lambda: side.order)
         if found is not None:
             best, eps_at = found
             chosen = [(float(e), Fraction(int(v), lcm * n_groups)) for v, e in zip(best, eps_at)]
             return _with_counts(chosen, diff, sm, sh, htie, n_groups)
-    order = np.argsort(diff, axis=1)     # the order within equal differences never shows
+    order = side.order                   # the order within equal differences never shows
     diff_s = np.take_along_axis(diff, order, axis=1)
     delta_s = np.take_along_axis(delta, order, axis=1)
     g_s = g[order]

@@ -434,7 +434,7 @@ def sign_sums(ms: np.ndarray, hs: np.ndarray):
     #{m_a ≠ m_d}, #{h_a ≠ h_d}, #{h_a = h_d and m_a = m_d} (the pairs both
     tie: :func:`~qarla_spark.measures.meta_eval.wmt_agreement_counts`'); a
     NaN human score orders nothing and ties nothing."""
-    if BACKEND == "numba":
+    if BACKEND == "numba" and ms.shape[0] * (ms.shape[0] - 1) // 2 < 2 ** 31:
         n, n_b, n_m = ms.shape
         n_c = hs.shape[0]
         con = np.zeros((n_c, n_b, n_m), dtype=np.int64)
@@ -474,12 +474,17 @@ def sign_sums_numpy(ms: np.ndarray, hs: np.ndarray):
 if compiled is not None:
     @compiled
     def _sign_sums(ms, hs, con, mp, hp, tb):  # pragma: no cover - compiled
+        """A replicate's signs and each criterion's sums over the pairs in
+        int32 (|sums| ≤ the pairs, below 2^31 — the caller checks; twice the
+        lanes of int64 in the vectorised sums), added to the int64 counts."""
         n, n_b, n_m = ms.shape
         n_c = hs.shape[0]
         n_p = n * (n - 1) // 2
-        sm = np.empty((n_p, n_m), dtype=np.int64)      # a replicate's signs, pair by pair
-        sh = np.empty((n_c, n_p), dtype=np.int64)
-        tie = np.zeros((n_c, n_p), dtype=np.bool_)     # the humans tie the pair
+        sm = np.empty((n_p, n_m), dtype=np.int32)
+        sh = np.empty((n_c, n_p), dtype=np.int32)
+        tie = np.zeros((n_c, n_p), dtype=np.bool_)
+        acc = np.empty(n_m, dtype=np.int32)
+        macc = np.empty(n_m, dtype=np.int32)
         first = np.empty(n_p, dtype=np.int64)
         second = np.empty(n_p, dtype=np.int64)
         p = 0
@@ -489,37 +494,46 @@ if compiled is not None:
                 second[p] = d
                 p += 1
         for b in range(n_b):
+            for m in range(n_m):
+                macc[m] = 0
             p = 0
             for a in range(n - 1):
                 for d in range(a + 1, n):
                     for m in range(n_m):
                         x = ms[a, b, m]
                         y = ms[d, b, m]
-                        s = (x > y) - (x < y)
+                        s = np.int32(x > y) - np.int32(x < y)
                         sm[p, m] = s
-                        mp[b, m] += s != 0
+                        macc[m] += s * s
                     for c in range(n_c):
                         ha = hs[c, a, b]
                         hd = hs[c, d, b]
                         if np.isfinite(ha) and np.isfinite(hd):
-                            sh[c, p] = (ha > hd) - (ha < hd)
+                            sh[c, p] = np.int32(ha > hd) - np.int32(ha < hd)
                             tie[c, p] = ha == hd
                         else:
                             sh[c, p] = 0
                             tie[c, p] = False
                         hp[c, b] += sh[c, p] != 0
                     p += 1
+            for m in range(n_m):
+                mp[b, m] += macc[m]
             for c in range(n_c):
+                for m in range(n_m):
+                    acc[m] = 0
                 for q in range(n_p):
                     h = sh[c, q]
                     if h != 0:
+                        row = sm[q]
                         for m in range(n_m):
-                            con[c, b, m] += h * sm[q, m]
+                            acc[m] += h * row[m]
                     elif tie[c, q]:
                         a = first[q]
                         d = second[q]
                         for m in range(n_m):
                             tb[c, b, m] += ms[a, b, m] == ms[d, b, m]
+                for m in range(n_m):
+                    con[c, b, m] += acc[m]
 
 
 # ---------------------------------------------------------------------------
@@ -632,14 +646,16 @@ if compiled is not None:
 # ---------------------------------------------------------------------------
 
 def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
-              weight: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+              weight: np.ndarray, orders=None) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """Per measure (rows of ``diff``, M × P: |m_i − m_j| of each pair),
     the ε among 0 and every difference maximising N(ε) = Σ_pairs w·con +
     Σ_{diff ≤ ε} w·(htie − con) — tie calibration's objective times
     lcm(P_g)·G, an exact integer (``weight`` w = lcm/P_g of each pair's
     group; the caller checked G·lcm < 2^62) — the smallest ε among equal
     maxima: (N (M,) int64, ε (M,) float64). None without numba (the
-    caller's numpy path, the same numbers)."""
+    caller's numpy path, the same numbers). ``orders``: a function giving
+    ``np.argsort(diff, axis=1)`` when the caller keeps it (made here
+    otherwise)."""
     if BACKEND != "numba":
         return None
     n_m = diff.shape[0]
@@ -647,7 +663,7 @@ def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
     eps = np.empty(n_m, dtype=np.float64)
     # numpy's sort of every row at once (vectorised; several times numba's
     # argsort row by row): the order within equal differences never shows
-    order = np.argsort(diff, axis=1)
+    order = np.argsort(diff, axis=1) if orders is None else orders()
     _calibrate(np.ascontiguousarray(diff), np.ascontiguousarray(con),
                np.ascontiguousarray(htie), np.ascontiguousarray(weight), order, best, eps)
     return best, eps

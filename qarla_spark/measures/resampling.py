@@ -459,10 +459,14 @@ def replicate_sums(values, weights) -> np.ndarray:
     base, pieces = level_pieces(values)
     weights_f = weights.astype(np.float64)
     out = np.zeros((weights.shape[0], np.shape(values)[1]))
+    part = np.empty_like(out)
     for level, piece in reversed(pieces):
         # level_parts' part as the double it is (an integer below 2^53:
-        # exact), without its round trip through int64
-        out = out + np.ldexp(weights_f @ piece.astype(np.float64), level + base)
+        # exact), without its round trip through int64; in place (the same
+        # doubles: a B × S array of 8 MB is not allocated three times a level)
+        np.matmul(weights_f, piece.astype(np.float64), out=part)
+        np.ldexp(part, level + base, out=part)
+        out += part
     return out
 
 
@@ -721,9 +725,9 @@ def grouped_replicate_means(values, columns, n_columns: int, weights):
     weights = np.asarray(weights, dtype=np.int64)
     matrix, count = _grouped_matrix(values, columns, n_columns, weights.shape[1],
                                     "grouped_replicate_means")
+    sums = replicate_sums(matrix, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return replicate_sums(matrix, weights) / (weights.astype(np.float64)
-                                                  @ count.astype(np.float64))
+        return np.divide(sums, weights.astype(np.float64) @ count.astype(np.float64), out=sums)
 
 
 # ---------------------------------------------------------------------------
@@ -952,6 +956,48 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
         hi = _lerp_sorted(ordered, n, 1 - ALPHA / 2, cols) + shift
         low[ok] = np.minimum(np.maximum(lo, bounds[0]), pts)
         high[ok] = np.maximum(np.minimum(hi, bounds[1]), pts)
+    return low, high
+
+
+def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
+    """(low, high) of :func:`bootstrap_columns` of each column of
+    ``columns`` (B × N, finite or NaN: the caller checked no infinity;
+    column-major, so that each column's sort reads a contiguous row), each
+    column with its own bounds — ``lower``, ``upper`` (N,), NaN for a
+    percentile interval — the same doubles: blocks of several statistics
+    at once (one sort, one pass of the interpolation; issue 36: a task's
+    ~40 statistics × criteria, not one numpy pass each)."""
+    points = np.asarray(points, dtype=np.float64)
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    n_b, m_all = np.shape(columns)
+    low = np.full(m_all, math.nan)
+    high = np.full(m_all, math.nan)
+    if not n_b or not m_all:
+        return low, high
+    # each column a contiguous row of the transposed view (no copy when
+    # column-major): numpy's sort along the last axis, as _finite_sorted's
+    ordered = np.sort(np.ascontiguousarray(np.transpose(columns), dtype=np.float64), axis=1).T
+    n = np.count_nonzero(np.isfinite(columns), axis=0)
+    recentred = ~np.isnan(lower)
+    # percentile: _percentiles_sorted's
+    ok = np.flatnonzero(~recentred & (n > 0))
+    if ok.size:
+        low[ok] = _lerp_sorted(ordered, n[ok], ALPHA / 2, ok)
+        high[ok] = _lerp_sorted(ordered, n[ok], 1 - ALPHA / 2, ok)
+    # recentred: bootstrap_columns'
+    cols = np.flatnonzero(recentred & (n > 0) & np.isfinite(points))
+    if cols.size:
+        k, pts = n[cols], points[cols]
+        h = k // 2
+        middle = ordered[h, cols]
+        median = np.where(k % 2 == 1, middle,
+                          (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
+        shift = pts - median
+        lo = _lerp_sorted(ordered, k, ALPHA / 2, cols) + shift
+        hi = _lerp_sorted(ordered, k, 1 - ALPHA / 2, cols) + shift
+        low[cols] = np.minimum(np.maximum(lo, lower[cols]), pts)
+        high[cols] = np.maximum(np.minimum(hi, upper[cols]), pts)
     return low, high
 
 

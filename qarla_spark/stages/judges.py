@@ -95,6 +95,15 @@ def metric_eval_rows(task: str, criterion: str, e: js.MetaEvaluation, n: int) ->
     rows = []
     for st in ms.STATISTICS:
         found = e.estimates.get(st.key)
+        if isinstance(found, js.EstimateColumns):
+            # the columns as they are (no Estimate per measure)
+            interval = found.interval or None
+            eps = e.epsilon if st.calibrated else [None] * len(found)
+            rows.extend((task, criterion, name, st.level, st.name, value, low, high, interval,
+                         epsilon, e.n_topics, e.n_systems, n, st.unit)
+                        for name, value, low, high, epsilon in zip(
+                            e.measures, found.values, found.lows, found.highs, eps))
+            continue
         for m, est in enumerate(found or ()):
             rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
                          est.low, est.high, est.interval or None,
@@ -183,8 +192,13 @@ def meta_group(key, task, items, ctx):
             pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
             # the task's own across/ rows made here, not in the one group
             # over every task
+            acc = e.estimates[ms.statistic("pairwise_accuracy").key]
+            # (its intervals: the metric_eval/ rows' own — the same
+            # quotients of the same counts, within the same bounds)
             own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
-                                ms.statistic("pairwise_accuracy").recentred_within)
+                                ms.statistic("pairwise_accuracy").recentred_within,
+                                interval=([acc[m].low for m in keep],
+                                          [acc[m].high for m in keep]))
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
                             xt.PairCounts(task, names, e.pa_counts[0][:, keep], e.pa_counts[1],
                                           own)))
