@@ -1019,12 +1019,66 @@ def _standard_normal(norm):
     return (lambda p: raw(p, 0.0, 1.0)), cdf
 
 
+def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high) -> None:
+    """low[cols], high[cols] ← the BCa bounds of the columns ``cols`` of
+    ``ordered`` (each column sorted, its ``n`` finite values first; the
+    points finite, the replicates and the jackknife without an infinity or
+    a NaN there): each column's share of replicates below and at its point
+    (by bisection of its sorted values, or one comparison of each value
+    when there are few: the same integers), the jackknife's moments summed
+    as numpy sums a contiguous vector (pairwise), as bca_interval does, and
+    the bounds read from the sorted values; NaN where BCa is undefined."""
+    from statistics import NormalDist
+    norm = NormalDist()
+    if not cols.size:
+        return
+    n_b = ordered.shape[0]
+    pts = points[cols]
+    if cols.size * n_b >= 2 ** 17:
+        below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
+    else:                  # (the counts of a column's values: in any order)
+        mine = ordered if cols.size == ordered.shape[1] else ordered[:, cols]
+        below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
+        at_most = below + np.count_nonzero(mine == pts, axis=0)
+    share = (below + 0.5 * (at_most - below)) / n[cols]
+    if jack.shape[0]:
+        rows = np.ascontiguousarray(jack[:, cols].T)
+        d = (rows.sum(axis=1) / jack.shape[0])[:, None] - rows
+        d2, d3 = (d ** 2).sum(axis=1), (d ** 3).sum(axis=1)
+    else:
+        d2 = d3 = np.zeros(cols.size)
+    qs = np.full((2, cols.size), math.nan)
+    zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
+    inv_cdf, cdf = _standard_normal(norm)
+    # NormalDist's own functions without its methods' checks (done here),
+    # in Python floats: the doubles of norm.inv_cdf, norm.cdf — once per
+    # distinct (share, moments) (columns of a task's sets often share
+    # them: KING's 1,023 subsets)
+    done: Dict[tuple, tuple] = {}
+    for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+        got = done.get(key)
+        if got is None:
+            p, s2, s3 = key
+            if p <= 0 or p >= 1:
+                got = None
+            else:
+                z0 = inv_cdf(p)
+                a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
+                got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
+            done[key] = got
+        if got is not None:
+            qs[0, k], qs[1, k] = got
+    good = np.isfinite(qs).all(axis=0)
+    if good.any():
+        sel = cols[good]
+        low[sel] = _lerp_sorted(ordered, n[sel], qs[0, good], sel)
+        high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
+
+
 def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
                      ) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     """{"percentile": (low, high), "bca": (low, high)} of each column: the
     doubles of :func:`intervals` column by column."""
-    from statistics import NormalDist
-    norm = NormalDist()
     points = np.asarray(points, dtype=np.float64)
     reps = np.asarray(replicates, dtype=np.float64)
     jack = np.asarray(jackknife, dtype=np.float64)
@@ -1047,57 +1101,11 @@ def interval_columns(points, replicates, jackknife, alpha: float = ALPHA
     # go through bca_interval itself
     clean = ~np.isinf(reps).any(axis=0) & (np.isfinite(jack).all(axis=0) if jack.shape[0]
                                              else np.ones(m_all, dtype=bool))
-    ok = clean & (n > 0) & np.isfinite(points)
-    if ok.any():
-        cols = np.flatnonzero(ok)
-        pts = points[cols]
-        # each column's finite replicates below and at its point value,
-        # counted by bisection of its sorted values (the same integers)
-        if cols.size * n_b >= 2 ** 17:
-            below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
-        else:                  # (few columns: one comparison of each value is cheaper)
-            mine = reps if cols.size == m_all else reps[:, cols]
-            below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
-            at_most = below + np.count_nonzero(mine == pts, axis=0)
-        share = (below + 0.5 * (at_most - below)) / n[cols]
-        # the jackknife's moments column by column, each summed as numpy
-        # sums a contiguous vector (pairwise), as bca_interval does
-        if jack.shape[0]:
-            rows = np.ascontiguousarray(jack[:, cols].T)
-            d = (rows.sum(axis=1) / jack.shape[0])[:, None] - rows
-            d2, d3 = (d ** 2).sum(axis=1), (d ** 3).sum(axis=1)
-        else:
-            d2 = d3 = np.zeros(cols.size)
-        qs = np.full((2, cols.size), math.nan)
-        zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
-        inv_cdf, cdf = _standard_normal(norm)
-        # NormalDist's own functions without its methods' checks (done
-        # here), in Python floats: the doubles of norm.inv_cdf, norm.cdf —
-        # once per distinct (share, moments) (columns of a task's sets
-        # often share them: KING's 1,023 subsets)
-        done: Dict[tuple, tuple] = {}
-        for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
-            got = done.get(key)
-            if got is None:
-                p, s2, s3 = key
-                if p <= 0 or p >= 1:
-                    got = None
-                else:
-                    z0 = inv_cdf(p)
-                    a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
-                    got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
-                done[key] = got
-            if got is not None:
-                qs[0, k], qs[1, k] = got
-        good = np.isfinite(qs).all(axis=0)
-        if good.any():
-            sel = cols[good]
-            low[sel] = _lerp_sorted(ordered, n[sel], qs[0, good], sel)
-            high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
+    _bca_sorted(ordered, n, points, jack, np.flatnonzero(clean & (n > 0) & np.isfinite(points)),
+                alpha, low, high)
     for m in np.flatnonzero(~clean):
         low[m], high[m] = bca_interval(float(points[m]), reps[:, m], jack[:, m], alpha)
     return out
-
 
 
 def percentile_rows(rows, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]:
@@ -1118,8 +1126,6 @@ def interval_rows(points, rows, jackknife, alpha: float = ALPHA
     doubles — each row sorted where it lies (no transposed copy), then the
     same order statistics, ranks and BCa corrections; an infinity or a
     jackknife NaN anywhere: interval_columns itself."""
-    from statistics import NormalDist
-    norm = NormalDist()
     points = np.asarray(points, dtype=np.float64)
     jack = np.asarray(jackknife, dtype=np.float64)
     m_all, n_b = rows.shape
@@ -1132,45 +1138,8 @@ def interval_rows(points, rows, jackknife, alpha: float = ALPHA
     out = {"percentile": _percentiles_sorted(ordered, n, alpha),
            "bca": (np.full(m_all, math.nan), np.full(m_all, math.nan))}
     low, high = out["bca"]
-    ok = (n > 0) & np.isfinite(points)
-    if ok.any():
-        cols = np.flatnonzero(ok)
-        pts = points[cols]
-        if cols.size * n_b >= 2 ** 17:
-            below, at_most = _ranks_sorted(ordered, n[cols], pts, cols)
-        else:                  # (the counts of a column's values: in any order)
-            mine = ordered if cols.size == m_all else ordered[:, cols]
-            below = np.count_nonzero(mine < pts, axis=0).astype(np.int64)
-            at_most = below + np.count_nonzero(mine == pts, axis=0)
-        share = (below + 0.5 * (at_most - below)) / n[cols]
-        if jack.shape[0]:
-            jrows = np.ascontiguousarray(jack[:, cols].T)
-            d = (jrows.sum(axis=1) / jack.shape[0])[:, None] - jrows
-            d2, d3 = (d ** 2).sum(axis=1), (d ** 3).sum(axis=1)
-        else:
-            d2 = d3 = np.zeros(cols.size)
-        qs = np.full((2, cols.size), math.nan)
-        zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
-        inv_cdf, cdf = _standard_normal(norm)
-        done: Dict[tuple, tuple] = {}
-        for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
-            got = done.get(key)
-            if got is None:
-                p, s2, s3 = key
-                if p <= 0 or p >= 1:
-                    got = None
-                else:
-                    z0 = inv_cdf(p)
-                    a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
-                    got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
-                done[key] = got
-            if got is not None:
-                qs[0, k], qs[1, k] = got
-        good = np.isfinite(qs).all(axis=0)
-        if good.any():
-            sel = cols[good]
-            low[sel] = _lerp_sorted(ordered, n[sel], qs[0, good], sel)
-            high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
+    _bca_sorted(ordered, n, points, jack, np.flatnonzero((n > 0) & np.isfinite(points)),
+                alpha, low, high)
     return out
 
 
