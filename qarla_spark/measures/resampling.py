@@ -942,21 +942,27 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
             low[m], high[m] = bootstrap_interval(float(points[m]), reps[:, m], bounds)
         return low, high
     ordered, n = _finite_sorted(reps, (ALPHA / 2, 1 - ALPHA / 2))
-    ok = (n > 0) & np.isfinite(points)
-    if ok.any():
-        cols = np.flatnonzero(ok)
-        n, pts = n[cols], points[cols]
-        h = n // 2
-        # np.median: the middle value, or the mean of the two middle ones
-        middle = ordered[h, cols]
-        median = np.where(n % 2 == 1, middle,
-                          (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
-        shift = pts - median
-        lo = _lerp_sorted(ordered, n, ALPHA / 2, cols) + shift
-        hi = _lerp_sorted(ordered, n, 1 - ALPHA / 2, cols) + shift
-        low[ok] = np.minimum(np.maximum(lo, bounds[0]), pts)
-        high[ok] = np.maximum(np.minimum(hi, bounds[1]), pts)
+    cols = np.flatnonzero((n > 0) & np.isfinite(points))
+    if cols.size:
+        low[cols], high[cols] = _recentred_sorted(ordered, n, points, cols, bounds[0], bounds[1])
     return low, high
+
+
+def _recentred_sorted(ordered, n, points, cols, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
+    """(low, high) of the recentred interval of :func:`bootstrap_interval`
+    for the columns ``cols`` of ``ordered`` (each column sorted, its ``n``
+    finite values first; finite points): the percentiles shifted by point
+    − median, clipped to [``lower``, ``upper``] (scalars, or one bound per
+    column of ``cols``) and made to hold the point."""
+    k, pts = n[cols], points[cols]
+    h = k // 2
+    # np.median: the middle value, or the mean of the two middle ones
+    middle = ordered[h, cols]
+    median = np.where(k % 2 == 1, middle, (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
+    shift = pts - median
+    lo = _lerp_sorted(ordered, k, ALPHA / 2, cols) + shift
+    hi = _lerp_sorted(ordered, k, 1 - ALPHA / 2, cols) + shift
+    return np.minimum(np.maximum(lo, lower), pts), np.maximum(np.minimum(hi, upper), pts)
 
 
 def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
@@ -988,16 +994,8 @@ def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, n
     # recentred: bootstrap_columns'
     cols = np.flatnonzero(recentred & (n > 0) & np.isfinite(points))
     if cols.size:
-        k, pts = n[cols], points[cols]
-        h = k // 2
-        middle = ordered[h, cols]
-        median = np.where(k % 2 == 1, middle,
-                          (ordered[np.maximum(h - 1, 0), cols] + middle) / 2.0)
-        shift = pts - median
-        lo = _lerp_sorted(ordered, k, ALPHA / 2, cols) + shift
-        hi = _lerp_sorted(ordered, k, 1 - ALPHA / 2, cols) + shift
-        low[cols] = np.minimum(np.maximum(lo, lower[cols]), pts)
-        high[cols] = np.maximum(np.minimum(hi, upper[cols]), pts)
+        low[cols], high[cols] = _recentred_sorted(ordered, n, points, cols, lower[cols],
+                                                  upper[cols])
     return low, high
 
 
