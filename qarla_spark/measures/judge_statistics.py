@@ -596,10 +596,11 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
         matrices: Dict[Tuple[str, str], np.ndarray] = {}
         estimates = _estimates_of(scores, matrices)
         pa = estimates[primary]
-        ranked = [m for m in range(n_m) if np.isfinite(pa[m].value)]
+        pa = pa.values if isinstance(pa, EstimateColumns) else [est.value for est in pa]
+        ranked = [m for m, v in enumerate(pa) if math.isfinite(v)]
         ranks = [0] * n_m
         if ranked:
-            found = me.rank_clusters([pa[m].value for m in ranked],
+            found = me.rank_clusters([pa[m] for m in ranked],
                                      matrices[primary][:, ranked],
                                      [d.measures[m] for m in ranked])
             for m, r in zip(ranked, found.ranks):

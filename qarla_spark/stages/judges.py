@@ -169,16 +169,16 @@ def meta_group(key, task, items, ctx):
     judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
     for criterion, e in evaluations.items():
         rows = metric_eval_rows(task, criterion, e, n)
-        pa = e.estimates[ms.statistic(ms.PRIMARY).key]
-        ranks = [(task, criterion, ms.PRIMARY, name, est.value, int(r))
-                 for name, est, r in zip(e.measures, pa, e.ranks) if r]
+        pa = _columns(e.estimates[ms.statistic(ms.PRIMARY).key])
+        ranks = [(task, criterion, ms.PRIMARY, name, value, int(r))
+                 for name, value, r in zip(e.measures, pa.values, e.ranks) if r]
         cols = [m for m, name in enumerate(e.measures) if name in kinglike]
         # the statistics with replicates, set against KING's: point values
         # and replicates (a measure's row of B: e.replicates' columns)
-        stats = {st.name: (np.array([found[m].value for m in cols]),
+        stats = {st.name: (np.asarray(_columns(e.estimates[st.key]).values,
+                                      dtype=np.float64)[cols],
                            e.replicates[st.key].T[cols])
-                 for st in ms.STATISTICS if cols and st.replicates and st.against_king
-                 for found in [e.estimates[st.key]]}
+                 for st in ms.STATISTICS if cols and st.replicates and st.against_king}
         if cols and king is not None:
             judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
         records.append(rd.table_record(key, "metric_eval", rows))
@@ -192,23 +192,23 @@ def meta_group(key, task, items, ctx):
             pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
             # the task's own across/ rows made here, not in the one group
             # over every task
-            acc = e.estimates[ms.statistic("pairwise_accuracy").key]
+            acc = _columns(e.estimates[ms.statistic("pairwise_accuracy").key])
             # (its intervals: the metric_eval/ rows' own — the same
             # quotients of the same counts, within the same bounds)
             own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
                                 ms.statistic("pairwise_accuracy").recentred_within,
-                                interval=([acc[m].low for m in keep],
-                                          [acc[m].high for m in keep]))
+                                interval=(np.asarray(acc.lows, dtype=np.float64)[keep],
+                                          np.asarray(acc.highs, dtype=np.float64)[keep]))
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
                             xt.PairCounts(task, names, e.pa_counts[0][:, keep], e.pa_counts[1],
                                           own)))
         if ranks:
             records.append(rd.table_record(key, "metric_ranks", ranks))
-        for name, est in zip(e.measures, pa):
+        for name, value, low, high in zip(e.measures, pa.values, pa.lows, pa.highs):
             label = kinglike.get(name)
             if name == HBR or (label in wanted and label is not None):
                 printed["pairwise_accuracy"][(task, criterion, name)] = Interval(
-                    est.value, est.low, est.high)
+                    value, low, high)
     if judged:
         tau_rows, tau_printed = _king_vs_judges(task, king, judged, n)
         if tau_rows:
@@ -216,6 +216,16 @@ def meta_group(key, task, items, ctx):
         if tau_printed:
             printed["king_vs_judges"] = tau_printed
     return records, printed
+
+
+def _columns(found) -> js.EstimateColumns:
+    """A statistic's estimates of every measure as columns (values, lows,
+    highs): ``found`` itself when it is an :class:`~qarla_spark.measures.
+    judge_statistics.EstimateColumns`, else its Estimates' fields read once."""
+    if isinstance(found, js.EstimateColumns):
+        return found
+    return js.EstimateColumns([est.value for est in found], [est.low for est in found],
+                              [est.high for est in found], None, "")
 
 
 def chance_group(key, task, criterion, items, ctx):
