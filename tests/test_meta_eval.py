@@ -517,3 +517,23 @@ def test_chance_scores_are_reproducible_and_keyed_by_label():
     big = me.chance_scores(1, "uniform", 20000)
     assert abs(big.mean() - 0.5) < 0.01 and len(np.unique(big)) == big.size
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 4), st.sampled_from([2, 5, 1000]), st.data())
+def test_acc_eq_by_groups_from_the_calibration_side_equals_its_own(n, n_m, grid, data):
+    """acc_eq_by_groups reading the measures' calibration side (their
+    |m_i − m_j| and signs, made once for the criteria) gives its own
+    counts, at ε chosen among the differences and off them."""
+    values = data.draw(st.lists(st.integers(0, grid), min_size=n * n_m, max_size=n * n_m))
+    ms = np.asarray(values, dtype=np.float64).reshape(n, n_m) / grid
+    h = np.asarray(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+                   dtype=np.float64) / 3
+    groups = me.group_pairs(np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n,
+                                                          max_size=n))))
+    eps = [data.draw(st.sampled_from([0.0, 1.0 / grid, 0.3, 2.0])) for _ in range(n_m)]
+    side = me.calibration_side(ms, groups)
+    want = me.acc_eq_by_groups(ms, h, groups, eps)
+    got = me.acc_eq_by_groups(ms, h, groups, eps, side)
+    for a, b in zip(want, got):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

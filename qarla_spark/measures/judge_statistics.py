@@ -273,20 +273,29 @@ class SystemScores:
             self.memo["topic_correlations"] = (r, np.isfinite(r[:, :, 0]))
         return self.memo["topic_correlations"]
 
+    def summaries(self):
+        """(topic positions, system positions, the cells' measure scores (N ×
+        M), their grouping by topic (:func:`~qarla_spark.measures.meta_eval.
+        group_pairs`)) of the cells, once for the criteria with the same
+        cells (``shared``)."""
+        if "summaries" not in self.shared:
+            t_idx, s_idx = _positions(self.data)
+            self.shared["summaries"] = (t_idx, s_idx, self.data.scores[t_idx, s_idx, :],
+                                        me.group_pairs(t_idx))
+        return self.shared["summaries"]
+
     def calibrations(self):
         """Tie calibration of every measure at summary level, grouped by
         topic (:func:`~qarla_spark.measures.meta_eval.tie_calibrations`,
         all at once): the calibrated statistic's ε and value per measure."""
         if "calibrations" not in self.memo:
-            t_idx, s_idx = _positions(self.data)
-            metrics = self.data.scores[t_idx, s_idx, :]
+            t_idx, s_idx, metrics, grouping = self.summaries()
             if "calibration_side" not in self.shared and np.isfinite(metrics).all():
                 # the measures' side (their pairs' differences, signs and
                 # order), once for the criteria with the same cells
-                self.shared["calibration_side"] = me.calibration_side(
-                    metrics, me.group_pairs(t_idx))
+                self.shared["calibration_side"] = me.calibration_side(metrics, grouping)
             self.memo["calibrations"] = me.tie_calibrations(
-                metrics, self.data.human[t_idx, s_idx], me.group_pairs(t_idx),
+                metrics, self.data.human[t_idx, s_idx], grouping,
                 self.shared.get("calibration_side"))
         return self.memo["calibrations"]
 
@@ -362,10 +371,10 @@ def _acc_eq(scores: SystemScores) -> np.ndarray:
     point = np.asarray([cal.value for cal in cals], dtype=np.float64)
     if not scores.replicates:
         return point[None, :]
-    t_idx, s_idx = _positions(scores.data)
+    t_idx, s_idx, metrics, grouping = scores.summaries()
     at, correct, pairs = me.acc_eq_by_groups(
-        scores.data.scores[t_idx, s_idx, :], scores.data.human[t_idx, s_idx],
-        me.group_pairs(t_idx), [c.epsilon for c in cals])
+        metrics, scores.data.human[t_idx, s_idx], grouping, [c.epsilon for c in cals],
+        scores.shared.get("calibration_side"))
     replicates = rs.weighted_ratio_means(correct, pairs, scores.weights[:, at]) if len(at) \
         else np.full((len(scores.weights), len(point)), np.nan)
     return np.vstack([point[None, :], replicates])

@@ -605,20 +605,30 @@ def _with_counts(chosen, diff, sm, sh, htie, n_groups) -> List[TieCalibration]:
             for m, (epsilon, value) in enumerate(chosen)]
 
 
-def acc_eq_by_groups(metrics, human, groups, epsilons) -> Tuple[np.ndarray, np.ndarray,
-                                                                 np.ndarray]:
+def acc_eq_by_groups(metrics, human, groups, epsilons,
+                     side: Optional[CalibrationSide] = None) -> Tuple[np.ndarray, np.ndarray,
+                                                                      np.ndarray]:
     """:func:`acc_eq_by_group` of each column of ``metrics`` (N × M) at its
     ``epsilons[m]``: (group labels, correct (G × M), pairs (G,)) — the
-    groups with a pair, the same for every measure."""
+    groups with a pair, the same for every measure. ``side``: the
+    :func:`calibration_side` of ``metrics`` and ``groups`` when the caller
+    has it (its |m_i − m_j| and signs: the same differences, not made
+    again)."""
     ms = np.asarray(metrics, dtype=np.float64)
     h = np.asarray(human, dtype=np.float64).ravel()
-    grouping = _grouping(groups, h.size)
+    grouping = side.grouping if side is not None else _grouping(groups, h.size)
     names, codes, i, j = grouping.names, grouping.codes, grouping.i, grouping.j
     g = codes[i]
     sh = _order(h, i, j)
-    diff = ms[i] - ms[j]                                           # P × M
-    mtie = np.abs(diff) <= np.asarray(epsilons, dtype=np.float64)[None, :]
-    sm = np.where(mtie, 0, np.sign(diff).astype(np.int8))
+    eps = np.asarray(epsilons, dtype=np.float64)
+    if side is not None:
+        # |m_i − m_j| and sign(m_i − m_j) of the same subtraction (M × P)
+        mtie = side.diff.T <= eps[None, :]
+        sm = np.where(mtie, 0, side.sm.T)
+    else:
+        diff = ms[i] - ms[j]                                       # P × M
+        mtie = np.abs(diff) <= eps[None, :]
+        sm = np.where(mtie, 0, np.sign(diff).astype(np.int8))
     right = (sm == sh[:, None]).astype(np.int64)
     correct = np.zeros((names.size, ms.shape[1]), dtype=np.int64)
     if g.size:
