@@ -89,35 +89,50 @@ def meta_data(task, items, ctx) -> js.JudgedScores:
 def metric_eval_rows(task: str, criterion: str, e: js.MetaEvaluation, n: int) -> List[tuple]:
     """``metric_eval/`` rows of one (task, criterion)'s
     :class:`~qarla_spark.measures.judge_statistics.MetaEvaluation` (``n``
-    replicates): every declared statistic it holds, in the declared order,
-    each measure's value, interval (none without replicates), tie threshold
-    (a calibrated statistic's) and unit, as declared."""
-    rows = []
+    replicates): :func:`metric_eval_columns` as rows."""
+    return list(zip(*metric_eval_columns(task, criterion, e, n)))
+
+
+def metric_eval_columns(task: str, criterion: str, e: js.MetaEvaluation, n: int
+                        ) -> List[list]:
+    """``metric_eval/``'s columns (in the table's order, a value per row) of
+    one (task, criterion)'s :class:`~qarla_spark.measures.judge_statistics.
+    MetaEvaluation` (``n`` replicates): every declared statistic it holds,
+    in the declared order, each measure's value, interval (none without
+    replicates), tie threshold (a calibrated statistic's) and unit, as
+    declared; then, with two named raters or more, the statistics with
+    replicates again, the raters drawn as well (unit ``raters``; issue 39,
+    part 3). Read from the statistics' columns, no tuple per row."""
+    columns: List[list] = [[] for _ in range(14)]
+    (tasks, criteria, measures, levels, names, values, lows, highs, intervals, epsilons,
+     topics, systems, resamples, units) = columns
+
+    def add(st, found, unit):
+        found = _columns(found)
+        k = min(len(e.measures), len(found.values))
+        tasks.extend([task] * k)
+        criteria.extend([criterion] * k)
+        measures.extend(e.measures[:k])
+        levels.extend([st.level] * k)
+        names.extend([st.name] * k)
+        values.extend(found.values[:k])
+        lows.extend(found.lows[:k])
+        highs.extend(found.highs[:k])
+        if isinstance(found.interval, str):
+            intervals.extend([found.interval or None] * k)
+        else:                                           # an Estimate's own, per measure
+            intervals.extend(found.interval[:k])
+        epsilons.extend(e.epsilon[:k] if st.calibrated else [None] * k)
+        topics.extend([e.n_topics] * k)
+        systems.extend([e.n_systems] * k)
+        resamples.extend([n] * k)
+        units.extend([unit] * k)
+
     for st in ms.STATISTICS:
-        found = e.estimates.get(st.key)
-        if isinstance(found, js.EstimateColumns):
-            # the columns as they are (no Estimate per measure)
-            interval = found.interval or None
-            eps = e.epsilon if st.calibrated else [None] * len(found)
-            rows.extend((task, criterion, name, st.level, st.name, value, low, high, interval,
-                         epsilon, e.n_topics, e.n_systems, n, st.unit)
-                        for name, value, low, high, epsilon in zip(
-                            e.measures, found.values, found.lows, found.highs, eps))
-            continue
-        for m, est in enumerate(found or ()):
-            rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
-                         est.low, est.high, est.interval or None,
-                         e.epsilon[m] if st.calibrated else None, e.n_topics, e.n_systems, n,
-                         st.unit))
-    # with two named raters or more: the statistics with replicates again,
-    # the raters drawn as well (unit ``raters``; issue 39, part 3)
+        add(st, e.estimates.get(st.key) or (), st.unit)
     for st in ms.STATISTICS:
-        for m, est in enumerate(e.raters.get(st.key, ())):
-            rows.append((task, criterion, e.measures[m], st.level, st.name, est.value,
-                         est.low, est.high, est.interval or None,
-                         e.epsilon[m] if st.calibrated else None, e.n_topics, e.n_systems, n,
-                         RATERS))
-    return rows
+        add(st, e.raters.get(st.key, ()), RATERS)
+    return columns
 
 
 def chance_rows(task: str, criterion: str, found, n_topics: int,
@@ -168,7 +183,6 @@ def meta_group(key, task, items, ctx):
     printed: Dict[str, dict] = {"pairwise_accuracy": {}}
     judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
     for criterion, e in evaluations.items():
-        rows = metric_eval_rows(task, criterion, e, n)
         pa = _columns(e.estimates[ms.statistic(ms.PRIMARY).key])
         ranks = [(task, criterion, ms.PRIMARY, name, value, int(r))
                  for name, value, r in zip(e.measures, pa.values, e.ranks) if r]
@@ -181,7 +195,8 @@ def meta_group(key, task, items, ctx):
                  for st in ms.STATISTICS if cols and st.replicates and st.against_king}
         if cols and king is not None:
             judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
-        records.append(rd.table_record(key, "metric_eval", rows))
+        records.append(rd.table_record_columns(key, "metric_eval",
+                                               metric_eval_columns(task, criterion, e, n)))
         if ctx.n_tasks >= 2:
             # across tasks: the measures every task has (HBR's measures, the
             # QUEEN of the requested sets, HBR), not a task's own sets
@@ -220,12 +235,15 @@ def meta_group(key, task, items, ctx):
 
 def _columns(found) -> js.EstimateColumns:
     """A statistic's estimates of every measure as columns (values, lows,
-    highs): ``found`` itself when it is an :class:`~qarla_spark.measures.
-    judge_statistics.EstimateColumns`, else its Estimates' fields read once."""
+    highs; the interval's name, or a list of them): ``found`` itself when
+    it is an :class:`~qarla_spark.measures.judge_statistics.EstimateColumns`,
+    else its Estimates' fields read once."""
     if isinstance(found, js.EstimateColumns):
         return found
+    found = list(found)
     return js.EstimateColumns([est.value for est in found], [est.low for est in found],
-                              [est.high for est in found], None, "")
+                              [est.high for est in found], None,
+                              [est.interval or None for est in found])
 
 
 def chance_group(key, task, criterion, items, ctx):
