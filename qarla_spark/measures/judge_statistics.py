@@ -218,6 +218,10 @@ class SystemScores:
     flips: np.ndarray
     shared: dict = field(default_factory=dict)
     memo: dict = field(default_factory=dict, repr=False)
+    #: the criterion's name among ``shared["humans"]`` (the human scores
+    #: of the criteria with the same cells: :meth:`topic_correlations` of
+    #: them all at once)
+    criterion: str = None
 
     @property
     def replicates(self) -> bool:
@@ -255,22 +259,17 @@ class SystemScores:
         at least ``agreement.MIN_POINTS``; NaN when a side is constant),
         and where Pearson is defined (both sides vary)."""
         if "topic_correlations" not in self.memo:
-            data = self.data
-            n_t, n_m = data.cells.shape[0], len(data.measures)
-            r = np.full((n_t, n_m, len(agreement.KINDS)), np.nan)
-            systems = np.asarray(data.systems, dtype=object)
-            # the topics with the same cells' systems in one call (row by
-            # row: the numbers of one topic at a time)
-            batches: Dict[bytes, list] = {}
-            for t in range(n_t):
-                if data.cells[t].any():
-                    batches.setdefault(data.cells[t].tobytes(), []).append(t)
-            for mine in batches.values():
-                sel = np.flatnonzero(data.cells[mine[0]])
-                r[mine] = agreement.correlation_rows_shared(
-                    systems[sel], data.scores[np.ix_(mine, sel)].transpose(0, 2, 1),
-                    data.human[np.ix_(mine, sel)], min_n=agreement.MIN_POINTS)
-            self.memo["topic_correlations"] = (r, np.isfinite(r[:, :, 0]))
+            humans = self.shared.get("humans") or {}
+            if self.criterion in humans:
+                # every criterion with these cells at once
+                if "topic_correlations" not in self.shared:
+                    self.shared["topic_correlations"] = dict(zip(
+                        humans, _topic_correlations(self.data, list(humans.values()))))
+                self.memo["topic_correlations"] = \
+                    self.shared["topic_correlations"][self.criterion]
+            else:
+                self.memo["topic_correlations"] = _topic_correlations(self.data,
+                                                                      [self.data.human])[0]
         return self.memo["topic_correlations"]
 
     def summaries(self):
@@ -298,6 +297,31 @@ class SystemScores:
                 metrics, self.data.human[t_idx, s_idx], grouping,
                 self.shared.get("calibration_side"))
         return self.memo["calibrations"]
+
+
+def _topic_correlations(data: JudgedScores, humans: List[np.ndarray]) -> List[tuple]:
+    """:meth:`SystemScores.topic_correlations` of ``data``'s measures against
+    each of ``humans`` (T × S human scores with ``data``'s cells), the
+    criteria against the same measures' rows in one call per batch of
+    topics (each criterion's numbers its own)."""
+    n_t, n_m = data.cells.shape[0], len(data.measures)
+    rs_ = [np.full((n_t, n_m, len(agreement.KINDS)), np.nan) for _ in humans]
+    systems = np.asarray(data.systems, dtype=object)
+    # the topics with the same cells' systems in one call (row by row: the
+    # numbers of one topic at a time)
+    batches: Dict[bytes, list] = {}
+    for t in range(n_t):
+        if data.cells[t].any():
+            batches.setdefault(data.cells[t].tobytes(), []).append(t)
+    for mine in batches.values():
+        sel = np.flatnonzero(data.cells[mine[0]])
+        at = np.ix_(mine, sel)
+        found = agreement.correlation_rows_many(
+            systems[sel], data.scores[at].transpose(0, 2, 1),
+            np.stack([h[at] for h in humans]), min_n=agreement.MIN_POINTS)
+        for r, f in zip(rs_, found):
+            r[mine] = f
+    return [(r, np.isfinite(r[:, :, 0])) for r in rs_]
 
 
 #: the kernel of each declared statistic (:data:`qarla_spark.meta_statistics.
@@ -596,12 +620,15 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     corr = agreement.correlation_rows_many(systems, x.transpose(0, 2, 1),
                                            np.stack([hs[c] for c in names]),
                                            kinds=("pearson", "spearman"))
-    shared: dict = {}               # the measures' p-values, once for the criteria
+    # the measures' p-values, once for the criteria; their human scores
+    # (the topics' correlations of every criterion at once)
+    shared: dict = {"humans": {c: used[c].human for c in names}}
     primary = ms.statistic(ms.PRIMARY).key
     out = {}
     for k, c in enumerate(names):
         d, signs = used[c], signs_all[k]
-        scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared)
+        scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared,
+                              criterion=c)
         matrices: Dict[Tuple[str, str], np.ndarray] = {}
         estimates = _estimates_of(scores, matrices)
         pa = estimates[primary]
