@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 from collections import defaultdict
 from fractions import Fraction
 
@@ -1035,3 +1036,44 @@ def test_pairwise_accuracy_intervals_are_the_across_task_found_of_its_counts(eva
     assert np.asarray([p.value for p in pa]).tobytes() == est.point.tobytes()
     assert np.asarray([p.low for p in pa]).tobytes() == low.tobytes()
     assert np.asarray([p.high for p in pa]).tobytes() == high.tobytes()
+
+
+def test_estimates_of_several_runs_at_once_equal_each_statistic_alone(monkeypatch):
+    """_estimates_all (every criterion's intervals in one sort) gives each
+    run the Estimates of _estimates of each statistic alone, bit for bit,
+    and the replicates' matrices; a run whose replicates hold an infinity
+    takes that path for all its statistics, the other runs not."""
+    rng = np.random.default_rng(11)
+    n_b, n_m = 25, 4
+    keys = [stat.key for stat in ms.STATISTICS]
+    made = {}
+    for r in range(3):
+        for stat in ms.STATISTICS:
+            rows = 1 + n_b if stat.replicates else 1
+            v = np.round(rng.random((rows, n_m)), 3)
+            v[rng.random(v.shape) < 0.05] = NAN
+            if r == 1 and stat.replicates and not made.get("inf"):
+                v[3, 2] = math.inf                          # run 1 has an infinity
+                made["inf"] = True
+            made[(r, stat.key)] = v
+    kernels = {key: (lambda key: lambda scores: made[(scores, key)])(key) for key in keys}
+    monkeypatch.setattr(js, "KERNELS", kernels)
+    runs = [(r, {}) for r in range(3)]
+    got = js._estimates_all(runs)
+    for r, (_, matrices) in enumerate(runs):
+        for stat in ms.STATISTICS:
+            v = made[(r, stat.key)]
+            if stat.replicates:
+                want = js._estimates(v[0], v[1:], stat.recentred_within)
+                assert matrices[stat.key].tobytes(order="F") == \
+                    np.asarray(v[1:], order="F").tobytes(order="F")
+            else:
+                want = [js.Estimate(float(x), NAN, NAN) for x in v[0]]
+            found = list(got[r][stat.key])
+            assert len(found) == n_m
+            for a, b in zip(found, want):
+                assert struct.pack("<3d", a.value, a.low, a.high) == \
+                    struct.pack("<3d", b.value, b.low, b.high)
+                assert a.interval == b.interval
+        kinds = {type(got[r][stat.key]) for stat in ms.STATISTICS if stat.replicates}
+        assert kinds == ({list} if r == 1 else {js.EstimateColumns})

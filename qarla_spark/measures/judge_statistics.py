@@ -625,12 +625,12 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     shared: dict = {"humans": {c: used[c].human for c in names}}
     primary = ms.statistic(ms.PRIMARY).key
     out = {}
-    for k, c in enumerate(names):
+    runs = [(SystemScores(used[c], x, hs[c], corr[k], signs_all[k], weights, flips, shared,
+                          criterion=c), {}) for k, c in enumerate(names)]
+    # every criterion's statistics, then all their intervals at once
+    for k, (c, (scores, matrices), estimates) in enumerate(zip(names, runs,
+                                                               _estimates_all(runs))):
         d, signs = used[c], signs_all[k]
-        scores = SystemScores(d, x, hs[c], corr[k], signs, weights, flips, shared,
-                              criterion=c)
-        matrices: Dict[Tuple[str, str], np.ndarray] = {}
-        estimates = _estimates_of(scores, matrices)
         pa = estimates[primary]
         pa = pa.values if isinstance(pa, EstimateColumns) else [est.value for est in pa]
         ranked = [m for m, v in enumerate(pa) if math.isfinite(v)]
@@ -713,45 +713,71 @@ def _estimates_of(scores: SystemScores, matrices: dict = None
     names when it has replicates (recentred within its range, or
     percentile), without one when it has none. ``matrices``: where to keep
     each statistic's replicates (B × M) too."""
-    out: Dict[Tuple[str, str], List[Estimate]] = {}
-    found = {st.key: KERNELS[st.key](scores) for st in ms.STATISTICS}
+    return _estimates_all([(scores, matrices)])[0]
+
+
+def _estimates_all(runs) -> List[Dict[Tuple[str, str], List[Estimate]]]:
+    """:func:`_estimates_of` of each (scores, matrices) of ``runs`` (the
+    criteria of a group), the same Estimates: every kernel of each, then
+    the intervals of every run's statistics with replicates at once (one
+    :func:`_estimates_many` per number of replicates)."""
+    founds = [{st.key: KERNELS[st.key](scores) for st in ms.STATISTICS} for scores, _ in runs]
+    outs: List[Dict[Tuple[str, str], List[Estimate]]] = [{} for _ in runs]
     # the statistics with replicates, B of them each, side by side: every
-    # interval at once (:func:`_estimates_many`)
-    blocks = [(st, found[st.key]) for st in ms.STATISTICS if st.replicates]
-    n_b = max((len(v) - 1 for _, v in blocks), default=0)
-    together = [(st, v) for st, v in blocks if len(v) - 1 == n_b and n_b]
-    if together and not any(np.isinf(v[1:]).any() for _, v in together):
-        out.update(_estimates_many(together, matrices))
-    else:
-        together = []
-    done = {st.key for st, _ in together}
-    for st in ms.STATISTICS:
-        values = found[st.key]
-        if st.key in done:
-            continue
-        if st.replicates:
-            out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
-                                     st.key)
-        else:
-            out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
-    return {st.key: out[st.key] for st in ms.STATISTICS}
+    # interval at once (:func:`_estimates_many`), a run's with infinity not
+    candidates: Dict[int, list] = {}
+    for r, found in enumerate(founds):
+        blocks = [(st, found[st.key]) for st in ms.STATISTICS if st.replicates]
+        n_b = max((len(v) - 1 for _, v in blocks), default=0)
+        together = [(r, st, v) for st, v in blocks if len(v) - 1 == n_b and n_b]
+        if together:
+            candidates.setdefault(n_b, []).extend(together)
+    for blocks in candidates.values():
+        found = _estimates_many(blocks, [matrices for _, matrices in runs])
+        for (r, st, _), est in zip(blocks, found):
+            if est is not None:
+                outs[r][st.key] = est
+    for (_, matrices), found, out in zip(runs, founds, outs):
+        for st in ms.STATISTICS:
+            values = found[st.key]
+            if st.key in out:
+                continue
+            if st.replicates:
+                out[st.key] = _estimates(values[0], values[1:], st.recentred_within, matrices,
+                                         st.key)
+            else:
+                out[st.key] = [Estimate(float(v), math.nan, math.nan) for v in values[0]]
+    return [{st.key: out[st.key] for st in ms.STATISTICS} for out in outs]
 
 
-def _estimates_many(blocks, matrices: dict = None) -> Dict[Tuple[str, str], List[Estimate]]:
-    """:func:`_estimates` of each (statistic, values) of ``blocks`` (values
-    (1 + B) × M, the same B, no infinity), the same Estimates: the
-    replicates of every block in one column-major copy (each statistic's
-    matrix a read-only view of it), every interval by one
+def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
+    """:func:`_estimates` of each (run, statistic, values) of ``blocks``
+    (values (1 + B) × M, the same B), the same Estimates — None for every
+    block of a run whose replicates hold an infinity (the caller's path
+    then): the replicates of every block in one column-major copy (each
+    statistic's matrix a read-only view of it, kept in its run's
+    ``matrices[run]`` when not None), every interval by one
     :func:`~qarla_spark.measures.resampling.bootstrap_columns_many`."""
-    widths = [v.shape[1] for _, v in blocks]
+    widths = [v.shape[1] for _, _, v in blocks]
     starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
-    n_b = len(blocks[0][1]) - 1
+    n_b = len(blocks[0][2]) - 1
     columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
+    for (_, _, v), a, b in zip(blocks, starts[:-1], starts[1:]):
+        columns[:, a:b] = v[1:]
+    inf = np.isinf(columns).any(axis=0)
+    if inf.any():
+        # a run with an infinity: every block of it by the caller's path
+        bad = {r for (r, _, _), a, b in zip(blocks, starts[:-1], starts[1:]) if inf[a:b].any()}
+        keep = [k for k, (r, _, _) in enumerate(blocks) if r not in bad]
+        found = _estimates_many([blocks[k] for k in keep], matrices) if keep else []
+        out: List[EstimateColumns] = [None] * len(blocks)
+        for k, est in zip(keep, found):
+            out[k] = est
+        return out
     points = np.empty(int(starts[-1]), dtype=np.float64)
     lower = np.full(int(starts[-1]), math.nan)
     upper = np.full(int(starts[-1]), math.nan)
-    for (st, v), a, b in zip(blocks, starts[:-1], starts[1:]):
-        columns[:, a:b] = v[1:]
+    for (_, st, v), a, b in zip(blocks, starts[:-1], starts[1:]):
         points[a:b] = v[0]
         bounds = st.recentred_within
         if bounds is not None:
@@ -759,13 +785,13 @@ def _estimates_many(blocks, matrices: dict = None) -> Dict[Tuple[str, str], List
     columns.setflags(write=False)
     low, high = rs.bootstrap_columns_many(points, columns, lower, upper)
     values, lows, highs = points.tolist(), low.tolist(), high.tolist()
-    out = {}
-    for (st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
+    out = []
+    for (r, st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
         mine = columns[:, a:b]
-        if matrices is not None:
-            matrices[st.key] = mine
-        out[st.key] = EstimateColumns(values[a:b], lows[a:b], highs[a:b], mine,
-                                      rs.interval_method(st.recentred_within))
+        if matrices[r] is not None:
+            matrices[r][st.key] = mine
+        out.append(EstimateColumns(values[a:b], lows[a:b], highs[a:b], mine,
+                                   rs.interval_method(st.recentred_within)))
     return out
 
 
