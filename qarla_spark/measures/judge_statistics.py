@@ -246,10 +246,21 @@ class SystemScores:
         """The humans' p-values of :meth:`metric_p`, decided on the scores'
         readings (:func:`~qarla_spark.measures.human.comparable`)."""
         if "human_p" not in self.memo:
-            self.memo["human_p"] = me.PairwisePValues(
-                rs.signed_mean_at_least(hu.comparable(self.data.human), self.data.cells,
-                                        self.flips),
-                len(self.flips))
+            humans = self.shared.get("humans") or {}
+            if self.criterion in humans:
+                # every criterion with these cells in one call (each its
+                # own exact counts: a criterion's column compared with its
+                # own only)
+                if "human_at_least" not in self.shared:
+                    found = rs.signed_mean_at_least(
+                        np.stack([hu.comparable(h) for h in humans.values()], axis=2),
+                        self.data.cells, self.flips)
+                    self.shared["human_at_least"] = dict(zip(humans, found))
+                at_least = self.shared["human_at_least"][self.criterion]
+            else:
+                at_least = rs.signed_mean_at_least(hu.comparable(self.data.human),
+                                                   self.data.cells, self.flips)
+            self.memo["human_p"] = me.PairwisePValues(at_least, len(self.flips))
         return self.memo["human_p"]
 
     def topic_correlations(self):
