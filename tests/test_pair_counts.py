@@ -214,11 +214,15 @@ def test_signed_mean_at_least_upper_is_the_upper_triangle(n_t, n_s, n_k, unequal
     on doubles over many powers of two (the general path)."""
     from qarla_spark.measures import resampling as rs
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
-    kind = data.draw(st.sampled_from(["grid", "likert", "wide"]))
+    kind = data.draw(st.sampled_from(["grid", "likert", "huge", "wide"]))
     if kind == "grid":
         values = np.floor(rng.random((n_t, n_s, n_k)) * 2 ** 24) / 2 ** 24
     elif kind == "likert":
         values = rng.integers(-5, 6, (n_t, n_s, n_k)).astype(np.float64)
+    elif kind == "huge":                # scaled down to integers; a tiny value too, or not
+        values = rng.integers(-5, 6, (n_t, n_s, n_k)) * 2.0 ** 1000
+        if data.draw(st.booleans()):
+            values[0, 0, 0] = 2.0 ** -1000
     else:
         values = rng.random((n_t, n_s, n_k)) * 2.0 ** rng.integers(-30, 30, (n_t, n_s, n_k))
     cells = np.ones((n_t, n_s), dtype=bool)

@@ -565,7 +565,7 @@ def signed_mean_at_least_upper(values, cells, signs) -> np.ndarray:
     (``np.triu_indices`` order): (K × S(S−1)/2), or (S(S−1)/2,) for
     ``values`` T × S — what soft pairwise accuracy reads. The same
     integers: when every column's values are one level of integers (53
-    bits, :func:`level_pieces`) whose keys m_s·A_bs (m = lcm(n)/n_s) stay
+    bits, as :func:`level_pieces` would cut them) whose keys m_s·A_bs (m = lcm(n)/n_s) stay
     below 2^53, counted over the distinct sign patterns
     (:func:`~qarla_spark.measures.pair_counts.at_least_upper`: the
     condition n_j·A_bi ≤ n_i·A_bj itself, decided on exact integers); else
@@ -588,21 +588,28 @@ def _upper_one_level(cube, signs, counts) -> Optional[np.ndarray]:
     n_t, n_s, n_k = cube.shape
     flat = cube.reshape(n_t, n_s * n_k)
     top = float(np.abs(flat).max(initial=0.0))
+    low = np.zeros(flat.shape, dtype=np.int64)
     if top > 0.0:
-        # one level of 53 bits holds every value only if each is a multiple
-        # of 2^(e − 53), e the exponent of the largest (a power of two:
-        # exact); a quick refusal before the pieces
-        scaled = np.ldexp(flat, 53 - int(np.frexp(top)[1]))
-        if not (np.floor(scaled) == scaled).all():
-            return None
-    base, pieces = level_pieces(flat, 53)
-    if any(level != 0 for level, _ in pieces):
-        return None
+        # one level of 53 bits holds every value iff each is a multiple of
+        # 2^(e − 53), e the exponent of the largest: then each is that
+        # integer (scaled by a power of two: exact), less the trailing zeros
+        # they all share (one positive scale of every value: the same
+        # comparisons)
+        shift = 53 - int(np.frexp(top)[1])
+        first = np.ldexp(flat[:1], shift)
+        if not (np.floor(first) == first).all():
+            return None                     # (doubles of full precision: at once)
+        scaled = np.ldexp(flat, shift)
+        low = scaled.astype(np.int64)
+        if not (low == scaled).all() or \
+                (shift < 0 and not (np.ldexp(scaled, -shift) == flat).all()):
+            return None                     # (scaled down: no value lost below)
+        shared = int(np.bitwise_or.reduce(low, axis=None))
+        low >>= (shared & -shared).bit_length() - 1
     lcm = math.lcm(*(int(c) for c in counts))
     if lcm >= 2 ** 52:
         return None
     scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
-    low = pieces[0][1] if pieces else np.zeros((n_t, n_s * n_k), dtype=np.int64)
     # every key and partial sum below 2^53 (a bound in doubles, with room)
     reach = np.abs(low).astype(np.float64).sum(axis=0).reshape(n_s, n_k)
     if float((reach * scale[:, None].astype(np.float64)).max(initial=0.0)) >= 2.0 ** 52:
