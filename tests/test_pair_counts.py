@@ -172,3 +172,72 @@ def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal
     finally:
         pc.BACKEND = saved
     assert np.array_equal(got, want)
+
+
+@SETTINGS
+@given(st.integers(1, 7), st.integers(1, 12), st.integers(1, 6), st.integers(1, 5), st.data())
+def test_at_least_upper_counts_each_replicate(n_t, n_b, n_s, n_k, data):
+    """The upper triangle's counts over the distinct sign patterns (in
+    blocks of measures), compiled and in numpy, are the replicates' own
+    counts (at_least_levels) of the pairs i < j."""
+    size = n_t * n_s * n_k
+    low = np.asarray(data.draw(st.lists(st.integers(-2 ** 40, 2 ** 40), min_size=size,
+                                        max_size=size)), dtype=np.int64).reshape(n_t, n_s, n_k)
+    if data.draw(st.booleans()):
+        low = low % 5                                 # small pieces: many ties
+    scale = np.asarray(data.draw(st.lists(st.integers(1, 6), min_size=n_s, max_size=n_s)),
+                       dtype=np.int64)
+    flips = np.asarray(data.draw(st.lists(st.integers(0, 1), min_size=n_b * n_t,
+                                          max_size=n_b * n_t)), dtype=np.int64).reshape(n_b, n_t)
+    patterns, mult = np.unique(flips, axis=0, return_counts=True)
+    if data.draw(st.booleans()):                      # any order of the patterns
+        order = np.asarray(data.draw(st.permutations(range(len(mult)))), dtype=np.int64)
+        patterns, mult = patterns[order], mult[order]
+    sums = (flips @ low.reshape(n_t, -1)).reshape(n_b, n_s, n_k)
+    i, j = np.triu_indices(n_s, 1)
+    want = pc.at_least_levels_numpy(sums, None, scale, 62)[:, i, j]
+    saved = pc._UPPER_BLOCK
+    pc._UPPER_BLOCK = data.draw(st.sampled_from([1, 2, 8]))
+    try:
+        assert np.array_equal(pc.at_least_upper(low, patterns, mult, scale), want)
+    finally:
+        pc._UPPER_BLOCK = saved
+    assert np.array_equal(pc.at_least_upper_numpy(low, patterns, mult, scale), want)
+
+
+@SETTINGS
+@given(st.integers(1, 12), st.integers(1, 6), st.integers(1, 3), st.booleans(), st.data())
+def test_signed_mean_at_least_upper_is_the_upper_triangle(n_t, n_s, n_k, unequal, data):
+    """signed_mean_at_least_upper gives signed_mean_at_least's counts of
+    the pairs i < j, compiled and in numpy: on grid values (one level, its
+    own path; ties, both signs, columns with unequal counts of cells) and
+    on doubles over many powers of two (the general path)."""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    kind = data.draw(st.sampled_from(["grid", "likert", "huge", "wide"]))
+    if kind == "grid":
+        values = np.floor(rng.random((n_t, n_s, n_k)) * 2 ** 24) / 2 ** 24
+    elif kind == "likert":
+        values = rng.integers(-5, 6, (n_t, n_s, n_k)).astype(np.float64)
+    elif kind == "huge":                # scaled down to integers; a tiny value too, or not
+        values = rng.integers(-5, 6, (n_t, n_s, n_k)) * 2.0 ** 1000
+        if data.draw(st.booleans()):
+            values[0, 0, 0] = 2.0 ** -1000
+    else:
+        values = rng.random((n_t, n_s, n_k)) * 2.0 ** rng.integers(-30, 30, (n_t, n_s, n_k))
+    cells = np.ones((n_t, n_s), dtype=bool)
+    if unequal:
+        cells &= rng.random((n_t, n_s)) < 0.7
+        cells[0] = True
+    signs = np.where(rng.random((data.draw(st.integers(1, 60)), n_t)) < 0.5, -1, 1)
+    i, j = np.triu_indices(n_s, 1)
+    want = rs.signed_mean_at_least(values, cells, signs)[:, i, j]
+    assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    assert np.array_equal(rs.signed_mean_at_least_upper(values[:, :, 0], cells, signs),
+                          want[0])
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    finally:
+        pc.BACKEND = saved

@@ -263,6 +263,23 @@ class SystemScores:
             self.memo["human_p"] = me.PairwisePValues(at_least, len(self.flips))
         return self.memo["human_p"]
 
+    def metric_upper(self) -> np.ndarray:
+        """The counts of :meth:`metric_p` of the pairs i < j (K × pairs:
+        :func:`~qarla_spark.measures.resampling.signed_mean_at_least_upper`),
+        what soft pairwise accuracy reads. Shared by the criteria with the
+        same cells."""
+        if "metric_upper" not in self.shared:
+            self.shared["metric_upper"] = rs.signed_mean_at_least_upper(
+                self.data.scores, self.data.cells, self.flips)
+        return self.shared["metric_upper"]
+
+    def human_upper(self) -> np.ndarray:
+        """The counts of :meth:`human_p` of the pairs i < j (pairs,)."""
+        if "human_upper" not in self.memo:
+            self.memo["human_upper"] = rs.signed_mean_at_least_upper(
+                hu.comparable(self.data.human), self.data.cells, self.flips)
+        return self.memo["human_upper"]
+
     def topic_correlations(self):
         """(T × M × 3 correlations, T × M defined): Pearson, Spearman and
         Kendall's τ_b of each measure with the human scores within each
@@ -387,12 +404,11 @@ def _pairwise_accuracy(scores: SystemScores) -> np.ndarray:
 @kernel("soft_pairwise_accuracy")
 def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
     """Soft pairwise accuracy of each measure (Thompson et al. 2024) from
-    the p-values under the sign patterns (:meth:`SystemScores.metric_p`):
-    its point value only."""
-    human = scores.human_p()
-    scores.metric_p()
-    return np.array([me.soft_pairwise_accuracy_many(scores.shared["metric_at_least"],
-                                                    len(scores.flips), human)],
+    the p-values under the sign patterns (:meth:`SystemScores.metric_p`;
+    the pairs i < j only: :meth:`SystemScores.metric_upper`): its point
+    value only."""
+    return np.array([me.soft_pairwise_accuracy_upper(scores.metric_upper(), len(scores.flips),
+                                                     scores.human_upper())],
                     dtype=np.float64).reshape(1, -1)
 
 

@@ -775,6 +775,20 @@ def soft_pairwise_accuracy_many(at_least, replicates: int, p_human: PairwisePVal
     return [(scale - d) / scale for d in distance.tolist()]
 
 
+def soft_pairwise_accuracy_upper(at_least, replicates: int, human) -> List[float]:
+    """:func:`soft_pairwise_accuracy_many` of the counts of the pairs i < j
+    only (``np.triu_indices`` order): each measure's ``at_least`` (K × P)
+    against the humans' (P,), of ``replicates`` sign patterns — the same
+    doubles (the same integer distances)."""
+    at_least = np.asarray(at_least)
+    human = np.asarray(human)
+    if not human.size:
+        return [NAN] * len(at_least)
+    scale = replicates * human.size
+    distance = np.abs(at_least - human[None, :]).sum(axis=1)
+    return [(scale - d) / scale for d in distance.tolist()]
+
+
 # ---------------------------------------------------------------------------
 # significance clusters (mt-metrics-eval)
 # ---------------------------------------------------------------------------

@@ -482,21 +482,8 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
     Σ_{t: s_bt = −1} v_ts, the condition is n_j·A_bi ≤ n_i·A_bj: the exact
     int64 level sums of :func:`level_parts`, their carries propagated from
     the lowest level up."""
-    cells = np.asarray(cells, dtype=bool)
-    values = np.asarray(values, dtype=np.float64)
-    single = values.ndim == 2
-    cube = values[:, :, None] if single else values
+    single, cube, cells, signs = _signed_inputs(values, cells, signs)
     n_t, n_s, n_k = cube.shape
-    signs = np.asarray(signs, dtype=np.int64)
-    if signs.ndim != 2 or signs.shape[1] != n_t or not (np.abs(signs) == 1).all():
-        raise ValueError("signs must be (replicates × topics) of ±1")
-    if cells.shape != (n_t, n_s):
-        raise ValueError("cells must be (topics × columns)")
-    cube = np.where(cells[:, :, None], cube, 0.0)
-    if not np.isfinite(cube).all():
-        raise ValueError("signed_mean_at_least needs finite values")
-    if n_t >= 2 ** 16:
-        raise ValueError("too many topics for int64 comparisons")
     n_b = signs.shape[0]
     counts = cells.sum(axis=0).astype(np.int64)
     if n_s:
@@ -550,6 +537,86 @@ def signed_mean_at_least(values, cells, signs) -> np.ndarray:
         out[ks, i, j] = np.count_nonzero((carry < 0) | ((carry == 0) & ~rest), axis=2)
         out[ks, j, i] = np.count_nonzero(carry >= 0, axis=2)
     return out[0] if single else out
+
+
+def _signed_inputs(values, cells, signs):
+    """(single, cube T × S × K with 0 outside the cells, cells, signs) of
+    :func:`signed_mean_at_least`'s arguments, checked."""
+    cells = np.asarray(cells, dtype=bool)
+    values = np.asarray(values, dtype=np.float64)
+    single = values.ndim == 2
+    cube = values[:, :, None] if single else values
+    n_t, n_s, n_k = cube.shape
+    signs = np.asarray(signs, dtype=np.int64)
+    if signs.ndim != 2 or signs.shape[1] != n_t or not (np.abs(signs) == 1).all():
+        raise ValueError("signs must be (replicates × topics) of ±1")
+    if cells.shape != (n_t, n_s):
+        raise ValueError("cells must be (topics × columns)")
+    cube = np.where(cells[:, :, None], cube, 0.0)
+    if not np.isfinite(cube).all():
+        raise ValueError("signed_mean_at_least needs finite values")
+    if n_t >= 2 ** 16:
+        raise ValueError("too many topics for int64 comparisons")
+    return single, cube, cells, signs
+
+
+def signed_mean_at_least_upper(values, cells, signs) -> np.ndarray:
+    """The counts of :func:`signed_mean_at_least` of the pairs i < j only
+    (``np.triu_indices`` order): (K × S(S−1)/2), or (S(S−1)/2,) for
+    ``values`` T × S — what soft pairwise accuracy reads. The same
+    integers: when every column's values are one level of integers (53
+    bits, as :func:`level_pieces` would cut them) whose keys m_s·A_bs (m = lcm(n)/n_s) stay
+    below 2^53, counted over the distinct sign patterns
+    (:func:`~qarla_spark.measures.pair_counts.at_least_upper`: the
+    condition n_j·A_bi ≤ n_i·A_bj itself, decided on exact integers); else
+    :func:`signed_mean_at_least`'s upper triangle."""
+    single, cube, cells, signs = _signed_inputs(values, cells, signs)
+    n_t, n_s, n_k = cube.shape
+    counts = cells.sum(axis=0).astype(np.int64)
+    found = None
+    if n_s > 1 and signs.shape[0] and counts.all():
+        found = _upper_one_level(cube, signs, counts)
+    if found is None:
+        i, j = np.triu_indices(n_s, 1)
+        found = signed_mean_at_least(cube, cells, signs)[:, i, j]
+    return found[0] if single else found
+
+
+def _upper_one_level(cube, signs, counts) -> Optional[np.ndarray]:
+    """:func:`signed_mean_at_least_upper` of one level of integers, or None
+    (the caller's general path)."""
+    n_t, n_s, n_k = cube.shape
+    flat = cube.reshape(n_t, n_s * n_k)
+    top = float(np.abs(flat).max(initial=0.0))
+    low = np.zeros(flat.shape, dtype=np.int64)
+    if top > 0.0:
+        # one level of 53 bits holds every value iff each is a multiple of
+        # 2^(e − 53), e the exponent of the largest: then each is that
+        # integer (scaled by a power of two: exact), less the trailing zeros
+        # they all share (one positive scale of every value: the same
+        # comparisons)
+        shift = 53 - int(np.frexp(top)[1])
+        first = np.ldexp(flat[:1], shift)
+        if not (np.floor(first) == first).all():
+            return None                     # (doubles of full precision: at once)
+        scaled = np.ldexp(flat, shift)
+        low = scaled.astype(np.int64)
+        if not (low == scaled).all() or \
+                (shift < 0 and not (np.ldexp(scaled, -shift) == flat).all()):
+            return None                     # (scaled down: no value lost below)
+        shared = int(np.bitwise_or.reduce(low, axis=None))
+        low >>= (shared & -shared).bit_length() - 1
+    lcm = math.lcm(*(int(c) for c in counts))
+    if lcm >= 2 ** 52:
+        return None
+    scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
+    # every key and partial sum below 2^53 (a bound in doubles, with room)
+    reach = np.abs(low).astype(np.float64).sum(axis=0).reshape(n_s, n_k)
+    if float((reach * scale[:, None].astype(np.float64)).max(initial=0.0)) >= 2.0 ** 52:
+        return None
+    patterns, mult = _distinct_patterns((signs < 0).astype(np.int64))
+    from qarla_spark.measures import pair_counts
+    return pair_counts.at_least_upper(low.reshape(n_t, n_s, n_k), patterns, mult, scale)
 
 
 def _distinct_patterns(flips) -> Tuple[np.ndarray, np.ndarray]:
