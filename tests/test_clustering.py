@@ -6,6 +6,8 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qarla_spark.measures.clustering import (agglomerate, bit_slices, popcount, representatives,
                                              slice_counts, subsets)
@@ -226,3 +228,51 @@ def test_agglomerate_equals_the_reference_rule_with_many_ties():
             _reference_agglomerate(n, k, oracle(masks), names)
 
     check()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 5), st.integers(0, 2 ** 20))
+def test_a_partitions_peer_rows_are_kept_or_summed_to_the_same_means(n_topics, n_sets, seed):
+    """A partition's one-topic ``sys``/``sys2`` rows of a key leave it as
+    they are (counts as int32) up to PEER_ROWS_KEPT_UP_TO topics, else as
+    one record of their exact sums; either way, and mixed with other
+    partitions' records in any order, the reduce's means (PeerSums) are
+    the same doubles as the sums of the rows themselves."""
+    from qarla_spark.measures import qarla_task as qt
+    from qarla_spark.stages.qarla import PEER_ROWS_KEPT_UP_TO, _peer_records
+    from qarla_spark.stages.records import PeerCounts
+
+    rng = np.random.default_rng(seed)
+    peers = ["p0", "p1", "p2", "p3"]
+    rows = []
+    for _ in range(n_topics):
+        chosen = sorted(rng.choice(peers, size=int(rng.integers(1, 5)), replace=False))
+        den = rng.integers(1, 200, size=len(chosen))
+        num = rng.integers(0, den[:, None] + 1, size=(len(chosen), n_sets))
+        rows.append(PeerCounts(list(chosen), num.astype(np.int64), [int(d) for d in den],
+                               [1] * len(chosen)))
+    out = _peer_records({"t": list(rows)}, "sys2")
+    assert all(key == "t" and kind == "sys2" for key, kind, _ in out)
+    if n_topics <= PEER_ROWS_KEPT_UP_TO:
+        assert len(out) == n_topics
+        assert all(v.real is None and np.asarray(v.num).dtype == np.int32 for _, _, v in out)
+        assert all((np.asarray(v.num) == r.num).all() for (_, _, v), r in zip(out, rows))
+    else:
+        assert len(out) == 1 and out[0][2].real is not None
+    want = qt.PeerSums.of_values(n_sets, rows).means()
+    half = _peer_records({"t": rows[: n_topics // 2]}, "sys2") + \
+        _peer_records({"t": rows[n_topics // 2:]}, "sys2")
+    for got_rows in (out, half, half[::-1]):
+        got = qt.PeerSums.of_values(n_sets, [v for _, _, v in got_rows]).means()
+        assert sorted(got) == sorted(want)
+        for name in want:
+            assert np.asarray(got[name]).tobytes() == np.asarray(want[name]).tobytes()
+
+
+def test_counts_beyond_int32_are_kept_as_they_are():
+    from qarla_spark.stages.qarla import _compact_counts
+    from qarla_spark.stages.records import PeerCounts
+    big = PeerCounts(["p"], np.array([[1 << 40]], dtype=np.int64), [1 << 41], [1])
+    assert _compact_counts(big).num.dtype == np.int64
+    small = PeerCounts(["p"], np.array([[3]], dtype=np.int64), [4], [1])
+    assert _compact_counts(small).num.dtype == np.int32

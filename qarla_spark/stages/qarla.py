@@ -361,16 +361,51 @@ def _n_sets(value: PeerCounts) -> int:
     return np.asarray(value.num).shape[1] if value.real is None else value.real.shape[2]
 
 
+#: a partition's topics of a task whose ``sys``/``sys2`` rows leave it as
+#: they are, not summed: each topic's counts are ``num`` (int32 where they
+#: fit) and ``den``, ~4 bytes a (peer, set), where the sums are
+#: :data:`~qarla_spark.measures.exact.FIXED_LEVELS` int64 pieces, 48 bytes
+#: (issue 36: 100 tasks x 10 topics in 4 partitions moved 292 MB of sums
+#: for 65 MB of counts); the reduce sums either form exactly, so the values
+#: do not depend on it
+PEER_ROWS_KEPT_UP_TO = 2 * exact.FIXED_LEVELS
+
+
+def _compact_counts(value: PeerCounts) -> PeerCounts:
+    """One topic's row with its counts ``num`` as int32 when they fit (the
+    same integers)."""
+    num = np.asarray(value.num)
+    if num.size and num.dtype != np.int32 and \
+            -(1 << 31) <= int(num.min()) and int(num.max()) < (1 << 31):
+        return value._replace(num=num.astype(np.int32))
+    return value
+
+
+def _peer_records(rows: Dict[str, List[PeerCounts]], kind: str) -> List[tuple]:
+    """A partition's ``sys``/``sys2`` rows of each key: up to
+    :data:`PEER_ROWS_KEPT_UP_TO` one-topic rows as they are (compact), else
+    their exact sums in one record (:class:`~qarla_spark.measures.
+    qarla_task.PeerSums`)."""
+    out: List[tuple] = []
+    for key, values in rows.items():
+        if len(values) <= PEER_ROWS_KEPT_UP_TO and all(v.real is None for v in values):
+            out += [(key, kind, _compact_counts(v)) for v in values]
+            continue
+        sums = qt.PeerSums(_n_sets(values[0]))
+        for v in values:
+            sums.add(v.peer, v.num, v.den, v.count, v.real)
+        out.append((key, kind, PeerCounts(**sums.to_value())))
+    return out
+
+
 def _combine_first(records):
     """Per partition: the peers' sums, bit slices and plain counts of each
     task merged into one record (integer sums, concatenated slices)."""
-    out, sums, bits, plains = [], {}, {}, {}
+    out, rows, bits, plains = [], {}, {}, {}
     for key, kind, value in records:
         if kind == "sys":
-            if not len(value.peer):
-                continue
-            sums.setdefault(key, qt.PeerSums(_n_sets(value))).add(
-                value.peer, value.num, value.den, value.count, value.real)
+            if len(value.peer):
+                rows.setdefault(key, []).append(value)
         elif kind == "bits":
             bits.setdefault(key, []).append(value)
         elif kind == "plain":
@@ -381,7 +416,7 @@ def _combine_first(records):
                 plains[key] = value
         else:
             out.append((key, kind, value))
-    out += [(key, "sys", PeerCounts(**s.to_value())) for key, s in sums.items()]
+    out += _peer_records(rows, "sys")
     for key, parts in bits.items():
         out.append((key, "bits", PeerBits(np.concatenate([p.slices for p in parts], axis=1),
                                           sum(p.n for p in parts))))
@@ -523,14 +558,13 @@ def _queen_records(topic, q, sys_kind: str, family: int) -> List[tuple]:
 
 
 def _combine_subsets(records):
-    out, sums = [], {}
+    out, rows = [], {}
     for key, kind, value in records:
         if kind == "sys2" and len(value.peer):
-            sums.setdefault(key, qt.PeerSums(_n_sets(value))).add(
-                value.peer, value.num, value.den, value.count, value.real)
+            rows.setdefault(key, []).append(value)
         elif kind != "sys2":
             out.append((key, kind, value))
-    return out + [(key, "sys2", PeerCounts(**s.to_value())) for key, s in sums.items()]
+    return out + _peer_records(rows, "sys2")
 
 
 def king_topic_columns(task: str, cases: Sequence[KingCases], labels: Sequence[str],
