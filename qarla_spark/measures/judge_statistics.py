@@ -207,7 +207,7 @@ class SystemScores:
     made for every criterion at once by the caller; the criterion's cube
     ``data`` (its cells), the replicates' topic ``weights`` (B × T) and
     the sign patterns ``flips``. ``shared``: what the criteria with the
-    same measures' cells compute once (:meth:`metric_p`)."""
+    same measures' cells compute once (:meth:`metric_upper`)."""
 
     data: JudgedScores
     x: np.ndarray
@@ -227,44 +227,11 @@ class SystemScores:
     def replicates(self) -> bool:
         return len(self.x) > 1
 
-    def metric_p(self) -> list:
-        """The measures' one-sided p-values of "system i is better than
-        system j" of the paired permutation test of Thompson et al. (2024),
-        each topic's scores of every system flipped by one sign pattern,
-        the counts decided exactly
-        (:func:`~qarla_spark.measures.resampling.signed_mean_at_least`): a
-        null difference of means equal to the observed one counts whole,
-        whatever the rounding of the means. Shared by the criteria with the
-        same cells."""
-        if "metric_p" not in self.shared:
-            found = rs.signed_mean_at_least(self.data.scores, self.data.cells, self.flips)
-            self.shared["metric_at_least"] = found                  # K × S × S
-            self.shared["metric_p"] = [me.PairwisePValues(a, len(self.flips)) for a in found]
-        return self.shared["metric_p"]
-
-    def human_p(self):
-        """The humans' p-values of :meth:`metric_p`, decided on the scores'
-        readings (:func:`~qarla_spark.measures.human.comparable`)."""
-        if "human_p" not in self.memo:
-            humans = self.shared.get("humans") or {}
-            if self.criterion in humans:
-                # every criterion with these cells in one call (each its
-                # own exact counts: a criterion's column compared with its
-                # own only)
-                if "human_at_least" not in self.shared:
-                    found = rs.signed_mean_at_least(
-                        np.stack([hu.comparable(h) for h in humans.values()], axis=2),
-                        self.data.cells, self.flips)
-                    self.shared["human_at_least"] = dict(zip(humans, found))
-                at_least = self.shared["human_at_least"][self.criterion]
-            else:
-                at_least = rs.signed_mean_at_least(hu.comparable(self.data.human),
-                                                   self.data.cells, self.flips)
-            self.memo["human_p"] = me.PairwisePValues(at_least, len(self.flips))
-        return self.memo["human_p"]
-
     def metric_upper(self) -> np.ndarray:
-        """The counts of :meth:`metric_p` of the pairs i < j (K × pairs:
+        """The measures' counts of the paired permutation test of Thompson
+        et al. (2024) of the pairs i < j (K × pairs: each topic's scores of
+        every system flipped by one sign pattern, the counts of "the
+        difference of means is at least the observed one" decided exactly,
         :func:`~qarla_spark.measures.resampling.signed_mean_at_least_upper`),
         what soft pairwise accuracy reads. Shared by the criteria with the
         same cells."""
@@ -274,10 +241,24 @@ class SystemScores:
         return self.shared["metric_upper"]
 
     def human_upper(self) -> np.ndarray:
-        """The counts of :meth:`human_p` of the pairs i < j (pairs,)."""
+        """The humans' counts of :meth:`metric_upper` (pairs,), decided on
+        the scores' readings (:func:`~qarla_spark.measures.human.
+        comparable`); every criterion with these cells in one call (each
+        its own exact counts: a criterion's column compared with its own
+        only)."""
         if "human_upper" not in self.memo:
-            self.memo["human_upper"] = rs.signed_mean_at_least_upper(
-                hu.comparable(self.data.human), self.data.cells, self.flips)
+            humans = self.shared.get("humans") or {}
+            if self.criterion in humans:
+                if "human_upper" not in self.shared:
+                    found = rs.signed_mean_at_least_upper(
+                        np.stack([hu.comparable(h) for h in humans.values()], axis=2),
+                        self.data.cells, self.flips)
+                    self.shared["human_upper"] = dict(zip(humans, found))
+                at_least = self.shared["human_upper"][self.criterion]
+            else:
+                at_least = rs.signed_mean_at_least_upper(hu.comparable(self.data.human),
+                                                         self.data.cells, self.flips)
+            self.memo["human_upper"] = at_least
         return self.memo["human_upper"]
 
     def topic_correlations(self):
@@ -404,9 +385,9 @@ def _pairwise_accuracy(scores: SystemScores) -> np.ndarray:
 @kernel("soft_pairwise_accuracy")
 def _soft_pairwise_accuracy(scores: SystemScores) -> np.ndarray:
     """Soft pairwise accuracy of each measure (Thompson et al. 2024) from
-    the p-values under the sign patterns (:meth:`SystemScores.metric_p`;
-    the pairs i < j only: :meth:`SystemScores.metric_upper`): its point
-    value only."""
+    the p-values under the sign patterns of the pairs i < j
+    (:meth:`SystemScores.metric_upper`, :meth:`SystemScores.human_upper`):
+    its point value only."""
     return np.array([me.soft_pairwise_accuracy_upper(scores.metric_upper(), len(scores.flips),
                                                      scores.human_upper())],
                     dtype=np.float64).reshape(1, -1)
