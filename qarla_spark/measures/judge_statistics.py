@@ -109,6 +109,18 @@ class EstimateColumns(abc.Sequence):
         self.values, self.lows, self.highs = values, lows, highs
         self.replicates, self.interval = replicates, interval
 
+    @classmethod
+    def of(cls, found) -> "EstimateColumns":
+        """A statistic's estimates of every measure as columns (values,
+        lows, highs; the interval's name, or a list of them): ``found``
+        itself when it is one, else its Estimates' fields read once (no
+        replicates)."""
+        if isinstance(found, cls):
+            return found
+        found = list(found)
+        return cls([est.value for est in found], [est.low for est in found],
+                   [est.high for est in found], None, [est.interval or None for est in found])
+
     def __len__(self) -> int:
         return len(self.values)
 
@@ -246,20 +258,8 @@ class SystemScores:
         comparable`); every criterion with these cells in one call (each
         its own exact counts: a criterion's column compared with its own
         only)."""
-        if "human_upper" not in self.memo:
-            humans = self.shared.get("humans") or {}
-            if self.criterion in humans:
-                if "human_upper" not in self.shared:
-                    found = rs.signed_mean_at_least_upper(
-                        np.stack([hu.comparable(h) for h in humans.values()], axis=2),
-                        self.data.cells, self.flips)
-                    self.shared["human_upper"] = dict(zip(humans, found))
-                at_least = self.shared["human_upper"][self.criterion]
-            else:
-                at_least = rs.signed_mean_at_least_upper(hu.comparable(self.data.human),
-                                                         self.data.cells, self.flips)
-            self.memo["human_upper"] = at_least
-        return self.memo["human_upper"]
+        return self._of_criteria("human_upper", lambda humans: rs.signed_mean_at_least_upper(
+            np.stack([hu.comparable(h) for h in humans], axis=2), self.data.cells, self.flips))
 
     def topic_correlations(self):
         """(T × M × 3 correlations, T × M defined): Pearson, Spearman and
@@ -267,19 +267,23 @@ class SystemScores:
         topic, over its cells' systems (``agreement.correlation_rows``,
         at least ``agreement.MIN_POINTS``; NaN when a side is constant),
         and where Pearson is defined (both sides vary)."""
-        if "topic_correlations" not in self.memo:
+        return self._of_criteria("topic_correlations",
+                                 lambda humans: _topic_correlations(self.data, humans))
+
+    def _of_criteria(self, name: str, compute):
+        """``compute(humans)`` (one result per T × S human scores given,
+        each its criterion's own) of this criterion, kept as ``name``: made
+        once for every criterion with these cells (``shared["humans"]``),
+        else of this criterion's scores alone."""
+        if name not in self.memo:
             humans = self.shared.get("humans") or {}
             if self.criterion in humans:
-                # every criterion with these cells at once
-                if "topic_correlations" not in self.shared:
-                    self.shared["topic_correlations"] = dict(zip(
-                        humans, _topic_correlations(self.data, list(humans.values()))))
-                self.memo["topic_correlations"] = \
-                    self.shared["topic_correlations"][self.criterion]
+                if name not in self.shared:
+                    self.shared[name] = dict(zip(humans, compute(list(humans.values()))))
+                self.memo[name] = self.shared[name][self.criterion]
             else:
-                self.memo["topic_correlations"] = _topic_correlations(self.data,
-                                                                      [self.data.human])[0]
-        return self.memo["topic_correlations"]
+                self.memo[name] = compute([self.data.human])[0]
+        return self.memo[name]
 
     def summaries(self):
         """(topic positions, system positions, the cells' measure scores (N ×
@@ -639,8 +643,7 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     for k, (c, (scores, matrices), estimates) in enumerate(zip(names, runs,
                                                                _estimates_all(runs))):
         d, signs = used[c], signs_all[k]
-        pa = estimates[primary]
-        pa = pa.values if isinstance(pa, EstimateColumns) else [est.value for est in pa]
+        pa = EstimateColumns.of(estimates[primary]).values
         ranked = [m for m, v in enumerate(pa) if math.isfinite(v)]
         ranks = [0] * n_m
         if ranked:

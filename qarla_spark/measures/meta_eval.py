@@ -768,11 +768,7 @@ def soft_pairwise_accuracy_many(at_least, replicates: int, p_human: PairwisePVal
         return [soft_pairwise_accuracy(PairwisePValues(a, replicates), p_human)
                 for a in at_least]
     i, j = _pairs(p_human.at_least.shape[0])
-    if not i.size:
-        return [NAN] * len(at_least)
-    scale = replicates * i.size
-    distance = np.abs(at_least[:, i, j] - p_human.at_least[i, j][None, :]).sum(axis=1)
-    return [(scale - d) / scale for d in distance.tolist()]
+    return soft_pairwise_accuracy_upper(at_least[:, i, j], replicates, p_human.at_least[i, j])
 
 
 def soft_pairwise_accuracy_upper(at_least, replicates: int, human) -> List[float]:

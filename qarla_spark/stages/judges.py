@@ -108,7 +108,7 @@ def metric_eval_columns(task: str, criterion: str, e: js.MetaEvaluation, n: int
      topics, systems, resamples, units) = columns
 
     def add(st, found, unit):
-        found = _columns(found)
+        found = js.EstimateColumns.of(found)
         k = min(len(e.measures), len(found.values))
         tasks.extend([task] * k)
         criteria.extend([criterion] * k)
@@ -183,13 +183,13 @@ def meta_group(key, task, items, ctx):
     printed: Dict[str, dict] = {"pairwise_accuracy": {}}
     judged: List[tuple] = []                # king_vs_judges' inputs, every criterion
     for criterion, e in evaluations.items():
-        pa = _columns(e.estimates[ms.statistic(ms.PRIMARY).key])
+        pa = js.EstimateColumns.of(e.estimates[ms.statistic(ms.PRIMARY).key])
         ranks = [(task, criterion, ms.PRIMARY, name, value, int(r))
                  for name, value, r in zip(e.measures, pa.values, e.ranks) if r]
         cols = [m for m, name in enumerate(e.measures) if name in kinglike]
         # the statistics with replicates, set against KING's: point values
         # and replicates (a measure's row of B: e.replicates' columns)
-        stats = {st.name: (np.asarray(_columns(e.estimates[st.key]).values,
+        stats = {st.name: (np.asarray(js.EstimateColumns.of(e.estimates[st.key]).values,
                                       dtype=np.float64)[cols],
                            e.replicates[st.key].T[cols])
                  for st in ms.STATISTICS if cols and st.replicates and st.against_king}
@@ -207,7 +207,7 @@ def meta_group(key, task, items, ctx):
             pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
             # the task's own across/ rows made here, not in the one group
             # over every task
-            acc = _columns(e.estimates[ms.statistic("pairwise_accuracy").key])
+            acc = js.EstimateColumns.of(e.estimates[ms.statistic("pairwise_accuracy").key])
             # (its intervals: the metric_eval/ rows' own — the same
             # quotients of the same counts, within the same bounds)
             own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
@@ -231,19 +231,6 @@ def meta_group(key, task, items, ctx):
         if tau_printed:
             printed["king_vs_judges"] = tau_printed
     return records, printed
-
-
-def _columns(found) -> js.EstimateColumns:
-    """A statistic's estimates of every measure as columns (values, lows,
-    highs; the interval's name, or a list of them): ``found`` itself when
-    it is an :class:`~qarla_spark.measures.judge_statistics.EstimateColumns`,
-    else its Estimates' fields read once."""
-    if isinstance(found, js.EstimateColumns):
-        return found
-    found = list(found)
-    return js.EstimateColumns([est.value for est in found], [est.low for est in found],
-                              [est.high for est in found], None,
-                              [est.interval or None for est in found])
 
 
 def chance_group(key, task, criterion, items, ctx):

@@ -391,16 +391,15 @@ def _peer_records(rows: Dict[str, List[PeerCounts]], kind: str) -> List[tuple]:
         if len(values) <= PEER_ROWS_KEPT_UP_TO and all(v.real is None for v in values):
             out += [(key, kind, _compact_counts(v)) for v in values]
             continue
-        sums = qt.PeerSums(_n_sets(values[0]))
-        for v in values:
-            sums.add(v.peer, v.num, v.den, v.count, v.real)
+        sums = qt.PeerSums.of_values(_n_sets(values[0]), values)
         out.append((key, kind, PeerCounts(**sums.to_value())))
     return out
 
 
 def _combine_first(records):
-    """Per partition: the peers' sums, bit slices and plain counts of each
-    task merged into one record (integer sums, concatenated slices)."""
+    """Per partition: the peers' rows (:func:`_peer_records`: as they are
+    when few, else their sums), bit slices and plain counts of each task
+    merged into one record (integer sums, concatenated slices)."""
     out, rows, bits, plains = [], {}, {}, {}
     for key, kind, value in records:
         if kind == "sys":
