@@ -228,3 +228,34 @@ def test_ratio_is_the_correctly_rounded_quotient_of_the_counts(data):
                 assert np.isnan(got[r, m])
             else:
                 assert got[r, m] == float(Fraction(int(num[r, m]), int(den[r, 0])))
+
+
+@given(st.lists(st.integers(-2 ** 40, 2 ** 40), min_size=0, max_size=12),
+       st.sampled_from([2 ** 7, 2 ** 15, 2 ** 31, 2 ** 40]))
+@SETTINGS
+def test_narrowed_counts_are_the_same_integers_in_a_type_that_holds_them(values, scale):
+    """:func:`narrow_counts` (the across-task records' counts): the same
+    integers, in int16 / int32 / int64 as their range needs — never a
+    wrapped value — and the pooled pairwise accuracy of narrowed counts is
+    the same doubles as of the int64 ones."""
+    a = np.array([v % scale - scale // 2 for v in values], dtype=np.int64)
+    got = xt.narrow_counts(a)
+    assert got.tolist() == a.tolist()
+    fits16 = not a.size or (a.min() >= -2 ** 15 and a.max() < 2 ** 15)
+    fits32 = not a.size or (a.min() >= -2 ** 31 and a.max() < 2 ** 31)
+    assert got.dtype == (np.int16 if fits16 else np.int32 if fits32 else np.int64)
+    with pytest.raises(TypeError):
+        xt.narrow_counts(np.array([0.5]))
+    rng = np.random.default_rng(len(values))
+    wide, narrow = [], []
+    for k in range(3):
+        pairs2 = rng.integers(0, 121, size=8) * 2
+        agree2 = np.stack([rng.integers(0, p + 1, size=4) for p in pairs2])
+        wide.append(xt.PairCounts(f"t{k}", ("w", "x", "y", "z"), agree2, pairs2))
+        narrow.append(xt.PairCounts(f"t{k}", ("w", "x", "y", "z"), xt.narrow_counts(agree2),
+                                    xt.narrow_counts(pairs2)))
+    assert narrow[0].agree2.dtype == np.int16
+    for f in (xt.pooled_counts, lambda p: (xt.mean_counts(p), {})):
+        (pw, _), (pn, _) = f(wide), f(narrow)
+        assert pw.point.tobytes() == pn.point.tobytes()
+        assert pw.reps.tobytes() == pn.reps.tobytes()

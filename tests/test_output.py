@@ -425,14 +425,17 @@ def test_runs_of_parts_splits_a_batch_where_its_partition_changes():
 
 
 @pytest.mark.spark
-def test_a_bundle_read_by_core_writes_the_files_of_one_task_a_partition(spark, two_task_run,
-                                                                        tmp_path):
+def test_a_bundle_read_by_core_writes_the_rows_of_one_task_a_partition_in_few_files(
+        spark, two_task_run, tmp_path, monkeypatch):
     """Issue 36: a bundle's records (persisted) are read by one Spark task
     per core at most, not one per partition (the statistics stage's 20
-    partitions were 20 tasks of a few records each, mostly fixed cost); each
-    partition's rows still go to the file named by that partition, in
-    order: the same files, byte for byte, as one task per partition — over
-    a union of two persisted frames, as the statistics stage's records."""
+    partitions were 20 tasks of a few records each, mostly fixed cost), over
+    a union of two persisted frames, as the statistics stage's records. A
+    task's partitions go to one file a table: the same rows as one file per
+    partition (the tables' contract: their rows, compared in a canonical
+    order — a coalesced task's partitions need not be consecutive), in
+    fewer files; with a file of at most one partition's rows
+    (``FILE_BYTES`` 1), the same files, byte for byte."""
     import filecmp
     import glob
 
@@ -441,6 +444,7 @@ def test_a_bundle_read_by_core_writes_the_files_of_one_task_a_partition(spark, t
     from pyspark.sql import functions as F
 
     from qarla_spark import tables
+    from qarla_spark.spark import output as op
     from qarla_spark.spark import rounds as rd
     names = ["king_ci", "comparisons"]
     rows = []
@@ -459,21 +463,33 @@ def test_a_bundle_read_by_core_writes_the_files_of_one_task_a_partition(spark, t
     declared = [tables.table(n) for n in names]
     written = {}
     try:
-        for by_core in (False, True):
-            out = RunDirectory(spark, str(tmp_path / f"by_core_{by_core}"), run_id="r")
+        for label, by_core, file_bytes in (("plain", False, op.FILE_BYTES),
+                                           ("by_core", True, op.FILE_BYTES),
+                                           ("by_core_small", True, 1)):
+            monkeypatch.setattr(op, "FILE_BYTES", file_bytes)
+            out = RunDirectory(spark, str(tmp_path / label), run_id="r")
             converters = {n: bundle.to_arrow(n) for n in names}
 
             def split(pdf, converters=converters):
                 return {n: c(pdf[pdf["kind"] == n]) for n, c in converters.items()}
             assert out._write_by_executors(declared, bundle.frame.filter(
                 F.col("kind").isin(names)), split, by_core=by_core)
-            written[by_core] = out.staging
+            written[label] = out.staging
     finally:
         first.unpersist(), second.unpersist()
     files = {k: sorted(os.path.relpath(p, d) for p in glob.glob(f"{d}/**/*", recursive=True)
                        if os.path.isfile(p)) for k, d in written.items()}
-    assert files[True] == files[False]
-    assert len([f for f in files[True] if f.startswith("comparisons/part-")]) > 2
-    for f in files[True]:
-        assert filecmp.cmp(os.path.join(written[False], f), os.path.join(written[True], f),
-                           shallow=False), f
+    plain = [f for f in files["plain"] if f.startswith("comparisons/part-")]
+    combined = [f for f in files["by_core"] if f.startswith("comparisons/part-")]
+    assert len(plain) > 2 and 1 <= len(combined) <= spark.sparkContext.defaultParallelism
+    assert set(combined) <= set(plain)
+    from devtools.compare import compare_table
+    for name in names:
+        assert compare_table(os.path.join(written["plain"], name),
+                             os.path.join(written["by_core"], name)) == []
+        assert pq.read_table(os.path.join(written["by_core"], name)).num_rows == \
+            pq.read_table(os.path.join(written["plain"], name)).num_rows > 0
+    assert files["by_core_small"] == files["plain"]
+    for f in files["plain"]:
+        assert filecmp.cmp(os.path.join(written["plain"], f),
+                           os.path.join(written["by_core_small"], f), shallow=False), f

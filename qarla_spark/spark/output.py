@@ -96,6 +96,12 @@ def partition_folder(column: str, value) -> str:
 #: ``spark_partition_id()``, evaluated under the coalesce)
 PART_COLUMN = "_qarla_partition"
 
+#: a Spark task that writes a table's rows of several partitions read one
+#: after the other (:meth:`RunDirectory._write_by_executors`, ``by_core``)
+#: writes them as one file until its rows reach this many bytes (Arrow's
+#: buffers): a bounded run of rows held at a time, few files to open
+FILE_BYTES = 64 << 20
+
 
 def runs_of_parts(pdf, part: int):
     """(partition, rows) of a batch of rows: the whole batch as ``part``
@@ -342,11 +348,12 @@ class RunDirectory:
         task per core (:data:`PART_COLUMN`, :func:`runs_of_parts`): a
         statistics stage's records are in 20 partitions of a few records
         each, and a task's fixed cost (~50 ms of a core: its launch, the
-        Python worker's round trip) was most of their write. Each
-        partition's rows still go to the file named by that partition, in
-        the same order (the same files as one task per partition), written
-        once that partition is read: a task holds one partition's rows at a
-        time, as before."""
+        Python worker's round trip) was most of their write. A task's
+        consecutive partitions go to one file a table (named by the first
+        of them; a new file once the rows held reach :data:`FILE_BYTES`):
+        the same rows in the same order as one file per partition read in
+        the files' name order, in a few files (128 files of a few rows a
+        table with the 16-core plan: each reader opened them one by one)."""
         import pandas as pd
         if by_core:
             from pyspark.sql import functions as F
@@ -357,6 +364,7 @@ class RunDirectory:
                   [c for c in d.column_names if c not in d.no_statistics],
                   f"{self._local_target}/{d.name}") for d in declared]
         run_id = self.run_id
+        file_bytes = FILE_BYTES
         failed = pd.DataFrame({"table": [""], "rows": [-1]})
 
         def write(batches):
@@ -409,20 +417,30 @@ class RunDirectory:
                 return True
 
             # the partitions of the frame this task reads (one, or the
-            # several a coalesced task reads one after the other): each
-            # written once its rows are all read, so that a task holds one
-            # partition's rows at a time, as one task per partition did
-            part, mine = None, {}
+            # several a coalesced task reads one after the other, in order):
+            # a run of consecutive partitions written as one file a table,
+            # named by its first partition, once its rows reach
+            # FILE_BYTES (or the task's end) — not a file per partition: a
+            # statistics stage's 128 partitions of a 16-core plan were
+            # 128 files of a few rows each a table, which every reader of
+            # the table (the report's groups) opens one by one
+            first, part, mine, size = None, None, {}, 0
             for pdf in batches:
                 for found_part, rows in runs_of_parts(pdf, task_part):
                     if found_part != part:
-                        if part is not None and not flush(part, mine):
-                            yield failed
-                            return
-                        part, mine = found_part, {name: [] for name, *_ in plans}
+                        if first is not None and size >= file_bytes:
+                            if not flush(first, mine):
+                                yield failed
+                                return
+                            first = None
+                        part = found_part
+                        if first is None:
+                            first, mine, size = part, {name: [] for name, *_ in plans}, 0
                     for name, found in split(rows).items():
-                        mine[name] += [t for t in found if t.num_rows]
-            if part is not None and not flush(part, mine):
+                        kept = [t for t in found if t.num_rows]
+                        mine[name] += kept
+                        size += sum(t.nbytes for t in kept)
+            if first is not None and not flush(first, mine):
                 yield failed
                 return
             yield pd.DataFrame({"table": list(written), "rows": list(written.values())})

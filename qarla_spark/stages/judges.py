@@ -215,8 +215,8 @@ def meta_group(key, task, items, ctx):
                                 interval=(np.asarray(acc.lows, dtype=np.float64)[keep],
                                           np.asarray(acc.highs, dtype=np.float64)[keep]))
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
-                            xt.PairCounts(task, names, e.pa_counts[0][:, keep], e.pa_counts[1],
-                                          own)))
+                            xt.PairCounts(task, names, xt.narrow_counts(e.pa_counts[0][:, keep]),
+                                          xt.narrow_counts(e.pa_counts[1]), own)))
         if ranks:
             records.append(rd.table_record(key, "metric_ranks", ranks))
         for name, value, low, high in zip(e.measures, pa.values, pa.lows, pa.highs):
