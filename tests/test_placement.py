@@ -114,3 +114,37 @@ def test_placement_by_cost_fills_the_cheapest_partition_first(n):
     if n == 5:
         assert sorted(placed.values()) == list(range(5))
 
+
+
+def test_a_detached_frame_has_the_rows_and_partitions_of_its_frame_in_a_one_scan_plan(spark):
+    """:func:`rounds.detached` (the statistics stage's union of the QARLA
+    and HBR stages' records, issue 36): the same rows in the same
+    partitions as the persisted frame it reads, its plan a single scan
+    (the frame's own long plan not analysed again by what is built on it),
+    no Spark job to make it; a union built on it gives the same rows."""
+    from pyspark.sql import functions as F
+    base = spark.createDataFrame([(i, f"k{i % 7}", bytes([i % 256])) for i in range(300)],
+                                 "i int, key string, data binary")
+    frame = base.repartition(5, "key").filter(F.col("i") % 3 > 0).withColumn(
+        "j", F.col("i") * 2).persist()
+    try:
+        def by_partition(df):
+            rows = df.select(F.spark_partition_id().alias("p"), *df.columns).collect()
+            return sorted(tuple(r) for r in rows)
+        expected = by_partition(frame)
+        tracker = spark.sparkContext.statusTracker()
+        jobs = len(tracker.getJobIdsForGroup(None))
+        short = rd.detached(frame)
+        assert len(tracker.getJobIdsForGroup(None)) == jobs          # no job to make it
+        plan = short._jdf.queryExecution().analyzed()
+        assert plan.children().size() == 0                           # one scan
+        assert "LogicalRDD" in plan.nodeName()
+        assert short.rdd.getNumPartitions() == frame.rdd.getNumPartitions() == 5
+        assert short.schema == frame.schema
+        assert by_partition(short) == expected
+        union = short.unionByName(rd.detached(frame.filter(F.col("i") < 50)))
+        assert sorted(tuple(r) for r in union.collect()) == sorted(
+            [tuple(r) for r in frame.collect()] + [tuple(r) for r in frame.filter(
+                F.col("i") < 50).collect()])
+    finally:
+        frame.unpersist()

@@ -694,9 +694,13 @@ def _union(spark, sources):
     cached records and filters them — a few tasks each, not one per
     partition of every part (176 tasks of 25 ms with the 16-core plan on
     SummEval); coalesced under the union (a coalesce right under the
-    reduce's shuffle would be dropped)."""
+    reduce's shuffle would be dropped). Each part :func:`~qarla_spark.spark.
+    rounds.detached` first: the union, the reduces and their persists are
+    then planned over four scans, not over the QARLA and HBR stages' whole
+    plans again at each step."""
     from qarla_spark.spark.partitioning import topic_partitions
     share = max(1, topic_partitions(spark) // len(sources))
+    sources = [rd.detached(s) for s in sources]
     inputs = sources[0].coalesce(share)
     for other in sources[1:]:
         inputs = inputs.unionByName(other.coalesce(share))
