@@ -145,6 +145,39 @@ def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
 
 
 @SETTINGS
+@given(st.integers(1, 30), st.integers(1, 4), st.sampled_from([2, 5, 1000]), st.data())
+def test_tie_calibration_points_equal_the_calibrations(n, n_m, grid, data):
+    """meta_eval.tie_calibration_points (the differences and the search
+    compiled, the concordances decided in the kernel) gives
+    tie_calibrations' ε and value of every measure, the same doubles (its
+    compiled and numpy paths); pair_differences its numpy twin's doubles."""
+    from qarla_spark.measures import meta_eval as me
+    values = data.draw(st.lists(st.integers(-grid, grid), min_size=n * n_m, max_size=n * n_m))
+    ms = np.asarray(values, dtype=np.float64).reshape(n, n_m) / grid
+    h = np.asarray(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+                   dtype=np.float64) / 3
+    groups = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    want = [(c.epsilon, c.value) for c in me.tie_calibrations(ms, h, groups)]
+
+    def bits(found):
+        return [(np.float64(e).tobytes(), np.float64(v).tobytes()) for e, v in found]
+
+    got = [(c.epsilon, c.value) for c in me.tie_calibration_points(ms, h, groups)]
+    assert bits(got) == bits(want)
+    grouping = me.group_pairs(groups)
+    diff = pc.pair_differences(ms, grouping.i, grouping.j)
+    assert diff.flags.c_contiguous
+    assert diff.tobytes() == pc.pair_differences_numpy(ms, grouping.i, grouping.j).tobytes()
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        got = [(c.epsilon, c.value) for c in me.tie_calibration_points(ms, h, grouping)]
+        assert bits(got) == bits(want)
+    finally:
+        pc.BACKEND = saved
+
+
+@SETTINGS
 @given(st.integers(1, 30), st.integers(2, 6), st.integers(1, 3), st.booleans(), st.data())
 def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal, data):
     """The sign-flip counts through the compiled kernels (two levels, the

@@ -779,3 +779,96 @@ if compiled is not None:
                         at = row[p]
             best[m] = top
             eps[m] = at
+
+
+# ---------------------------------------------------------------------------
+# tie calibration of the point values only: the measures' side in the kernel
+# ---------------------------------------------------------------------------
+
+def pair_differences(ms: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(M × P) C-contiguous |ms[i[p], m] − ms[j[p], m]| of the items' scores
+    ``ms`` (N × M) for the pairs (i, j): the doubles of
+    :func:`pair_differences_numpy` (one subtraction and its absolute value
+    each), compiled when numba runs (one pass, no gathered copies)."""
+    ms = np.ascontiguousarray(ms, dtype=np.float64)
+    if BACKEND != "numba" or not ms.size or not len(i):
+        return pair_differences_numpy(ms, i, j)
+    out = np.empty((ms.shape[1], len(i)), dtype=np.float64)
+    _pair_differences(ms, np.ascontiguousarray(i, dtype=np.int64),
+                      np.ascontiguousarray(j, dtype=np.int64), out)
+    return out
+
+
+def pair_differences_numpy(ms: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """:func:`pair_differences` in numpy (meta_eval.calibration_side's)."""
+    ms = np.asarray(ms, dtype=np.float64)
+    return np.ascontiguousarray(np.abs(ms[i].T - ms[j].T))
+
+
+def calibrate_pairs(ms: np.ndarray, i: np.ndarray, j: np.ndarray, sh: np.ndarray,
+                    htie: np.ndarray, weight: np.ndarray, diff: np.ndarray,
+                    order: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """:func:`calibrate` with each pair's concordance decided in the kernel
+    (not an M × P array made before): con[m, p] = the humans do not tie the
+    pair (``htie``), |m_i − m_j| (``diff``, M × P, of
+    :func:`pair_differences`) > 0 and sign(m_i − m_j) (by comparison, of
+    ``ms`` N × M) is the humans' ``sh[p]``. ``order``: each row of
+    ``diff``'s argsort. (N (M,) int64, ε (M,)), or None without numba."""
+    if BACKEND != "numba":
+        return None
+    n_m = diff.shape[0]
+    best = np.empty(n_m, dtype=np.int64)
+    eps = np.empty(n_m, dtype=np.float64)
+    _calibrate_pairs(np.ascontiguousarray(ms, dtype=np.float64),
+                     np.ascontiguousarray(i, dtype=np.int64),
+                     np.ascontiguousarray(j, dtype=np.int64),
+                     np.ascontiguousarray(sh, dtype=np.int8),
+                     np.ascontiguousarray(htie, dtype=np.bool_),
+                     np.ascontiguousarray(weight, dtype=np.int64),
+                     np.ascontiguousarray(diff, dtype=np.float64),
+                     np.ascontiguousarray(order, dtype=np.int64), best, eps)
+    return best, eps
+
+
+if compiled is not None:
+    @compiled
+    def _pair_differences(ms, i, j, out):  # pragma: no cover - compiled
+        n_m = ms.shape[1]
+        for p in range(i.size):
+            a = ms[i[p]]
+            b = ms[j[p]]
+            for m in range(n_m):
+                out[m, p] = abs(a[m] - b[m])
+
+    @compiled
+    def _calibrate_pairs(ms, i, j, sh, htie, weight, diff, orders, best,
+                         eps):  # pragma: no cover - compiled
+        n_m, n_p = diff.shape
+        con = np.empty(n_p, dtype=np.int64)
+        for m in range(n_m):
+            row = diff[m]
+            order = orders[m]
+            total = 0
+            for p in range(n_p):
+                a = ms[i[p], m]
+                b = ms[j[p], m]
+                sm = np.int8(a > b) - np.int8(a < b)
+                c = np.int64((not htie[p]) and row[p] > 0.0 and sm == sh[p])
+                con[p] = c
+                total += weight[p] * c
+            have = False
+            top = 0
+            at = 0.0
+            if row[order[0]] != 0.0:         # ε = 0 ties no pair
+                have = True
+                top = total
+            for k in range(n_p):
+                p = order[k]
+                total += weight[p] * (np.int64(htie[p]) - con[p])
+                if k == n_p - 1 or row[order[k + 1]] != row[p]:   # the last of its difference
+                    if not have or total > top:
+                        have = True
+                        top = total
+                        at = row[p]
+            best[m] = top
+            eps[m] = at
