@@ -178,6 +178,32 @@ def test_tie_calibration_points_equal_the_calibrations(n, n_m, grid, data):
 
 
 @SETTINGS
+@given(st.integers(1, 5), st.integers(1, 300), st.sampled_from([0, 1, 3, 24, 52]),
+       st.integers(-40, 40), st.data())
+def test_sorted_pair_keys_equal_numpy_and_sort_the_differences(n_m, n_p, bits, power, data):
+    """pair_counts.sorted_pair_keys (compiled) gives its numpy twin's keys,
+    or None both, on differences of few or full bits at many scales (ties,
+    zeros); its positions sort each row as argsort does (equal differences
+    by position)."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    diff = np.floor(rng.random((n_m, n_p)) * 2.0 ** bits) * 2.0 ** power if bits else \
+        np.zeros((n_m, n_p))
+    if data.draw(st.booleans()):
+        diff = rng.random((n_m, n_p)) * 2.0 ** power                # full precision
+    if data.draw(st.booleans()):
+        diff[data.draw(st.integers(0, n_m - 1)), data.draw(st.integers(0, n_p - 1))] = \
+            data.draw(st.sampled_from([np.inf, np.nan, 2.0 ** 70]))
+    got = pc.sorted_pair_keys(diff)
+    want = pc.sorted_pair_keys_numpy(diff)
+    assert (got is None) == (want is None)
+    if got is None:
+        return
+    assert got[1] == want[1] and np.array_equal(got[0], want[0])
+    order = got[0] & ((1 << got[1]) - 1)
+    assert np.array_equal(order, np.argsort(diff, axis=1, kind="stable"))
+
+
+@SETTINGS
 @given(st.integers(1, 30), st.integers(2, 6), st.integers(1, 3), st.booleans(), st.data())
 def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal, data):
     """The sign-flip counts through the compiled kernels (two levels, the

@@ -624,11 +624,14 @@ def tie_calibration_points(metrics, human, groups: Optional[Sequence] = None
         lcm = math.lcm(*(int(d) for d in np.unique(per_group)))
         if lcm * n_groups < 2 ** 62:
             diff = pair_counts.pair_differences(ms, i, j)
-            # numpy's sort of every row at once (the order within equal
-            # differences never shows)
+            # numpy's sort of every row at once, of integer keys when the
+            # differences are integers at one scale (the order within
+            # equal differences never shows)
+            keys = pair_counts.sorted_pair_keys(diff)
+            order, bits = (np.argsort(diff, axis=1), 0) if keys is None else keys
             found = pair_counts.calibrate_pairs(
                 ms, i, j, _order(h, i, j), h[i] == h[j], (lcm // per_group)[g],
-                diff, np.argsort(diff, axis=1))
+                diff, order, bits)
             if found is not None:
                 den = lcm * n_groups
                 # int / int: the correctly rounded quotient, as _ratio's of
