@@ -791,11 +791,13 @@ def pair_differences(ms: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray
     ``ms`` (N × M) for the pairs (i, j): the doubles of
     :func:`pair_differences_numpy` (one subtraction and its absolute value
     each), compiled when numba runs (one pass, no gathered copies)."""
-    ms = np.ascontiguousarray(ms, dtype=np.float64)
+    ms = np.asarray(ms, dtype=np.float64)
     if BACKEND != "numba" or not ms.size or not len(i):
         return pair_differences_numpy(ms, i, j)
     out = np.empty((ms.shape[1], len(i)), dtype=np.float64)
-    _pair_differences(ms, np.ascontiguousarray(i, dtype=np.int64),
+    # a measure's scores a contiguous row: each row of ``out`` written in
+    # order from one row's gathers
+    _pair_differences(np.ascontiguousarray(ms.T), np.ascontiguousarray(i, dtype=np.int64),
                       np.ascontiguousarray(j, dtype=np.int64), out)
     return out
 
@@ -822,7 +824,7 @@ def calibrate_pairs(ms: np.ndarray, i: np.ndarray, j: np.ndarray, sh: np.ndarray
     n_m = diff.shape[0]
     best = np.empty(n_m, dtype=np.int64)
     eps = np.empty(n_m, dtype=np.float64)
-    _calibrate_pairs(np.ascontiguousarray(ms, dtype=np.float64),
+    _calibrate_pairs(np.ascontiguousarray(np.asarray(ms, dtype=np.float64).T),
                      np.ascontiguousarray(i, dtype=np.int64),
                      np.ascontiguousarray(j, dtype=np.int64),
                      np.ascontiguousarray(sh, dtype=np.int8),
@@ -904,13 +906,13 @@ def sorted_pair_keys_numpy(diff: np.ndarray) -> Optional[Tuple[np.ndarray, int]]
 
 if compiled is not None:
     @compiled
-    def _pair_differences(ms, i, j, out):  # pragma: no cover - compiled
-        n_m = ms.shape[1]
-        for p in range(i.size):
-            a = ms[i[p]]
-            b = ms[j[p]]
-            for m in range(n_m):
-                out[m, p] = abs(a[m] - b[m])
+    def _pair_differences(mt, i, j, out):  # pragma: no cover - compiled
+        """out[m, p] = |mt[m, i[p]] − mt[m, j[p]]| (``mt``: M × N)."""
+        for m in range(mt.shape[0]):
+            row = mt[m]
+            dst = out[m]
+            for p in range(i.size):
+                dst[p] = abs(row[i[p]] - row[j[p]])
 
     @compiled
     def _pack_keys(diff, scale, bits, out):  # pragma: no cover - compiled
@@ -927,17 +929,19 @@ if compiled is not None:
         return True
 
     @compiled
-    def _calibrate_pairs(ms, i, j, sh, htie, weight, diff, orders, mask, best,
+    def _calibrate_pairs(mt, i, j, sh, htie, weight, diff, orders, mask, best,
                          eps):  # pragma: no cover - compiled
+        """(``mt``: the items' scores M × N, a measure's a row.)"""
         n_m, n_p = diff.shape
         con = np.empty(n_p, dtype=np.int64)
         for m in range(n_m):
             row = diff[m]
             order = orders[m]
+            scores = mt[m]
             total = 0
             for p in range(n_p):
-                a = ms[i[p], m]
-                b = ms[j[p], m]
+                a = scores[i[p]]
+                b = scores[j[p]]
                 sm = np.int8(a > b) - np.int8(a < b)
                 c = np.int64((not htie[p]) and row[p] > 0.0 and sm == sh[p])
                 con[p] = c
