@@ -300,3 +300,76 @@ def test_signed_mean_at_least_upper_is_the_upper_triangle(n_t, n_s, n_k, unequal
         assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
     finally:
         pc.BACKEND = saved
+
+
+@SETTINGS
+@given(st.integers(1, 7), st.integers(1, 12), st.integers(1, 6), st.integers(1, 5), st.data())
+def test_at_least_upper_cross_counts_each_replicate(n_t, n_b, n_s, n_k, data):
+    """The upper triangle's counts with each side's product n_j·A_bi ≤
+    n_i·A_bj (in blocks of measures), compiled and in numpy, are the
+    replicates' own comparisons, in Python integers."""
+    size = n_t * n_s * n_k
+    low = np.asarray(data.draw(st.lists(st.integers(-2 ** 40, 2 ** 40), min_size=size,
+                                        max_size=size)), dtype=np.int64).reshape(n_t, n_s, n_k)
+    if data.draw(st.booleans()):
+        low = low % 5                                 # small pieces: many ties
+    counts = np.asarray(data.draw(st.lists(st.integers(1, 60), min_size=n_s, max_size=n_s)),
+                        dtype=np.int64)
+    flips = np.asarray(data.draw(st.lists(st.integers(0, 1), min_size=n_b * n_t,
+                                          max_size=n_b * n_t)), dtype=np.int64).reshape(n_b, n_t)
+    patterns, mult = np.unique(flips, axis=0, return_counts=True)
+    sums = (flips @ low.reshape(n_t, -1)).reshape(n_b, n_s, n_k)
+    i, j = np.triu_indices(n_s, 1)
+    want = np.asarray([[sum(int(counts[b_]) * int(sums[r, a_, k]) <= int(counts[a_])
+                            * int(sums[r, b_, k]) for r in range(n_b))
+                        for a_, b_ in zip(i, j)] for k in range(n_k)],
+                      dtype=np.int64).reshape(n_k, len(i))
+    saved = pc._UPPER_BLOCK
+    pc._UPPER_BLOCK = data.draw(st.sampled_from([1, 2, 8]))
+    try:
+        assert np.array_equal(pc.at_least_upper_cross(low, patterns, mult, counts), want)
+    finally:
+        pc._UPPER_BLOCK = saved
+    assert np.array_equal(pc.at_least_upper_cross_numpy(low, patterns, mult, counts), want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(100, 400), st.integers(3, 6), st.integers(1, 3), st.data())
+def test_signed_mean_at_least_upper_of_many_unequal_counts(n_t, n_s, n_k, data):
+    """Grid values over many topics, columns of unequal counts whose lcm
+    leaves no common scale in 53 bits: signed_mean_at_least_upper (each
+    side's product, pair_counts.at_least_upper_cross) gives
+    signed_mean_at_least's counts of the pairs i < j, compiled and in
+    numpy."""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    values = np.floor(rng.random((n_t, n_s, n_k)) * 2 ** 24) / 2 ** 24
+    cells = rng.random((n_t, n_s)) < 0.85
+    cells[0] = True
+    signs = np.where(rng.random((data.draw(st.integers(1, 60)), n_t)) < 0.5, -1, 1)
+    i, j = np.triu_indices(n_s, 1)
+    want = rs.signed_mean_at_least(values, cells, signs)[:, i, j]
+    assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    finally:
+        pc.BACKEND = saved
+
+
+def test_unequal_counts_without_a_common_scale_take_the_cross_products(monkeypatch):
+    """(the path the test above means to reach is the one it reaches)"""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(3)
+    values = np.floor(rng.random((400, 4, 2)) * 2 ** 24) / 2 ** 24
+    cells = np.ones((400, 4), dtype=bool)
+    cells[:3, 1] = cells[:11, 2] = cells[:17, 3] = False      # counts 400, 397, 389, 383
+    signs = np.where(rng.random((50, 400)) < 0.5, -1, 1)
+    calls = []
+    real = pc.at_least_upper_cross
+    monkeypatch.setattr(pc, "at_least_upper_cross", lambda *a: calls.append(1) or real(*a))
+    i, j = np.triu_indices(4, 1)
+    assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs),
+                          rs.signed_mean_at_least(values, cells, signs)[:, i, j])
+    assert calls

@@ -352,6 +352,67 @@ if compiled is not None:
                         j += 1
 
 
+def at_least_upper_cross(low: np.ndarray, patterns: np.ndarray, mult: np.ndarray,
+                         counts: np.ndarray) -> np.ndarray:
+    """:func:`at_least_upper`'s counts (K × S(S−1)/2, ``np.triu_indices``
+    order) with the condition n_j·A_pi ≤ n_i·A_pj decided on each side's
+    product itself (``counts`` n (S,) ≥ 1), not on keys of one common
+    scale m_s = lcm(n)/n_s (the same integers: both sides times
+    n_i·n_j/lcm) — for columns whose counts' lcm is too large for that
+    scale. The caller checked that every n_s·Σ_t |low[t, s, k]| is below
+    2^53 (each key and product an exact double). Compiled: the keys by one
+    BLAS product a block of measures at a time, each pair a branch-free sum
+    over the patterns; numpy's twin :func:`at_least_upper_cross_numpy`."""
+    n_t, n_s, n_k = low.shape
+    if BACKEND == "numba" and low.size and n_s > 1 and len(mult):
+        out = np.zeros((n_k, n_s * (n_s - 1) // 2), dtype=np.int64)
+        keys_of = np.ascontiguousarray(np.transpose(np.asarray(low, dtype=np.int64), (2, 1, 0)),
+                                       dtype=np.float64)                       # K × S × T
+        flips = np.ascontiguousarray(np.asarray(patterns, dtype=np.float64).T)   # T × P
+        weights = np.ascontiguousarray(mult, dtype=np.int64)
+        n = np.asarray(counts, dtype=np.float64)
+        for k0 in range(0, n_k, _UPPER_BLOCK):
+            block = keys_of[k0:k0 + _UPPER_BLOCK]
+            keys = block.reshape(-1, n_t) @ flips
+            _at_least_upper_cross(keys.reshape(len(block), n_s, -1), n, weights,
+                                  out[k0:k0 + len(block)])
+        return out
+    return at_least_upper_cross_numpy(low, patterns, mult, counts)
+
+
+def at_least_upper_cross_numpy(low, patterns, mult, counts) -> np.ndarray:
+    """:func:`at_least_upper_cross` in numpy: every pattern's keys by one
+    integer product, each pair's products compared as int64."""
+    n_t, n_s, n_k = low.shape
+    i, j = np.triu_indices(n_s, 1)
+    pat = np.asarray(patterns, dtype=np.int64)
+    keys = (pat @ np.asarray(low, dtype=np.int64).reshape(n_t, -1)).reshape(-1, n_s, n_k)
+    n = np.asarray(counts, dtype=np.int64)
+    le = keys[:, i, :] * n[j][None, :, None] <= keys[:, j, :] * n[i][None, :, None]
+    return np.einsum("p,pqk->kq", np.asarray(mult, dtype=np.int64), le.astype(np.int64))
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_upper_cross(keys, n, mult, out):  # pragma: no cover - compiled
+        """at_least_upper_cross of ``keys`` (K × S × P doubles, exact
+        integers) and the counts ``n`` (S doubles)."""
+        n_k, n_s, n_p = keys.shape
+        for k in range(n_k):
+            q = 0
+            for i in range(n_s):
+                a = keys[k, i]
+                for j in range(i + 1, n_s):
+                    c = keys[k, j]
+                    ni = n[i]
+                    nj = n[j]
+                    le = 0
+                    for p in range(n_p):
+                        le += mult[p] & -np.int64(nj * a[p] <= ni * c[p])
+                    out[k, q] = le
+                    q += 1
+
+
 def at_least_carried(levels: np.ndarray, counts: np.ndarray, equal: bool,
                      chunk: int) -> np.ndarray:
     """(K × S × S) int64: out[k, i, j] = #{b : n_j·A_bi ≤ n_i·A_bj}, the
