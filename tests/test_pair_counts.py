@@ -145,6 +145,65 @@ def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
 
 
 @SETTINGS
+@given(st.integers(1, 30), st.integers(1, 4), st.sampled_from([2, 5, 1000]), st.data())
+def test_tie_calibration_points_equal_the_calibrations(n, n_m, grid, data):
+    """meta_eval.tie_calibration_points (the differences and the search
+    compiled, the concordances decided in the kernel) gives
+    tie_calibrations' ε and value of every measure, the same doubles (its
+    compiled and numpy paths); pair_differences its numpy twin's doubles."""
+    from qarla_spark.measures import meta_eval as me
+    values = data.draw(st.lists(st.integers(-grid, grid), min_size=n * n_m, max_size=n * n_m))
+    ms = np.asarray(values, dtype=np.float64).reshape(n, n_m) / grid
+    h = np.asarray(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+                   dtype=np.float64) / 3
+    groups = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    want = [(c.epsilon, c.value) for c in me.tie_calibrations(ms, h, groups)]
+
+    def bits(found):
+        return [(np.float64(e).tobytes(), np.float64(v).tobytes()) for e, v in found]
+
+    got = [(c.epsilon, c.value) for c in me.tie_calibration_points(ms, h, groups)]
+    assert bits(got) == bits(want)
+    grouping = me.group_pairs(groups)
+    diff = pc.pair_differences(ms, grouping.i, grouping.j)
+    assert diff.flags.c_contiguous
+    assert diff.tobytes() == pc.pair_differences_numpy(ms, grouping.i, grouping.j).tobytes()
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        got = [(c.epsilon, c.value) for c in me.tie_calibration_points(ms, h, grouping)]
+        assert bits(got) == bits(want)
+    finally:
+        pc.BACKEND = saved
+
+
+@SETTINGS
+@given(st.integers(1, 5), st.integers(1, 300), st.sampled_from([0, 1, 3, 24, 52]),
+       st.integers(-40, 40), st.data())
+def test_sorted_pair_keys_equal_numpy_and_sort_the_differences(n_m, n_p, bits, power, data):
+    """pair_counts.sorted_pair_keys (compiled) gives its numpy twin's keys,
+    or None both, on differences of few or full bits at many scales (ties,
+    zeros); its positions sort each row as argsort does (equal differences
+    by position)."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    diff = np.floor(rng.random((n_m, n_p)) * 2.0 ** bits) * 2.0 ** power if bits else \
+        np.zeros((n_m, n_p))
+    if data.draw(st.booleans()):
+        diff = rng.random((n_m, n_p)) * 2.0 ** power                # full precision
+    if data.draw(st.booleans()):
+        diff[data.draw(st.integers(0, n_m - 1)), data.draw(st.integers(0, n_p - 1))] = \
+            data.draw(st.sampled_from([np.inf, np.nan, 2.0 ** 70]))
+    got = pc.sorted_pair_keys(diff)
+    want = pc.sorted_pair_keys_numpy(diff)
+    assert (got is None) == (want is None)
+    if got is None:
+        return
+    assert got[1] == want[1] and np.array_equal(got[0], want[0])
+    order = got[0] & ((1 << got[1]) - 1)
+    assert np.array_equal(order, np.argsort(diff, axis=1, kind="stable"))
+
+
+@SETTINGS
 @given(st.integers(1, 30), st.integers(2, 6), st.integers(1, 3), st.booleans(), st.data())
 def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal, data):
     """The sign-flip counts through the compiled kernels (two levels, the
@@ -241,3 +300,76 @@ def test_signed_mean_at_least_upper_is_the_upper_triangle(n_t, n_s, n_k, unequal
         assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
     finally:
         pc.BACKEND = saved
+
+
+@SETTINGS
+@given(st.integers(1, 7), st.integers(1, 12), st.integers(1, 6), st.integers(1, 5), st.data())
+def test_at_least_upper_cross_counts_each_replicate(n_t, n_b, n_s, n_k, data):
+    """The upper triangle's counts with each side's product n_j·A_bi ≤
+    n_i·A_bj (in blocks of measures), compiled and in numpy, are the
+    replicates' own comparisons, in Python integers."""
+    size = n_t * n_s * n_k
+    low = np.asarray(data.draw(st.lists(st.integers(-2 ** 40, 2 ** 40), min_size=size,
+                                        max_size=size)), dtype=np.int64).reshape(n_t, n_s, n_k)
+    if data.draw(st.booleans()):
+        low = low % 5                                 # small pieces: many ties
+    counts = np.asarray(data.draw(st.lists(st.integers(1, 60), min_size=n_s, max_size=n_s)),
+                        dtype=np.int64)
+    flips = np.asarray(data.draw(st.lists(st.integers(0, 1), min_size=n_b * n_t,
+                                          max_size=n_b * n_t)), dtype=np.int64).reshape(n_b, n_t)
+    patterns, mult = np.unique(flips, axis=0, return_counts=True)
+    sums = (flips @ low.reshape(n_t, -1)).reshape(n_b, n_s, n_k)
+    i, j = np.triu_indices(n_s, 1)
+    want = np.asarray([[sum(int(counts[b_]) * int(sums[r, a_, k]) <= int(counts[a_])
+                            * int(sums[r, b_, k]) for r in range(n_b))
+                        for a_, b_ in zip(i, j)] for k in range(n_k)],
+                      dtype=np.int64).reshape(n_k, len(i))
+    saved = pc._UPPER_BLOCK
+    pc._UPPER_BLOCK = data.draw(st.sampled_from([1, 2, 8]))
+    try:
+        assert np.array_equal(pc.at_least_upper_cross(low, patterns, mult, counts), want)
+    finally:
+        pc._UPPER_BLOCK = saved
+    assert np.array_equal(pc.at_least_upper_cross_numpy(low, patterns, mult, counts), want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(100, 400), st.integers(3, 6), st.integers(1, 3), st.data())
+def test_signed_mean_at_least_upper_of_many_unequal_counts(n_t, n_s, n_k, data):
+    """Grid values over many topics, columns of unequal counts whose lcm
+    leaves no common scale in 53 bits: signed_mean_at_least_upper (each
+    side's product, pair_counts.at_least_upper_cross) gives
+    signed_mean_at_least's counts of the pairs i < j, compiled and in
+    numpy."""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    values = np.floor(rng.random((n_t, n_s, n_k)) * 2 ** 24) / 2 ** 24
+    cells = rng.random((n_t, n_s)) < 0.85
+    cells[0] = True
+    signs = np.where(rng.random((data.draw(st.integers(1, 60)), n_t)) < 0.5, -1, 1)
+    i, j = np.triu_indices(n_s, 1)
+    want = rs.signed_mean_at_least(values, cells, signs)[:, i, j]
+    assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
+    finally:
+        pc.BACKEND = saved
+
+
+def test_unequal_counts_without_a_common_scale_take_the_cross_products(monkeypatch):
+    """(the path the test above means to reach is the one it reaches)"""
+    from qarla_spark.measures import resampling as rs
+    rng = np.random.default_rng(3)
+    values = np.floor(rng.random((400, 4, 2)) * 2 ** 24) / 2 ** 24
+    cells = np.ones((400, 4), dtype=bool)
+    cells[:3, 1] = cells[:11, 2] = cells[:17, 3] = False      # counts 400, 397, 389, 383
+    signs = np.where(rng.random((50, 400)) < 0.5, -1, 1)
+    calls = []
+    real = pc.at_least_upper_cross
+    monkeypatch.setattr(pc, "at_least_upper_cross", lambda *a: calls.append(1) or real(*a))
+    i, j = np.triu_indices(4, 1)
+    assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs),
+                          rs.signed_mean_at_least(values, cells, signs)[:, i, j])
+    assert calls

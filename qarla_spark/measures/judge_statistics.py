@@ -234,6 +234,10 @@ class SystemScores:
     #: of the criteria with the same cells: :meth:`topic_correlations` of
     #: them all at once)
     criterion: str = None
+    #: the point values only (the chance baseline): :meth:`calibrations`
+    #: without acc_eq's counts at ε (:func:`~qarla_spark.measures.meta_eval.
+    #: tie_calibration_points`)
+    points_only: bool = False
 
     @property
     def replicates(self) -> bool:
@@ -302,6 +306,10 @@ class SystemScores:
         all at once): the calibrated statistic's ε and value per measure."""
         if "calibrations" not in self.memo:
             t_idx, s_idx, metrics, grouping = self.summaries()
+            if self.points_only:
+                self.memo["calibrations"] = me.tie_calibration_points(
+                    metrics, self.data.human[t_idx, s_idx], grouping)
+                return self.memo["calibrations"]
             if "calibration_side" not in self.shared and np.isfinite(metrics).all():
                 # the measures' side (their pairs' differences, signs and
                 # order), once for the criteria with the same cells
@@ -829,7 +837,7 @@ def chance_baseline(task: str, criterion: str, data: JudgedScores, seed: int, fl
     r = agreement.correlation_rows_shared(data.systems, x.transpose(0, 2, 1), h,
                                           kinds=("pearson", "spearman"))
     scores = SystemScores(random, x, h, r, me.sign_sums(x, h), np.zeros((0, len(data.topics))),
-                          flips)
+                          flips, points_only=True)
     values = np.stack([np.asarray(KERNELS[st.key](scores)[0], dtype=np.float64)
                        for st in ms.STATISTICS], axis=1)                # draws × statistics
     return dict(zip((st.key for st in ms.STATISTICS), _bands(values)))

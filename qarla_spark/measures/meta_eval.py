@@ -587,6 +587,60 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None,
     return _with_counts(chosen, diff, sm, sh, htie, n_groups)
 
 
+@dataclass(frozen=True)
+class PointCalibration:
+    """A :class:`TieCalibration`'s ``epsilon`` and ``value`` (the same
+    doubles) without its counts: what a statistic's point value reads (the
+    chance baseline's random measures)."""
+
+    epsilon: float
+    value: float
+
+
+def tie_calibration_points(metrics, human, groups: Optional[Sequence] = None
+                           ) -> List[PointCalibration]:
+    """:func:`tie_calibrations`' ε and value of each column of ``metrics``
+    (N × M), the same doubles, without the counts at ε: with numba, the
+    pairs' differences and each measure's search in two compiled passes
+    (:func:`~qarla_spark.measures.pair_counts.pair_differences`,
+    :func:`~qarla_spark.measures.pair_counts.calibrate_pairs`: the signs
+    and concordances decided in the kernel, not kept as M × P arrays) and
+    numpy's sort of the differences between; else (or when the exact
+    objective would not fit int64) :func:`tie_calibrations`' own."""
+    from qarla_spark.measures import pair_counts
+    ms = np.asarray(metrics, dtype=np.float64)
+    if ms.ndim != 2:
+        raise ValueError("metrics must be (items × measures)")
+    n_m = ms.shape[1]
+    h = np.asarray(human, dtype=np.float64).ravel()
+    if h.size != ms.shape[0]:
+        raise ValueError(f"metric and human scores differ in length ({ms.shape[0]} vs {h.size})")
+    if not (np.isfinite(ms).all() and np.isfinite(h).all()):
+        raise ValueError("scores must be finite (drop missing judgments before)")
+    grouping = _grouping(groups, ms.shape[0])
+    i, j = grouping.i, grouping.j
+    if n_m and i.size and pair_counts.BACKEND == "numba":
+        g, n_groups, per_group = grouping.pair_groups
+        lcm = math.lcm(*(int(d) for d in np.unique(per_group)))
+        if lcm * n_groups < 2 ** 62:
+            diff = pair_counts.pair_differences(ms, i, j)
+            # numpy's sort of every row at once, of integer keys when the
+            # differences are integers at one scale (the order within
+            # equal differences never shows)
+            keys = pair_counts.sorted_pair_keys(diff)
+            order, bits = (np.argsort(diff, axis=1), 0) if keys is None else keys
+            found = pair_counts.calibrate_pairs(
+                ms, i, j, _order(h, i, j), h[i] == h[j], (lcm // per_group)[g],
+                diff, order, bits)
+            if found is not None:
+                den = lcm * n_groups
+                # int / int: the correctly rounded quotient, as _ratio's of
+                # the reduced fraction
+                return [PointCalibration(e, _ratio(v, den))
+                        for v, e in zip(found[0].tolist(), found[1].tolist())]
+    return [PointCalibration(c.epsilon, c.value) for c in tie_calibrations(ms, h, grouping)]
+
+
 def _with_counts(chosen, diff, sm, sh, htie, n_groups) -> List[TieCalibration]:
     """The calibrations (ε, value) of every measure with acc_eq's counts at
     each chosen ε (:func:`_acc_eq_counts` of every measure at once)."""

@@ -24,6 +24,7 @@ runs (environment variable ``QARLA_COUNT_BACKEND``: ``auto``, the default,
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Optional, Tuple
 
@@ -349,6 +350,67 @@ if compiled is not None:
                         out[k, q] = le
                         q += 1
                         j += 1
+
+
+def at_least_upper_cross(low: np.ndarray, patterns: np.ndarray, mult: np.ndarray,
+                         counts: np.ndarray) -> np.ndarray:
+    """:func:`at_least_upper`'s counts (K × S(S−1)/2, ``np.triu_indices``
+    order) with the condition n_j·A_pi ≤ n_i·A_pj decided on each side's
+    product itself (``counts`` n (S,) ≥ 1), not on keys of one common
+    scale m_s = lcm(n)/n_s (the same integers: both sides times
+    n_i·n_j/lcm) — for columns whose counts' lcm is too large for that
+    scale. The caller checked that every n_s·Σ_t |low[t, s, k]| is below
+    2^53 (each key and product an exact double). Compiled: the keys by one
+    BLAS product a block of measures at a time, each pair a branch-free sum
+    over the patterns; numpy's twin :func:`at_least_upper_cross_numpy`."""
+    n_t, n_s, n_k = low.shape
+    if BACKEND == "numba" and low.size and n_s > 1 and len(mult):
+        out = np.zeros((n_k, n_s * (n_s - 1) // 2), dtype=np.int64)
+        keys_of = np.ascontiguousarray(np.transpose(np.asarray(low, dtype=np.int64), (2, 1, 0)),
+                                       dtype=np.float64)                       # K × S × T
+        flips = np.ascontiguousarray(np.asarray(patterns, dtype=np.float64).T)   # T × P
+        weights = np.ascontiguousarray(mult, dtype=np.int64)
+        n = np.asarray(counts, dtype=np.float64)
+        for k0 in range(0, n_k, _UPPER_BLOCK):
+            block = keys_of[k0:k0 + _UPPER_BLOCK]
+            keys = block.reshape(-1, n_t) @ flips
+            _at_least_upper_cross(keys.reshape(len(block), n_s, -1), n, weights,
+                                  out[k0:k0 + len(block)])
+        return out
+    return at_least_upper_cross_numpy(low, patterns, mult, counts)
+
+
+def at_least_upper_cross_numpy(low, patterns, mult, counts) -> np.ndarray:
+    """:func:`at_least_upper_cross` in numpy: every pattern's keys by one
+    integer product, each pair's products compared as int64."""
+    n_t, n_s, n_k = low.shape
+    i, j = np.triu_indices(n_s, 1)
+    pat = np.asarray(patterns, dtype=np.int64)
+    keys = (pat @ np.asarray(low, dtype=np.int64).reshape(n_t, -1)).reshape(-1, n_s, n_k)
+    n = np.asarray(counts, dtype=np.int64)
+    le = keys[:, i, :] * n[j][None, :, None] <= keys[:, j, :] * n[i][None, :, None]
+    return np.einsum("p,pqk->kq", np.asarray(mult, dtype=np.int64), le.astype(np.int64))
+
+
+if compiled is not None:
+    @compiled
+    def _at_least_upper_cross(keys, n, mult, out):  # pragma: no cover - compiled
+        """at_least_upper_cross of ``keys`` (K × S × P doubles, exact
+        integers) and the counts ``n`` (S doubles)."""
+        n_k, n_s, n_p = keys.shape
+        for k in range(n_k):
+            q = 0
+            for i in range(n_s):
+                a = keys[k, i]
+                for j in range(i + 1, n_s):
+                    c = keys[k, j]
+                    ni = n[i]
+                    nj = n[j]
+                    le = 0
+                    for p in range(n_p):
+                        le += mult[p] & -np.int64(nj * a[p] <= ni * c[p])
+                    out[k, q] = le
+                    q += 1
 
 
 def at_least_carried(levels: np.ndarray, counts: np.ndarray, equal: bool,
@@ -773,6 +835,189 @@ if compiled is not None:
                 p = order[k]
                 total += weight[p] * (np.int64(htie[p]) - np.int64(con[m, p]))
                 if k == n_p - 1 or row[order[k + 1]] != row[p]:   # the last of its difference
+                    if not have or total > top:
+                        have = True
+                        top = total
+                        at = row[p]
+            best[m] = top
+            eps[m] = at
+
+
+# ---------------------------------------------------------------------------
+# tie calibration of the point values only: the measures' side in the kernel
+# ---------------------------------------------------------------------------
+
+def pair_differences(ms: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(M × P) C-contiguous |ms[i[p], m] − ms[j[p], m]| of the items' scores
+    ``ms`` (N × M) for the pairs (i, j): the doubles of
+    :func:`pair_differences_numpy` (one subtraction and its absolute value
+    each), compiled when numba runs (one pass, no gathered copies)."""
+    ms = np.asarray(ms, dtype=np.float64)
+    if BACKEND != "numba" or not ms.size or not len(i):
+        return pair_differences_numpy(ms, i, j)
+    out = np.empty((ms.shape[1], len(i)), dtype=np.float64)
+    # a measure's scores a contiguous row: each row of ``out`` written in
+    # order from one row's gathers
+    _pair_differences(np.ascontiguousarray(ms.T), np.ascontiguousarray(i, dtype=np.int64),
+                      np.ascontiguousarray(j, dtype=np.int64), out)
+    return out
+
+
+def pair_differences_numpy(ms: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """:func:`pair_differences` in numpy (meta_eval.calibration_side's)."""
+    ms = np.asarray(ms, dtype=np.float64)
+    return np.ascontiguousarray(np.abs(ms[i].T - ms[j].T))
+
+
+def calibrate_pairs(ms: np.ndarray, i: np.ndarray, j: np.ndarray, sh: np.ndarray,
+                    htie: np.ndarray, weight: np.ndarray, diff: np.ndarray,
+                    order: np.ndarray, bits: int = 0) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """:func:`calibrate` with each pair's concordance decided in the kernel
+    (not an M × P array made before): con[m, p] = the humans do not tie the
+    pair (``htie``), |m_i − m_j| (``diff``, M × P, of
+    :func:`pair_differences`) > 0 and sign(m_i − m_j) (by comparison, of
+    ``ms`` N × M) is the humans' ``sh[p]``. ``order``: each row of
+    ``diff``'s argsort, or with ``bits`` > 0 each row's sorted keys of
+    :func:`sorted_pair_keys` (a pair's position their low ``bits``).
+    (N (M,) int64, ε (M,)), or None without numba."""
+    if BACKEND != "numba":
+        return None
+    n_m = diff.shape[0]
+    best = np.empty(n_m, dtype=np.int64)
+    eps = np.empty(n_m, dtype=np.float64)
+    _calibrate_pairs(np.ascontiguousarray(np.asarray(ms, dtype=np.float64).T),
+                     np.ascontiguousarray(i, dtype=np.int64),
+                     np.ascontiguousarray(j, dtype=np.int64),
+                     np.ascontiguousarray(sh, dtype=np.int8),
+                     np.ascontiguousarray(htie, dtype=np.bool_),
+                     np.ascontiguousarray(weight, dtype=np.int64),
+                     np.ascontiguousarray(diff, dtype=np.float64),
+                     np.ascontiguousarray(order, dtype=np.int64),
+                     np.int64((1 << bits) - 1 if bits else -1), best, eps)
+    return best, eps
+
+
+def sorted_pair_keys(diff: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
+    """Each row of ``diff`` (M × P of differences ≥ 0) sorted as integer
+    keys q·2^bits + p (bits: those of the positions p < P; q: the
+    difference times one power of two 2^s, exact, below 2^(62 − bits)):
+    (keys M × P sorted by row, bits) — the positions in the order of an
+    argsort of each row (equal differences by position; the order within
+    equal differences never shows to :func:`calibrate_pairs`), by numpy's
+    sort of int64 (~2x faster than its argsort of doubles); None when some
+    difference is not an integer at that scale (doubles of full
+    precision) or not finite. Compiled when numba runs (numpy's twin:
+    :func:`sorted_pair_keys_numpy`, the same keys)."""
+    keys = _pair_keys(diff)
+    if keys is None:
+        return None
+    keys[0].sort(axis=1)
+    return keys
+
+
+def _key_scale(diff: np.ndarray) -> Optional[Tuple[int, int]]:
+    """(s, bits) of :func:`sorted_pair_keys`, or None."""
+    n_m, n_p = diff.shape
+    if not diff.size:
+        return None
+    bits = max(1, int(n_p - 1).bit_length())
+    top = float(diff.max())
+    if not (0.0 <= top < math.inf):
+        return None
+    shift = 62 - bits - int(np.frexp(top)[1])     # top·2^shift < 2^(62 − bits)
+    if shift < 0 or shift > 1000:
+        return None
+    return shift, bits
+
+
+def _pair_keys(diff: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
+    """The unsorted keys of :func:`sorted_pair_keys`, or None."""
+    found = _key_scale(diff)
+    if found is None:
+        return None
+    shift, bits = found
+    if BACKEND != "numba":
+        return _pair_keys_numpy(diff, shift, bits)
+    out = np.empty(diff.shape, dtype=np.int64)
+    if not _pack_keys(np.ascontiguousarray(diff, dtype=np.float64), float(2.0 ** shift),
+                      np.int64(bits), out):
+        return None
+    return out, bits
+
+
+def _pair_keys_numpy(diff, shift: int, bits: int) -> Optional[Tuple[np.ndarray, int]]:
+    scaled = np.ldexp(np.asarray(diff, dtype=np.float64), shift)
+    q = scaled.astype(np.int64)
+    if not (q == scaled).all():
+        return None
+    q <<= bits
+    q |= np.arange(diff.shape[1], dtype=np.int64)
+    return q, bits
+
+
+def sorted_pair_keys_numpy(diff: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
+    """:func:`sorted_pair_keys` in numpy."""
+    found = _key_scale(diff)
+    keys = _pair_keys_numpy(diff, *found) if found is not None else None
+    if keys is None:
+        return None
+    keys[0].sort(axis=1)
+    return keys
+
+
+if compiled is not None:
+    @compiled
+    def _pair_differences(mt, i, j, out):  # pragma: no cover - compiled
+        """out[m, p] = |mt[m, i[p]] − mt[m, j[p]]| (``mt``: M × N)."""
+        for m in range(mt.shape[0]):
+            row = mt[m]
+            dst = out[m]
+            for p in range(i.size):
+                dst[p] = abs(row[i[p]] - row[j[p]])
+
+    @compiled
+    def _pack_keys(diff, scale, bits, out):  # pragma: no cover - compiled
+        """out[m, p] = (diff[m, p]·scale) << bits | p, or False when a
+        scaled difference is not an integer."""
+        n_m, n_p = diff.shape
+        for m in range(n_m):
+            for p in range(n_p):
+                v = diff[m, p] * scale
+                q = np.int64(v)
+                if np.float64(q) != v:
+                    return False
+                out[m, p] = (q << bits) | p
+        return True
+
+    @compiled
+    def _calibrate_pairs(mt, i, j, sh, htie, weight, diff, orders, mask, best,
+                         eps):  # pragma: no cover - compiled
+        """(``mt``: the items' scores M × N, a measure's a row.)"""
+        n_m, n_p = diff.shape
+        con = np.empty(n_p, dtype=np.int64)
+        for m in range(n_m):
+            row = diff[m]
+            order = orders[m]
+            scores = mt[m]
+            total = 0
+            for p in range(n_p):
+                a = scores[i[p]]
+                b = scores[j[p]]
+                sm = np.int8(a > b) - np.int8(a < b)
+                c = np.int64((not htie[p]) and row[p] > 0.0 and sm == sh[p])
+                con[p] = c
+                total += weight[p] * c
+            have = False
+            top = 0
+            at = 0.0
+            if row[order[0] & mask] != 0.0:         # ε = 0 ties no pair
+                have = True
+                top = total
+            for k in range(n_p):
+                p = order[k] & mask
+                total += weight[p] * (np.int64(htie[p]) - con[p])
+                # the last of its difference
+                if k == n_p - 1 or row[order[k + 1] & mask] != row[p]:
                     if not have or total > top:
                         have = True
                         top = total

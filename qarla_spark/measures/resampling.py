@@ -606,17 +606,24 @@ def _upper_one_level(cube, signs, counts) -> Optional[np.ndarray]:
             return None                     # (scaled down: no value lost below)
         shared = int(np.bitwise_or.reduce(low, axis=None))
         low >>= (shared & -shared).bit_length() - 1
+    from qarla_spark.measures import pair_counts
     lcm = math.lcm(*(int(c) for c in counts))
-    if lcm >= 2 ** 52:
-        return None
-    scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
-    # every key and partial sum below 2^53 (a bound in doubles, with room)
     reach = np.abs(low).astype(np.float64).sum(axis=0).reshape(n_s, n_k)
-    if float((reach * scale[:, None].astype(np.float64)).max(initial=0.0)) >= 2.0 ** 52:
+    if lcm < 2 ** 52:
+        scale = np.asarray([lcm // int(c) for c in counts], dtype=np.int64)
+        # every key and partial sum below 2^53 (a bound in doubles, with room)
+        if float((reach * scale[:, None].astype(np.float64)).max(initial=0.0)) < 2.0 ** 52:
+            patterns, mult = _distinct_patterns((signs < 0).astype(np.int64))
+            return pair_counts.at_least_upper(low.reshape(n_t, n_s, n_k), patterns, mult,
+                                              scale)
+    # no common scale within 53 bits (columns of many unequal counts: their
+    # lcm): the condition n_j·A_bi ≤ n_i·A_bj with each side's product
+    # itself, when every n_s·A_bs is below 2^53
+    if float((reach * counts[:, None].astype(np.float64)).max(initial=0.0)) >= 2.0 ** 52:
         return None
     patterns, mult = _distinct_patterns((signs < 0).astype(np.int64))
-    from qarla_spark.measures import pair_counts
-    return pair_counts.at_least_upper(low.reshape(n_t, n_s, n_k), patterns, mult, scale)
+    return pair_counts.at_least_upper_cross(low.reshape(n_t, n_s, n_k), patterns, mult,
+                                            counts)
 
 
 def _distinct_patterns(flips) -> Tuple[np.ndarray, np.ndarray]:
