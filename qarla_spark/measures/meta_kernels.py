@@ -11,9 +11,9 @@ with its numpy twin, the same numbers bit for bit.
   :func:`~qarla_spark.measures.agreement.correlation_rows_many` makes it.
 - :func:`replicate_sums`: :func:`~qarla_spark.measures.resampling.
   replicate_sums`' doubles (its exact integer parts, each scaled by its
-  power of two and added from the highest level down, in that order) in
-  one pass over each replicate's row, not three passes over B × S arrays
-  per level.
+  power of two and added from the highest level down, in that order), 64
+  replicates at a time (one BLAS product of every level, then one pass
+  over each row), not three passes over B × S arrays per level.
 
 ``BACKEND`` follows :mod:`~qarla_spark.measures.pair_counts`' switch
 (``QARLA_COUNT_BACKEND``); the tests compare every kernel with its twin.
@@ -148,9 +148,14 @@ def replicate_sums(weights: np.ndarray, pieces: list, base: int) -> Optional[np.
     if min(exponents) < -1022 or max(exponents) > 1023:
         return None
     scales = np.asarray([2.0 ** e for e in exponents], dtype=np.float64)
-    stacked = np.stack([piece.astype(np.float64) for _, piece in reversed(pieces)])
+    # T × (levels · S): a topic's pieces of every level side by side, the
+    # highest level first
+    n_s = pieces[0][1].shape[1]
+    stacked = np.empty((pieces[0][1].shape[0], len(pieces) * n_s), dtype=np.float64)
+    for k, (_, piece) in enumerate(reversed(pieces)):
+        stacked[:, k * n_s:(k + 1) * n_s] = piece
     weights_f = np.ascontiguousarray(weights, dtype=np.float64)
-    out = np.empty((weights_f.shape[0], stacked.shape[2]), dtype=np.float64)
+    out = np.empty((weights_f.shape[0], n_s), dtype=np.float64)
     _replicate_sums(weights_f, stacked, scales, out)
     return out
 
@@ -158,22 +163,23 @@ def replicate_sums(weights: np.ndarray, pieces: list, base: int) -> Optional[np.
 if compiled is not None:
     @compiled
     def _replicate_sums(weights, pieces, scales, out):  # pragma: no cover - compiled
-        n_b, n_t = weights.shape
-        n_l, _, n_s = pieces.shape
-        part = np.empty(n_s)
-        for b in range(n_b):
-            row = out[b]
-            for s in range(n_s):
-                row[s] = 0.0
-            for level in range(n_l):
+        """Blocks of 64 replicates: their levels' integer sums by one BLAS
+        product (exact: integers below 2^53; a zero's sign does not reach
+        the result, which starts at +0.0), then each row's levels scaled
+        and added from the highest down."""
+        n_b = weights.shape[0]
+        n_l = scales.shape[0]
+        n_s = out.shape[1]
+        for b0 in range(0, n_b, 64):
+            b1 = min(n_b, b0 + 64)
+            part = np.dot(weights[b0:b1], pieces)
+            for b in range(b0, b1):
+                row = out[b]
+                found = part[b - b0]
                 for s in range(n_s):
-                    part[s] = 0.0
-                for t in range(n_t):
-                    w = weights[b, t]
-                    if w != 0.0:
-                        piece = pieces[level, t]
-                        for s in range(n_s):
-                            part[s] += w * piece[s]
-                scale = scales[level]
-                for s in range(n_s):
-                    row[s] += part[s] * scale
+                    row[s] = 0.0
+                for level in range(n_l):
+                    scale = scales[level]
+                    at = level * n_s
+                    for s in range(n_s):
+                        row[s] += found[at + s] * scale
