@@ -11,7 +11,7 @@ with its numpy twin, the same numbers bit for bit.
   :func:`~qarla_spark.measures.agreement.correlation_rows_many` makes it.
 - :func:`replicate_sums`: :func:`~qarla_spark.measures.resampling.
   replicate_sums`' doubles (its exact integer parts, each scaled by its
-  power of two and added from the highest level down, in that order), 64
+  power of two and added from the highest level down, in that order), 32
   replicates at a time (one BLAS product of every level, then one pass
   over each row), not three passes over B × S arrays per level.
 
@@ -163,15 +163,15 @@ def replicate_sums(weights: np.ndarray, pieces: list, base: int) -> Optional[np.
 if compiled is not None:
     @compiled
     def _replicate_sums(weights, pieces, scales, out):  # pragma: no cover - compiled
-        """Blocks of 64 replicates: their levels' integer sums by one BLAS
+        """Blocks of 32 replicates: their levels' integer sums by one BLAS
         product (exact: integers below 2^53; a zero's sign does not reach
         the result, which starts at +0.0), then each row's levels scaled
         and added from the highest down."""
         n_b = weights.shape[0]
         n_l = scales.shape[0]
         n_s = out.shape[1]
-        for b0 in range(0, n_b, 64):
-            b1 = min(n_b, b0 + 64)
+        for b0 in range(0, n_b, 32):
+            b1 = min(n_b, b0 + 32)
             part = np.dot(weights[b0:b1], pieces)
             for b in range(b0, b1):
                 row = out[b]
