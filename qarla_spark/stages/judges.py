@@ -19,8 +19,9 @@ import numpy as np
 from qarla_spark import meta_statistics as ms
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
+from qarla_spark.measures import meta_kernels as mk
 from qarla_spark.measures import resampling as rs
-from qarla_spark.measures.agreement import correlation_rows_shared
+from qarla_spark.measures.agreement import MIN_SYSTEMS, correlation_rows_shared
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures.group_statistics import UNIT, Interval, ratio_estimates_of
 from qarla_spark.measures.rater_draws import designs_of
@@ -188,10 +189,11 @@ def meta_group(key, task, items, ctx):
                  for name, value, r in zip(e.measures, pa.values, e.ranks) if r]
         cols = [m for m, name in enumerate(e.measures) if name in kinglike]
         # the statistics with replicates, set against KING's: point values
-        # and replicates (a measure's row of B: e.replicates' columns)
+        # and replicates (B × measures: e.replicates', its columns ``cols``
+        # read where they are used)
         stats = {st.name: (np.asarray(js.EstimateColumns.of(e.estimates[st.key]).values,
                                       dtype=np.float64)[cols],
-                           e.replicates[st.key].T[cols])
+                           e.replicates[st.key], np.asarray(cols, dtype=np.intp))
                  for st in ms.STATISTICS if cols and st.replicates and st.against_king}
         if cols and king is not None:
             judged.append((criterion, [kinglike[e.measures[m]] for m in cols], stats))
@@ -305,11 +307,14 @@ def _king_vs_judges(task, king, entries, n):
         taus = correlation_rows_shared(
             common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
             kinds=("kendall",))[0, :, 0]
-        # rows × sets × B (each a copy of contiguous rows), read as B × rows
-        # × sets: one gather into the kernel's order, not three copies
-        reps_all = correlation_rows_shared(
-            common, np.stack([v[1][both] for _, _, v in cols]).transpose(2, 0, 1),
-            reps_k[:, kcols], kinds=("kendall",))[:, :, 0]
+        # rows × sets × B, each set's B replicates a contiguous row of the
+        # statistic's (column-major) replicates: one gather, and Kendall's
+        # counts with the replicates innermost (the numbers of
+        # correlation_rows_shared on B × rows × sets)
+        x = np.empty((len(cols), len(both), reps_k.shape[0]), dtype=np.float64)
+        for r, (_, _, (_, reps, idx)) in enumerate(cols):
+            np.take(reps.T, idx[both], axis=0, out=x[r])
+        reps_all = mk.kendall_replicates(x, reps_k[:, kcols].T, MIN_SYSTEMS)
         # every row's interval at once: bootstrap_interval's doubles
         lows, highs = rs.bootstrap_columns(taus, reps_all, bounds)
         method = rs.interval_method(bounds)
