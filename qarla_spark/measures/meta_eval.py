@@ -511,15 +511,8 @@ def tie_calibrations(metrics, human, groups: Optional[Sequence] = None,
     ``side``: the :func:`calibration_side` of ``metrics`` and ``groups``
     when the caller has it (several criteria's human scores against the
     same measures)."""
-    ms = np.asarray(metrics, dtype=np.float64)
-    if ms.ndim != 2:
-        raise ValueError("metrics must be (items × measures)")
+    ms, h = _checked_scores(metrics, human)
     n_m = ms.shape[1]
-    h = np.asarray(human, dtype=np.float64).ravel()
-    if h.size != ms.shape[0]:
-        raise ValueError(f"metric and human scores differ in length ({ms.shape[0]} vs {h.size})")
-    if not (np.isfinite(ms).all() and np.isfinite(h).all()):
-        raise ValueError("scores must be finite (drop missing judgments before)")
     if not n_m:
         return []
     if side is None:
@@ -597,6 +590,20 @@ class PointCalibration:
     value: float
 
 
+def _checked_scores(metrics, human) -> Tuple[np.ndarray, np.ndarray]:
+    """(metrics as N × M doubles, human as N doubles) of the tie
+    calibrations, checked: two dimensions, the same N, finite."""
+    ms = np.asarray(metrics, dtype=np.float64)
+    if ms.ndim != 2:
+        raise ValueError("metrics must be (items × measures)")
+    h = np.asarray(human, dtype=np.float64).ravel()
+    if h.size != ms.shape[0]:
+        raise ValueError(f"metric and human scores differ in length ({ms.shape[0]} vs {h.size})")
+    if not (np.isfinite(ms).all() and np.isfinite(h).all()):
+        raise ValueError("scores must be finite (drop missing judgments before)")
+    return ms, h
+
+
 def tie_calibration_points(metrics, human, groups: Optional[Sequence] = None
                            ) -> List[PointCalibration]:
     """:func:`tie_calibrations`' ε and value of each column of ``metrics``
@@ -608,15 +615,8 @@ def tie_calibration_points(metrics, human, groups: Optional[Sequence] = None
     numpy's sort of the differences between; else (or when the exact
     objective would not fit int64) :func:`tie_calibrations`' own."""
     from qarla_spark.measures import pair_counts
-    ms = np.asarray(metrics, dtype=np.float64)
-    if ms.ndim != 2:
-        raise ValueError("metrics must be (items × measures)")
+    ms, h = _checked_scores(metrics, human)
     n_m = ms.shape[1]
-    h = np.asarray(human, dtype=np.float64).ravel()
-    if h.size != ms.shape[0]:
-        raise ValueError(f"metric and human scores differ in length ({ms.shape[0]} vs {h.size})")
-    if not (np.isfinite(ms).all() and np.isfinite(h).all()):
-        raise ValueError("scores must be finite (drop missing judgments before)")
     grouping = _grouping(groups, ms.shape[0])
     i, j = grouping.i, grouping.j
     if n_m and i.size and pair_counts.BACKEND == "numba":
