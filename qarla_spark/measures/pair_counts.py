@@ -33,9 +33,9 @@ import numpy as np
 try:  # the accelerator: the same counts compiled with numba
     import numba  # noqa: F401
 
-    from qarla_spark.compiled import compiled
+    from qarla_spark.compiled import compiled, compiled_inline
 except ImportError:  # pragma: no cover - numba is a dependency
-    compiled = None
+    compiled = compiled_inline = None
 
 BACKENDS = ("numpy", "numba") if compiled is not None else ("numpy",)
 
@@ -815,32 +815,41 @@ def calibrate(diff: np.ndarray, con: np.ndarray, htie: np.ndarray,
 
 
 if compiled is not None:
+    @compiled_inline
+    def _sweep(row, order, mask, weight, htie, con, total):  # pragma: no cover - compiled
+        """One measure's search of :func:`calibrate`: ``row`` its pairs'
+        differences, ``order`` their argsort (each entry ``& mask``: a
+        position, or a key of :func:`sorted_pair_keys` whose low bits are
+        one), ``con`` its concordances, ``total`` the objective at ε below
+        every difference; ε grows through the differences, each pair moving
+        from concordant to tied. (The objective's maximum, its ε.)"""
+        n_p = row.shape[0]
+        have = False
+        top = 0
+        at = 0.0
+        if row[order[0] & mask] != 0.0:         # ε = 0 ties no pair
+            have = True
+            top = total
+        for k in range(n_p):
+            p = order[k] & mask
+            total += weight[p] * (np.int64(htie[p]) - np.int64(con[p]))
+            # the last of its difference
+            if k == n_p - 1 or row[order[k + 1] & mask] != row[p]:
+                if not have or total > top:
+                    have = True
+                    top = total
+                    at = row[p]
+        return top, at
+
     @compiled
     def _calibrate(diff, con, htie, weight, orders, best, eps):  # pragma: no cover - compiled
         n_m, n_p = diff.shape
         for m in range(n_m):
-            row = diff[m]
-            order = orders[m]
             total = 0
             for p in range(n_p):
                 if con[m, p]:
                     total += weight[p]
-            have = False
-            top = 0
-            at = 0.0
-            if row[order[0]] != 0.0:         # ε = 0 ties no pair
-                have = True
-                top = total
-            for k in range(n_p):
-                p = order[k]
-                total += weight[p] * (np.int64(htie[p]) - np.int64(con[m, p]))
-                if k == n_p - 1 or row[order[k + 1]] != row[p]:   # the last of its difference
-                    if not have or total > top:
-                        have = True
-                        top = total
-                        at = row[p]
-            best[m] = top
-            eps[m] = at
+            best[m], eps[m] = _sweep(diff[m], orders[m], -1, weight, htie, con[m], total)
 
 
 # ---------------------------------------------------------------------------
@@ -1007,20 +1016,4 @@ if compiled is not None:
                 c = np.int64((not htie[p]) and row[p] > 0.0 and sm == sh[p])
                 con[p] = c
                 total += weight[p] * c
-            have = False
-            top = 0
-            at = 0.0
-            if row[order[0] & mask] != 0.0:         # ε = 0 ties no pair
-                have = True
-                top = total
-            for k in range(n_p):
-                p = order[k] & mask
-                total += weight[p] * (np.int64(htie[p]) - con[p])
-                # the last of its difference
-                if k == n_p - 1 or row[order[k + 1] & mask] != row[p]:
-                    if not have or total > top:
-                        have = True
-                        top = total
-                        at = row[p]
-            best[m] = top
-            eps[m] = at
+            best[m], eps[m] = _sweep(row, order, mask, weight, htie, con, total)
