@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -70,3 +71,17 @@ def human_reading(v: float) -> Fraction:
     v = float(v)
     f = Fraction(v).limit_denominator(1_000)
     return f if abs(v) < 2 ** 12 and f.numerator / f.denominator == v else Fraction(v)
+
+
+@contextlib.contextmanager
+def numpy_backend():
+    """The counting kernels' numpy twins in the block
+    (``pair_counts.BACKEND``, which every compiled kernel's wrapper reads),
+    then the backend as before."""
+    from qarla_spark.measures import pair_counts as pc
+    saved = pc.BACKEND
+    pc.BACKEND = "numpy"
+    try:
+        yield
+    finally:
+        pc.BACKEND = saved

@@ -5,13 +5,12 @@ rows, NaN, wide magnitudes and both signs."""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import numpy_backend
 from qarla_spark.measures import agreement
 from qarla_spark.measures import compiled_rows as cr
 from qarla_spark.measures import pair_counts as pc
@@ -20,16 +19,6 @@ pytestmark = pytest.mark.skipif(cr.backend() != "numba",
                                 reason="the compiled backend is off (no numba, or "
                                        "QARLA_COUNT_BACKEND=numpy)")
 SETTINGS = settings(max_examples=150, deadline=None)
-
-
-@contextlib.contextmanager
-def numpy_backend():
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
-        yield
-    finally:
-        pc.BACKEND = saved
 
 
 def _wide(rng, shape):

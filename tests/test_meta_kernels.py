@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from qarla_spark.measures import agreement
 from qarla_spark.measures import meta_kernels as mk
+from helpers import numpy_backend
 from qarla_spark.measures import pair_counts as pc
 from qarla_spark.measures import resampling as rs
 
@@ -49,11 +50,8 @@ def test_kendall_replicates_equals_numpy_and_correlation_rows(n_c, n_b, n, data)
     want = agreement.correlation_rows_many(keys, x.transpose(2, 0, 1), y.T[None],
                                            kinds=("kendall",))[0, :, :, 0]
     assert _same(got, want)
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         twin = mk.kendall_replicates(x, y)
-    finally:
-        pc.BACKEND = pc._backend()
     assert _same(got, twin)
 
 
@@ -76,11 +74,8 @@ def test_replicate_sums_kernel_equals_numpy(n_t, n_s, n_b, weights_kind, data):
     else:
         weights = rng.integers(0, 2 ** 20, size=(n_b, n_t))
     got = rs.replicate_sums(values, weights)
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         want = rs.replicate_sums(values, weights)
-    finally:
-        pc.BACKEND = pc._backend()
     assert _same(got, want)
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import numpy_backend
 from qarla_spark.measures import pair_counts as pc
 
 pytestmark = pytest.mark.skipif("numba" not in pc.BACKENDS, reason="numba not installed")
@@ -135,13 +136,9 @@ def test_tie_calibrations_of_every_measure_equal_one_by_one(n, n_m, grid, data):
     h2 = h[::-1].copy()
     assert me.tie_calibrations(ms, h2, groups, side) == me.tie_calibrations(ms, h2, groups)
     assert me.tie_calibrations(ms, h, groups, side) == want
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         assert me.tie_calibrations(ms, h, groups) == want
         assert me.tie_calibrations(ms, h, groups, side) == want
-    finally:
-        pc.BACKEND = saved
 
 
 @SETTINGS
@@ -168,13 +165,9 @@ def test_tie_calibration_points_equal_the_calibrations(n, n_m, grid, data):
     diff = pc.pair_differences(ms, grouping.i, grouping.j)
     assert diff.flags.c_contiguous
     assert diff.tobytes() == pc.pair_differences_numpy(ms, grouping.i, grouping.j).tobytes()
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         got = [(c.epsilon, c.value) for c in me.tie_calibration_points(ms, h, grouping)]
         assert bits(got) == bits(want)
-    finally:
-        pc.BACKEND = saved
 
 
 @SETTINGS
@@ -224,12 +217,8 @@ def test_signed_mean_at_least_compiled_equals_numpy_paths(n_t, n_s, n_k, unequal
         cells[0] = True
     signs = np.where(rng.random((data.draw(st.integers(1, 40)), n_t)) < 0.5, -1, 1)
     got = rs.signed_mean_at_least(values, cells, signs)
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         want = rs.signed_mean_at_least(values, cells, signs)
-    finally:
-        pc.BACKEND = saved
     assert np.array_equal(got, want)
 
 
@@ -294,12 +283,8 @@ def test_signed_mean_at_least_upper_is_the_upper_triangle(n_t, n_s, n_k, unequal
     assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
     assert np.array_equal(rs.signed_mean_at_least_upper(values[:, :, 0], cells, signs),
                           want[0])
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
-    finally:
-        pc.BACKEND = saved
 
 
 @SETTINGS
@@ -350,12 +335,8 @@ def test_signed_mean_at_least_upper_of_many_unequal_counts(n_t, n_s, n_k, data):
     i, j = np.triu_indices(n_s, 1)
     want = rs.signed_mean_at_least(values, cells, signs)[:, i, j]
     assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
+    with numpy_backend():
         assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs), want)
-    finally:
-        pc.BACKEND = saved
 
 
 def test_unequal_counts_without_a_common_scale_take_the_cross_products(monkeypatch):
