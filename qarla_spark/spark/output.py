@@ -91,6 +91,36 @@ def partition_folder(column: str, value) -> str:
     return f"{column}={text}"
 
 
+def rows_by_value(data, column: str):
+    """(value, rows) of a pyarrow table for each value of ``column``, the
+    values sorted (a missing value first), each value's rows in their order
+    in ``data``, ``column`` dropped: the files of a table partitioned by
+    ``column``. One pass over the rows, not a filter a value: the similarity
+    table's 41 M rows of 100 tasks, filtered once a task in each writing
+    task, took 17 s more of the cores than the same rows of one task
+    (issue 36). Rows already grouped by value (consecutive) are sliced, not
+    copied."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    values = data[column]
+    rest = data.drop([column])
+    keys = pc.unique(values)
+    if len(keys) <= 1:
+        return [(keys[0].as_py(), rest)] if len(keys) else []
+    codes = pc.index_in(values, value_set=keys, skip_nulls=False)
+    codes = np.asarray(codes.to_numpy(zero_copy_only=False) if isinstance(codes, pa.Array)
+                       else codes.combine_chunks().to_numpy(zero_copy_only=False),
+                       dtype=np.int64)
+    counts = np.bincount(codes, minlength=len(keys))
+    if not np.all(codes[1:] >= codes[:-1]):       # not grouped: a stable sort
+        rest = rest.take(pa.array(np.argsort(codes, kind="stable")))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    named = keys.to_pylist()
+    order = sorted(range(len(named)), key=lambda i: (named[i] is not None, named[i] or ""))
+    return [(named[i], rest.slice(int(starts[i]), int(counts[i]))) for i in order]
+
+
 #: the column :meth:`RunDirectory._write_by_executors` adds to a frame it
 #: coalesces: the partition each row was in before (Spark's
 #: ``spark_partition_id()``, evaluated under the coalesce)
@@ -371,7 +401,6 @@ class RunDirectory:
             import os
 
             import pyarrow as pa
-            import pyarrow.compute as pc
             import pyarrow.parquet as pq
             from pyspark import TaskContext
 
@@ -393,14 +422,10 @@ class RunDirectory:
                         continue
                     data = pa.concat_tables([t.select(list(schema.names)).cast(schema)
                                              for t in mine.pop(name)])
-                    groups = [(None, data)]
-                    if by:
-                        keys = data[by[0]].unique().to_pylist()
-                        groups = [(k, data.filter(pc.equal(data[by[0]], k)).drop(by))
-                                  for k in sorted(keys)]
+                    groups = rows_by_value(data, by[0]) if by else [(None, data)]
                     for key, rows in groups:
-                        where = folder if key is None else \
-                            f"{folder}/{partition_folder(by[0], key)}"
+                        where = f"{folder}/{partition_folder(by[0], key)}" if by \
+                            else folder
                         file = f"part-{part:05d}-{run_id}.snappy.parquet"
                         tmp = f"{where}/.{file}.{attempt}.tmp"
                         try:
@@ -513,7 +538,6 @@ class RunDirectory:
         costs far more than writing them."""
         import pyarrow as pa
         import pyarrow.parquet as pq
-        import pyarrow.compute as pc
         schema = declared.arrow_schema()
         data = data.select(list(declared.column_names))
         if not data.schema.equals(schema):
@@ -523,9 +547,8 @@ class RunDirectory:
                       if c not in declared.no_statistics and c not in by]
         files = []          # (folder under the table, bytes)
         if by:
-            for key in sorted(v for v in data[by[0]].unique().to_pylist()):
-                rows = data.filter(pc.equal(data[by[0]], key)).drop(by)
-                files.append((partition_folder(by[0], key), rows))
+            files += [(partition_folder(by[0], key), rows)
+                      for key, rows in rows_by_value(data, by[0])]
         else:
             files.append(("", data))
         folder = self.path(declared.name)
