@@ -395,6 +395,35 @@ def test_drawing_many_parts_loads_the_run_and_reads_each_table_once(tmp_path, mo
     assert len(loads) == 1 and len(reads) == len(set(reads)), (loads, reads)
 
 
+def test_a_group_of_tasks_draws_what_the_whole_run_draws(tmp_path):
+    """draw_parts reads its units' tasks' rows only (load_run(tasks=...)):
+    each task drawn alone is byte for byte what the run loaded whole draws."""
+    import qarla_spark.report as report
+    run_dir, info = tiny_run(tmp_path)
+    run = load_run(run_dir, info)
+    views = task_views(run)
+    assert len(views) > 1
+    units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
+             for k in range(-1, len(sections.SECTIONS))]
+    (tmp_path / "whole").mkdir(), (tmp_path / "alone").mkdir()
+
+    def texts(folder, drawn):
+        out = {}
+        for i, k, _, name, offset, size in drawn:
+            with open(tmp_path / folder / name, "rb") as handle:
+                handle.seek(offset)
+                out[(i, k)] = handle.read(size)
+        return out
+    whole = texts("whole", report.draw_units(run, units, str(tmp_path / "whole")))
+    alone = {}
+    for view in views:
+        mine = [u for u in units if u[1] == view.task]
+        alone.update(texts("alone", report.draw_parts(run_dir, info, mine,
+                                                      str(tmp_path / "alone"))))
+    assert alone == whole
+    assert load_run(run_dir, info, tasks=[views[0].task]).columns("king", views[1].task) is None
+
+
 def test_a_task_s_rows_are_dropped_once_its_parts_are_drawn(tmp_path):
     import qarla_spark.report as report
     run_dir, info = tiny_run(tmp_path)
@@ -503,6 +532,24 @@ def test_a_table_is_grouped_by_task_once_each_task_a_slice_of_it():
     ready = pa.table({"task": ["b", "b", "a"], "x": [0, 1, 2]})
     assert by_task(ready)[0] is ready and by_task(ready)[1] == {"b": (0, 2), "a": (2, 3)}
     assert by_task(ready.slice(0, 0))[1] == {}
+
+
+def test_a_group_of_tasks_holds_its_own_tasks_rows_only():
+    """by_task(only=...): the rows of those tasks, each task's in the
+    table's order, as the whole table's spans give them; a run loaded for
+    some tasks reads the same rows of them."""
+    import pyarrow as pa
+    from qarla_spark.report.data import by_task
+    table = pa.table({"task": ["b", "a", "b", None, "a", "c", "a"], "x": [0, 1, 2, 3, 4, 5, 6]})
+    whole, spans = by_task(table)
+    for only in ({"a"}, {"a", "c"}, {"b", None}, {"zz"}, {"a", "b", "c", None}):
+        mine, mine_spans = by_task(table, frozenset(only))
+        assert set(mine_spans) == only & set(spans)
+        assert mine.num_rows == sum(b - a for a, b in mine_spans.values())
+        for task, (start, stop) in mine_spans.items():
+            a, b = spans[task]
+            assert mine.slice(start, stop - start).to_pylist() == \
+                whole.slice(a, b - a).to_pylist()
 
 
 keys = st.lists(st.tuples(st.sampled_from([0.5, 0.25, -0.0, 0.0, float("nan"), 1.0]),

@@ -131,6 +131,9 @@ class Run:
 
     path: str
     info: Dict[str, Any]
+    #: the tasks whose rows are read (``None``: every task's): a group of
+    #: tasks drawn on an executor holds its own tasks' rows only
+    only: Optional[frozenset] = None
     _arrow: Dict[str, Any] = field(default_factory=dict)
     #: per table with a task column: task -> (first row, end) in ``_arrow``
     _spans: Dict[str, Dict[str, Tuple[int, int]]] = field(default_factory=dict)
@@ -197,7 +200,7 @@ class Run:
         if name not in self._arrow:
             arrow = read_arrow(os.path.join(self.path, name), READ_ROWS.get(name))
             if arrow is not None and "task" in arrow.column_names:
-                arrow, self._spans[name] = by_task(arrow)
+                arrow, self._spans[name] = by_task(arrow, self.only)
             self._arrow[name] = arrow
         return self._arrow[name]
 
@@ -283,15 +286,26 @@ def taken(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def by_task(table) -> Tuple[Any, Dict[str, Tuple[int, int]]]:
+def by_task(table, only: Optional[frozenset] = None
+            ) -> Tuple[Any, Dict[str, Tuple[int, int]]]:
     """An Arrow table grouped by its ``task`` column (a stable sort: each
     task's rows keep their order; the table itself when already grouped)
-    and each task's (first row, end)."""
+    and each task's (first row, end); ``only``: the rows of these tasks
+    only (the others dropped before the sort: a group of 6 tasks of 100
+    sorts and copies its own rows, not the table's)."""
     import pyarrow.compute as pc
     if not table.num_rows:
         return table, {}
     distinct = pc.unique(table["task"])         # in the order they first come
     codes = pc.index_in(table["task"], value_set=distinct).to_numpy()
+    if only is not None:
+        wanted = np.array([name in only for name in distinct.to_pylist()], dtype=bool)
+        if not wanted.all():
+            rows = np.flatnonzero(wanted[codes])
+            order = rows[np.argsort(codes[rows], kind="stable")]
+            table, codes = table.take(order), codes[order]
+            if not len(codes):
+                return table, {}
     if (codes[1:] < codes[:-1]).any():         # not grouped: a stable sort by task
         order = np.argsort(codes, kind="stable")
         table, codes = table.take(order), codes[order]
@@ -332,9 +346,11 @@ def read_arrow(folder: str, rows: Optional[Tuple[str, str]] = None):
                                  for f in table.schema]))
 
 
-def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:
+def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None,
+             tasks: Optional[Sequence[str]] = None) -> Run:
     """The run in ``run_dir`` (a local folder); ``info`` replaces its
-    ``run.json`` when given."""
+    ``run.json`` when given; ``tasks``: only these tasks' rows are read
+    of the tables with a task column (default: every task's)."""
     path = local_path(run_dir)
     if path is None:
         raise ReportError(f"{run_dir} is not on the local file system: the report reads "
@@ -343,7 +359,7 @@ def load_run(run_dir: str, info: Optional[Dict[str, Any]] = None) -> Run:
         raise ReportError(f"{run_dir} is not a directory: give the folder a qarla run wrote")
     if info is None:
         info = read_local_run_json(run_dir, path)
-    return Run(path, info)
+    return Run(path, info, None if tasks is None else frozenset(tasks))
 
 
 def read_local_run_json(run_dir: str, path: Optional[str] = None) -> Dict[str, Any]:
