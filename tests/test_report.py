@@ -534,6 +534,36 @@ def test_a_table_is_grouped_by_task_once_each_task_a_slice_of_it():
     assert by_task(ready.slice(0, 0))[1] == {}
 
 
+optional_names = st.lists(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "é"])),
+                                   max_size=6), min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(optional_names)
+def test_a_dictionary_column_reads_as_its_plain_strings(chunks):
+    """Columns read dictionary-encoded (data.DICTIONARY) give the report
+    what the plain strings give: to_numpy the same object array (missing
+    values None; Arrow's own to_numpy of a dictionary loses them), by_task
+    the same rows of each task, decoded the plain table."""
+    import pyarrow as pa
+    from qarla_spark.report.data import by_task, decoded, to_numpy
+    plain = pa.chunked_array([pa.array(c, type=pa.string()) for c in chunks])
+    coded = pa.chunked_array([pa.array(c, type=pa.string()).dictionary_encode() for c in chunks])
+    for lo, hi in ((0, len(plain)), (1, len(plain) - 1), (len(plain) // 2, len(plain))):
+        lo, hi = min(lo, len(plain)), max(min(hi, len(plain)), 0)
+        want = plain.slice(lo, max(hi - lo, 0)).to_numpy()
+        found = to_numpy(coded.slice(lo, max(hi - lo, 0)))
+        assert found.dtype == want.dtype and found.tolist() == want.tolist()
+    x = pa.chunked_array([pa.array(list(range(len(plain))), type=pa.int64())])
+    a, spans_a = by_task(pa.table({"task": plain.combine_chunks(), "x": x}))
+    b, spans_b = by_task(pa.table({"task": coded, "x": x}))
+    assert set(spans_a) == set(spans_b)
+    for task in spans_a:
+        (p, q), (r, t) = spans_a[task], spans_b[task]
+        assert a["x"].slice(p, q - p).to_pylist() == b["x"].slice(r, t - r).to_pylist()
+    assert decoded(pa.table({"task": coded})).equals(pa.table({"task": plain}))
+
+
 def test_a_group_of_tasks_holds_its_own_tasks_rows_only():
     """by_task(only=...): the rows of those tasks, each task's in the
     table's order, as the whole table's spans give them; a run loaded for
