@@ -54,11 +54,16 @@ class Columns:
     values as floats, strings and ``None`` in object arrays). Selections
     (:meth:`where`, :meth:`take`) are made of the columns they are asked."""
 
-    __slots__ = ("_table", "_parent", "_rows", "_made", "names", "n")
+    __slots__ = ("_table", "_parent", "_rows", "_made", "_whole", "_start", "names", "n")
 
     def __init__(self, table=None, parent: Optional["Columns"] = None,
-                 rows: Optional[np.ndarray] = None):
+                 rows: Optional[np.ndarray] = None,
+                 whole: Optional[Callable[[str], np.ndarray]] = None, start: int = 0):
+        """``table``: Arrow rows, or ``parent`` and positions ``rows`` in
+        it; ``whole(name)``: a dictionary column of the table ``table`` is
+        a slice of, decoded whole; ``start``: where ``table`` starts in it."""
         self._table, self._parent, self._rows = table, parent, rows
+        self._whole, self._start = whole, start
         self._made: Dict[str, np.ndarray] = {}
         if parent is not None:
             self.names: Tuple[str, ...] = parent.names
@@ -71,7 +76,8 @@ class Columns:
     def of(cls, columns: Dict[str, Any]) -> "Columns":
         """Columns of given arrays (all of one length)."""
         out = cls.__new__(cls)
-        out._table = out._parent = out._rows = None
+        out._table = out._parent = out._rows = out._whole = None
+        out._start = 0
         out._made = {k: np.asarray(v) for k, v in columns.items()}
         out.names = tuple(out._made)
         out.n = len(next(iter(out._made.values()))) if out._made else 0
@@ -83,7 +89,12 @@ class Columns:
             if self._parent is not None:
                 found = self._parent[name][self._rows]
             elif self._table is not None and name in self.names:
-                found = to_numpy(self._table.column(name))
+                column = self._table.column(name)
+                if self._whole is not None and _is_dictionary(column.type):
+                    # the rows' part of the table's column decoded once (a copy)
+                    found = self._whole(name)[self._start:self._start + self.n].copy()
+                else:
+                    found = to_numpy(column)
             else:
                 raise KeyError(name)
             self._made[name] = found
@@ -146,6 +157,9 @@ class Run:
     #: per table with a task column: task -> (first row, end) in ``_arrow``
     _spans: Dict[str, Dict[str, Tuple[int, int]]] = field(default_factory=dict)
     _frames: Dict[tuple, Any] = field(default_factory=dict)
+    #: (table, column) -> a dictionary column of the table decoded whole
+    #: (its tasks' columns are slices of it: decoded once, not per task)
+    _decoded: Dict[Tuple[str, str], np.ndarray] = field(default_factory=dict)
 
     def table(self, name: str) -> Optional[pd.DataFrame]:
         """The whole table ``name`` (``None``: the run did not write it)."""
@@ -178,8 +192,21 @@ class Run:
                 key = (name, None, "columns")           # the whole table: not a task's
                 if key in self._frames:
                     return self._frames[key]
-            self._frames[key] = None if rows is None else Columns(rows)
+            if rows is None:
+                self._frames[key] = None
+            else:
+                start = 0 if key[1] is None else self._spans[name][task][0]
+                self._frames[key] = Columns(rows, whole=lambda c: self._whole(name, c),
+                                            start=start)
         return self._frames[key]
+
+    def _whole(self, name: str, column: str) -> np.ndarray:
+        """A dictionary column of table ``name`` decoded (:func:`to_numpy`),
+        made once."""
+        found = self._decoded.get((name, column))
+        if found is None:
+            found = self._decoded[(name, column)] = to_numpy(self._arrow[name].column(column))
+        return found
 
     def _task_rows(self, name: str, task: str):
         """The Arrow rows of ``task`` (a slice of the table grouped by task),
@@ -375,6 +402,11 @@ def decoded(table):
     return table.cast(pa.schema([pa.field(f.name, f.type.value_type)
                                  if pa.types.is_dictionary(f.type) else f
                                  for f in table.schema]))
+
+
+def _is_dictionary(kind) -> bool:
+    import pyarrow as pa
+    return pa.types.is_dictionary(kind)
 
 
 def to_numpy(column) -> np.ndarray:
