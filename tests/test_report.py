@@ -569,6 +569,25 @@ def test_a_dictionary_column_reads_as_its_plain_strings(chunks):
     assert decoded(pa.table({"task": coded})).equals(pa.table({"task": plain}))
 
 
+def test_only_string_columns_are_read_dictionary_encoded(tmp_path):
+    """read_arrow: the DICTIONARY names that hold strings come dictionary-
+    encoded, any other type (a ``score`` of doubles, an integer partition
+    ``level``) and the other columns as written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from qarla_spark.report.data import read_arrow
+    folder = tmp_path / "t" / "level=3"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"task": ["a", None], "score": [0.5, 1.5],
+                             "metric_set": ["x", "y"]}), folder / "part-0.parquet")
+    table = read_arrow(str(tmp_path / "t"))
+    kinds = {f.name: f.type for f in table.schema}
+    assert pa.types.is_dictionary(kinds["task"])
+    assert kinds["score"] == pa.float64() and kinds["metric_set"] == pa.string()
+    assert not pa.types.is_dictionary(kinds["level"])
+    assert table["score"].to_pylist() == [0.5, 1.5]
+
+
 def test_a_group_of_tasks_holds_its_own_tasks_rows_only():
     """by_task(only=...): the rows of those tasks, each task's in the
     table's order, as the whole table's spans give them; a run loaded for

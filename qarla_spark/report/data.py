@@ -388,9 +388,13 @@ def read_arrow(folder: str, rows: Optional[Tuple[str, str]] = None):
     # tasks' tables were read; the report reads local files
     table = pq.read_table(folder, filters=None if rows is None else [(rows[0], "=", rows[1])],
                           pre_buffer=False, read_dictionary=DICTIONARY)
+    # partition columns (Arrow reads them dictionary-encoded) and anything
+    # but strings made plain
     return table.cast(pa.schema([pa.field(f.name, f.type.value_type)
-                                 if pa.types.is_dictionary(f.type) and f.name not in DICTIONARY
-                                 else f for f in table.schema]))
+                                 if pa.types.is_dictionary(f.type) and not (
+                                     f.name in DICTIONARY and pa.types.is_string(
+                                         f.type.value_type)) else f
+                                 for f in table.schema]))
 
 
 def decoded(table):
