@@ -511,11 +511,17 @@ def test_a_task_s_columns_are_the_values_of_its_pandas_rows(tmp_path):
         nothing = frame["measure"] == None                      # noqa: E711 (pandas: none)
         assert len(cols.equal("measure", None)) == 0 == nothing.sum()
     assert run.columns("auc", "c") is None and run.columns("jack", "a") is None
-    # a dictionary column is decoded once for the table, each task given a copy of its part
-    assert ("auc", "measure") in run._decoded
-    run.columns("auc", "a")["measure"][:] = "changed"
-    run.forget("a")
-    assert "changed" not in run.columns("auc", "a").values("measure")
+    # loaded for some tasks (a group), a dictionary column is decoded once for
+    # the table, each task given a copy of its part (loaded whole: per task)
+    assert run._decoded == {}
+    group = load_run(run_dir, info, tasks=["a", "b"])
+    for task in ("a", "b"):
+        assert group.columns("auc", task)["measure"].tolist() == \
+            run.columns("auc", task)["measure"].tolist()
+    assert ("auc", "measure") in group._decoded
+    group.columns("auc", "a")["measure"][:] = "changed"
+    group.forget("a")
+    assert "changed" not in group.columns("auc", "a").values("measure")
     assert len(run.columns("problems", "a")) == 1                # no task column: whole
     assert run.columns("problems", "a") is run.columns("problems", "b")
     run.forget("a")

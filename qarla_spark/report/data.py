@@ -158,7 +158,8 @@ class Run:
     _spans: Dict[str, Dict[str, Tuple[int, int]]] = field(default_factory=dict)
     _frames: Dict[tuple, Any] = field(default_factory=dict)
     #: (table, column) -> a dictionary column of the table decoded whole
-    #: (its tasks' columns are slices of it: decoded once, not per task)
+    #: (its tasks' columns are slices of it: decoded once, not per task),
+    #: for a run loaded for some tasks (``only``)
     _decoded: Dict[Tuple[str, str], np.ndarray] = field(default_factory=dict)
 
     def table(self, name: str) -> Optional[pd.DataFrame]:
@@ -195,9 +196,12 @@ class Run:
             if rows is None:
                 self._frames[key] = None
             else:
+                # a group's tables: a dictionary column decoded once for its
+                # tasks; a whole run's (the driver alone): per task, so that
+                # what it holds does not grow with the run's tasks
                 start = 0 if key[1] is None else self._spans[name][task][0]
-                self._frames[key] = Columns(rows, whole=lambda c: self._whole(name, c),
-                                            start=start)
+                whole = None if self.only is None else (lambda c: self._whole(name, c))
+                self._frames[key] = Columns(rows, whole=whole, start=start)
         return self._frames[key]
 
     def _whole(self, name: str, column: str) -> np.ndarray:
