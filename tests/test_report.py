@@ -395,6 +395,35 @@ def test_drawing_many_parts_loads_the_run_and_reads_each_table_once(tmp_path, mo
     assert len(loads) == 1 and len(reads) == len(set(reads)), (loads, reads)
 
 
+def test_a_group_of_tasks_draws_what_the_whole_run_draws(tmp_path):
+    """draw_parts reads its units' tasks' rows only (load_run(tasks=...)):
+    each task drawn alone is byte for byte what the run loaded whole draws."""
+    import qarla_spark.report as report
+    run_dir, info = tiny_run(tmp_path)
+    run = load_run(run_dir, info)
+    views = task_views(run)
+    assert len(views) > 1
+    units = [(i, v.task, v.ident, k) for i, v in enumerate(views)
+             for k in range(-1, len(sections.SECTIONS))]
+    (tmp_path / "whole").mkdir(), (tmp_path / "alone").mkdir()
+
+    def texts(folder, drawn):
+        out = {}
+        for i, k, _, name, offset, size in drawn:
+            with open(tmp_path / folder / name, "rb") as handle:
+                handle.seek(offset)
+                out[(i, k)] = handle.read(size)
+        return out
+    whole = texts("whole", report.draw_units(run, units, str(tmp_path / "whole")))
+    alone = {}
+    for view in views:
+        mine = [u for u in units if u[1] == view.task]
+        alone.update(texts("alone", report.draw_parts(run_dir, info, mine,
+                                                      str(tmp_path / "alone"))))
+    assert alone == whole
+    assert load_run(run_dir, info, tasks=[views[0].task]).columns("king", views[1].task) is None
+
+
 def test_a_task_s_rows_are_dropped_once_its_parts_are_drawn(tmp_path):
     import qarla_spark.report as report
     run_dir, info = tiny_run(tmp_path)
@@ -482,6 +511,17 @@ def test_a_task_s_columns_are_the_values_of_its_pandas_rows(tmp_path):
         nothing = frame["measure"] == None                      # noqa: E711 (pandas: none)
         assert len(cols.equal("measure", None)) == 0 == nothing.sum()
     assert run.columns("auc", "c") is None and run.columns("jack", "a") is None
+    # loaded for some tasks (a group), a dictionary column is decoded once for
+    # the table, each task given a copy of its part (loaded whole: per task)
+    assert run._decoded == {}
+    group = load_run(run_dir, info, tasks=["a", "b"])
+    for task in ("a", "b"):
+        assert group.columns("auc", task)["measure"].tolist() == \
+            run.columns("auc", task)["measure"].tolist()
+    assert ("auc", "measure") in group._decoded
+    group.columns("auc", "a")["measure"][:] = "changed"
+    group.forget("a")
+    assert "changed" not in group.columns("auc", "a").values("measure")
     assert len(run.columns("problems", "a")) == 1                # no task column: whole
     assert run.columns("problems", "a") is run.columns("problems", "b")
     run.forget("a")
@@ -503,6 +543,73 @@ def test_a_table_is_grouped_by_task_once_each_task_a_slice_of_it():
     ready = pa.table({"task": ["b", "b", "a"], "x": [0, 1, 2]})
     assert by_task(ready)[0] is ready and by_task(ready)[1] == {"b": (0, 2), "a": (2, 3)}
     assert by_task(ready.slice(0, 0))[1] == {}
+
+
+optional_names = st.lists(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c", "é"])),
+                                   max_size=6), min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(optional_names)
+def test_a_dictionary_column_reads_as_its_plain_strings(chunks):
+    """Columns read dictionary-encoded (data.DICTIONARY) give the report
+    what the plain strings give: to_numpy the same object array (missing
+    values None; Arrow's own to_numpy of a dictionary loses them), by_task
+    the same rows of each task, decoded the plain table."""
+    import pyarrow as pa
+    from qarla_spark.report.data import by_task, decoded, to_numpy
+    plain = pa.chunked_array([pa.array(c, type=pa.string()) for c in chunks])
+    coded = pa.chunked_array([pa.array(c, type=pa.string()).dictionary_encode() for c in chunks])
+    for lo, hi in ((0, len(plain)), (1, len(plain) - 1), (len(plain) // 2, len(plain))):
+        lo, hi = min(lo, len(plain)), max(min(hi, len(plain)), 0)
+        want = plain.slice(lo, max(hi - lo, 0)).to_numpy()
+        found = to_numpy(coded.slice(lo, max(hi - lo, 0)))
+        assert found.dtype == want.dtype and found.tolist() == want.tolist()
+    x = pa.chunked_array([pa.array(list(range(len(plain))), type=pa.int64())])
+    a, spans_a = by_task(pa.table({"task": plain.combine_chunks(), "x": x}))
+    b, spans_b = by_task(pa.table({"task": coded, "x": x}))
+    assert set(spans_a) == set(spans_b)
+    for task in spans_a:
+        (p, q), (r, t) = spans_a[task], spans_b[task]
+        assert a["x"].slice(p, q - p).to_pylist() == b["x"].slice(r, t - r).to_pylist()
+    assert decoded(pa.table({"task": coded})).equals(pa.table({"task": plain}))
+
+
+def test_only_string_columns_are_read_dictionary_encoded(tmp_path):
+    """read_arrow: the DICTIONARY names that hold strings come dictionary-
+    encoded, any other type (a ``score`` of doubles, an integer partition
+    ``level``) and the other columns as written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from qarla_spark.report.data import read_arrow
+    folder = tmp_path / "t" / "level=3"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"task": ["a", None], "score": [0.5, 1.5],
+                             "metric_set": ["x", "y"]}), folder / "part-0.parquet")
+    table = read_arrow(str(tmp_path / "t"))
+    kinds = {f.name: f.type for f in table.schema}
+    assert pa.types.is_dictionary(kinds["task"])
+    assert kinds["score"] == pa.float64() and kinds["metric_set"] == pa.string()
+    assert not pa.types.is_dictionary(kinds["level"])
+    assert table["score"].to_pylist() == [0.5, 1.5]
+
+
+def test_a_group_of_tasks_holds_its_own_tasks_rows_only():
+    """by_task(only=...): the rows of those tasks, each task's in the
+    table's order, as the whole table's spans give them; a run loaded for
+    some tasks reads the same rows of them."""
+    import pyarrow as pa
+    from qarla_spark.report.data import by_task
+    table = pa.table({"task": ["b", "a", "b", None, "a", "c", "a"], "x": [0, 1, 2, 3, 4, 5, 6]})
+    whole, spans = by_task(table)
+    for only in ({"a"}, {"a", "c"}, {"b", None}, {"zz"}, {"a", "b", "c", None}):
+        mine, mine_spans = by_task(table, frozenset(only))
+        assert set(mine_spans) == only & set(spans)
+        assert mine.num_rows == sum(b - a for a, b in mine_spans.values())
+        for task, (start, stop) in mine_spans.items():
+            a, b = spans[task]
+            assert mine.slice(start, stop - start).to_pylist() == \
+                whole.slice(a, b - a).to_pylist()
 
 
 keys = st.lists(st.tuples(st.sampled_from([0.5, 0.25, -0.0, 0.0, float("nan"), 1.0]),

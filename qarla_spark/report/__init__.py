@@ -238,9 +238,10 @@ def draw_parts(run_dir: str, info: Optional[Dict[str, Any]],
     its section, else an index of :data:`~qarla_spark.report.sections.
     SECTIONS`)), one after the other into one new file of the folder
     ``parts`` (``group-*.html``); returns a :data:`Drawn` per unit. The run
-    is loaded once for all ``units`` (its tables read once each). Pure of
-    Spark: run in the driver, or on executors that see ``run_dir``."""
-    return draw_units(load_run(run_dir, info), units, parts)
+    is loaded once for all ``units`` (its tables read once each, the rows
+    of the units' tasks kept). Pure of Spark: run in the driver, or on
+    executors that see ``run_dir``."""
+    return draw_units(load_run(run_dir, info, tasks=[u[1] for u in units]), units, parts)
 
 
 def draw_units(run: Run, units: List[Tuple[int, str, str, int]], parts: str) -> List[Drawn]:
