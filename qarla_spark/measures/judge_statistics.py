@@ -775,15 +775,18 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
     block of a run whose replicates hold an infinity (the caller's path
     then): the replicates of every block in one column-major copy (each
     statistic's matrix a read-only view of it, kept in its run's
-    ``matrices[run]`` when not None), every interval by one
-    :func:`~qarla_spark.measures.resampling.bootstrap_columns_many`."""
+    ``matrices[run]`` when not None), every interval by one sort
+    (:func:`~qarla_spark.measures.resampling.sorted_columns`) and one
+    :func:`~qarla_spark.measures.resampling.bootstrap_sorted_many`."""
     widths = [v.shape[1] for _, _, v in blocks]
     starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
     n_b = len(blocks[0][2]) - 1
     columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
     for (_, _, v), a, b in zip(blocks, starts[:-1], starts[1:]):
         columns[:, a:b] = v[1:]
-    inf = np.isinf(columns).any(axis=0)
+    # every column sorted once (its finite values and infinities read from
+    # the sorted rows, not from passes over every replicate)
+    ordered, n_finite, inf = rs.sorted_columns(columns)
     if inf.any():
         # a run with an infinity: every block of it by the caller's path
         bad = {r for (r, _, _), a, b in zip(blocks, starts[:-1], starts[1:]) if inf[a:b].any()}
@@ -802,7 +805,7 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
         if bounds is not None:
             lower[a:b], upper[a:b] = bounds
     columns.setflags(write=False)
-    low, high = rs.bootstrap_columns_many(points, columns, lower, upper)
+    low, high = rs.bootstrap_sorted_many(points, ordered, n_finite, lower, upper)
     values, lows, highs = points.tolist(), low.tolist(), high.tolist()
     out = []
     for (r, st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
