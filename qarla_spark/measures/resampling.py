@@ -1122,21 +1122,22 @@ def bootstrap_sorted_many(points, ordered, n, lower, upper) -> Tuple[np.ndarray,
 
 
 def _standard_normal(norm):
-    """(inv_cdf, cdf) of the standard normal ``norm`` (a
+    """(inv_cdf, cdf, written) of the standard normal ``norm`` (a
     ``statistics.NormalDist()``) as plain functions of a float: the
     module's own ``_normal_dist_inv_cdf(p, 0.0, 1.0)`` and ``0.5·(1 +
     erf((x − 0.0)/(1.0·√2)))`` — what its methods compute after their
-    checks — or the methods themselves where the module lacks the former."""
+    checks — or the methods themselves where the module lacks the former
+    (``written`` False: the cdf is not that expression)."""
     import statistics
     raw = getattr(statistics, "_normal_dist_inv_cdf", None)
     if raw is None or (norm.mean, norm.stdev) != (0.0, 1.0):    # pragma: no cover
-        return norm.inv_cdf, norm.cdf
+        return norm.inv_cdf, norm.cdf, False
     root2 = math.sqrt(2.0)
 
     def cdf(x):
         return 0.5 * (1.0 + math.erf((x - 0.0) / (1.0 * root2)))
 
-    return (lambda p: raw(p, 0.0, 1.0)), cdf
+    return (lambda p: raw(p, 0.0, 1.0)), cdf, True
 
 
 def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high) -> None:
@@ -1169,25 +1170,39 @@ def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high) -> None
         d2 = d3 = np.zeros(cols.size)
     qs = np.full((2, cols.size), math.nan)
     zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
-    inv_cdf, cdf = _standard_normal(norm)
+    inv_cdf, cdf, inline = _standard_normal(norm)
     # NormalDist's own functions without its methods' checks (done here),
     # in Python floats: the doubles of norm.inv_cdf, norm.cdf — once per
     # distinct (share, moments) (columns of a task's sets often share
     # them: KING's 1,023 subsets)
     done: Dict[tuple, tuple] = {}
-    for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+    nan2 = (math.nan, math.nan)
+    z_low, z_high = zs
+    # (``inline``: the cdf's expression written out below — the same
+    # operations as _standard_normal's cdf, without a call per bound)
+    erf, root2 = math.erf, 1.0 * math.sqrt(2.0)
+    found = []
+    for key in zip(share.tolist(), d2.tolist(), d3.tolist()):
         got = done.get(key)
         if got is None:
             p, s2, s3 = key
             if p <= 0 or p >= 1:
-                got = None
+                got = nan2
             else:
                 z0 = inv_cdf(p)
                 a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
-                got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
+                if inline:
+                    got = (0.5 * (1.0 + erf((z0 + (z0 + z_low) / (1 - a * (z0 + z_low)) - 0.0)
+                                            / root2)),
+                           0.5 * (1.0 + erf((z0 + (z0 + z_high) / (1 - a * (z0 + z_high))
+                                             - 0.0) / root2)))
+                else:                                                   # pragma: no cover
+                    got = (cdf(z0 + (z0 + z_low) / (1 - a * (z0 + z_low))),
+                           cdf(z0 + (z0 + z_high) / (1 - a * (z0 + z_high))))
             done[key] = got
-        if got is not None:
-            qs[0, k], qs[1, k] = got
+        found.append(got)
+    if found:
+        qs[:] = np.asarray(found, dtype=np.float64).T
     good = np.isfinite(qs).all(axis=0)
     if good.any():
         sel = cols[good]
