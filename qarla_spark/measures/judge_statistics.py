@@ -497,10 +497,15 @@ def _pdp(scores: SystemScores) -> np.ndarray:
     row and every replicate in one call, deterministic, within a few ulp);
     NaN when a side has no difference."""
     data = scores.data
-    t_idx, s_idx = _positions(data)                  # row-major: sorted by topic
+    t_idx, s_idx, metrics, _ = scores.summaries()    # row-major: sorted by topic
     n_t, n_m = len(data.topics), len(data.measures)
-    cross, hh, mm = me.pdp_sums(data.scores[t_idx, s_idx, :], data.human[t_idx, s_idx],
-                                t_idx, n_t)
+    # the measures' pairs and differences, once for the criteria that
+    # share their cells (``shared``)
+    if "pdp_side" not in scores.shared:
+        scores.shared["pdp_side"] = me.pdp_side(metrics, t_idx, n_t)
+    side = scores.shared["pdp_side"]
+    cross, hh = me.pdp_human_sums(side, data.human[t_idx, s_idx])
+    mm = side.mm
     w = np.ones((1, n_t), dtype=np.int64)
     if scores.replicates:
         w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
