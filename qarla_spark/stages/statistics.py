@@ -41,8 +41,8 @@ from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
 from qarla_spark.measures.group_statistics import (UNIT, CiBlock, CompBlock, Comparison,
-                                                   CorrelationRow, Interval, Paired, StatRow, auc_counts,
-                                                   auc_group_of, correlation_groups,
+                                                   CorrelationRow, Interval, Paired, StatRow,
+                                                   auc_counts, auc_group_of, correlation_groups,
                                                    distinct_ratio_estimates, king_distinct_group,
                                                    king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
