@@ -99,3 +99,29 @@ def test_many_columns_equal_each_blocks_bootstrap_columns(case, kinds):
         part = slice(k * n_m, (k + 1) * n_m)
         assert _bits(low[part]).tolist() == _bits(want[0]).tolist()
         assert _bits(high[part]).tolist() == _bits(want[1]).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 12),
+       st.lists(st.sampled_from([0.0, 0.5, -1.0, np.nan, np.inf, -np.inf]), max_size=8),
+       st.integers(0, 2 ** 32 - 1))
+def test_sorted_rows_counts_are_the_passes_over_every_value(n_r, n_b, specials, seed):
+    """The finite values and infinities of each sorted row, read from its
+    ends: numpy's count of finite values (its dtype too) and any(isinf),
+    with NaN, ±inf, whole rows of NaN and empty rows."""
+    rng = np.random.default_rng(seed)
+    rows = np.round(rng.standard_normal((n_r, n_b)), 1)
+    if n_r and n_b:
+        at = rng.integers(0, n_r * n_b, size=len(specials))
+        rows.ravel()[at] = specials
+        if rng.random() < 0.2:
+            rows[rng.integers(0, n_r)] = np.nan
+    want_n = np.count_nonzero(np.isfinite(rows), axis=1)
+    want_inf = np.isinf(rows).any(axis=1)
+    rows.sort(axis=1)
+    n, inf = rs.sorted_rows_counts(rows)
+    assert n.dtype == want_n.dtype and n.tolist() == want_n.tolist()
+    assert inf.tolist() == want_inf.tolist()
+    ordered, n2, inf2 = rs.sorted_columns(np.asfortranarray(rows.T[::-1]))
+    assert np.array_equal(ordered, rows.T, equal_nan=True)     # (±0 in either order)
+    assert n2.tolist() == want_n.tolist() and inf2.tolist() == want_inf.tolist()

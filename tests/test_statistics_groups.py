@@ -281,7 +281,15 @@ def test_king_of_distinct_columns_is_king_group(n_topics, n_sets, seed):
     d = gs.distinct_ratio_estimates("task", topics, gids, names, wins, dens, seed % 89, n)
     got = gs.king_distinct_group("task", d, plan, seed % 89, n)
     block, rest = got[0], got[1:]
-    assert _row_bits(block.rows() + rest) == _row_bits(want)
+    # each family's comparisons a CompBlock, its columns its rows' fields
+    assert all(isinstance(b, gs.CompBlock) for b in rest)
+    assert _row_bits(block.rows() + [r for b in rest for r in b.rows()]) == _row_bits(want)
+    for b in rest:
+        rows = b.rows()
+        assert len({r.family for r in rows}) == 1
+        for name, column in b.columns().items():
+            assert _row_bits([(v,) for v in column]) == \
+                _row_bits([(getattr(r, name),) for r in rows])
     (alone,) = gs.king_distinct_group("task", d, None, seed % 89, n)
     assert _row_bits(alone.rows()) == _row_bits([r for r in want if r.kind == "king"])
     # the block's columns: its rows' fields, in order

@@ -281,3 +281,51 @@ def test_king_mean_over_tasks_and_its_rows():
         assert r[4] == mean.point[m] and r[7] == "percentile"
         assert (r[5], r[6]) == rs.percentile_interval(mean.reps[:, m])
         assert r[8] in (1, 2) and r[10] == 2
+
+
+def _pdp_sums_reference(metric, human, groups, n_groups):
+    """pdp_sums as it was written before the measures' side was shared
+    (one call per human scores): the reference of the shared side."""
+    m = np.asarray(metric, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    g = np.asarray(groups, dtype=np.int64)
+    cross = np.zeros((n_groups, m.shape[1]))
+    hh = np.zeros(n_groups)
+    mm = np.zeros((n_groups, m.shape[1]))
+    i, j = me._group_pairs(g)
+    if not i.size:
+        return cross, hh, mm
+    order = np.lexsort((j, i, g[i]))
+    i, j = i[order], j[order]
+    pg = g[i]
+    starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
+    at = pg[starts]
+    dh = h[i] - h[j]
+    dm = m[i] - m[j]
+    cross[at] = np.add.reduceat(dm * dh[:, None], starts, axis=0)
+    hh[at] = np.add.reduceat(dh * dh, starts)
+    mm[at] = np.add.reduceat(dm * dm, starts, axis=0)
+    return cross, hh, mm
+
+
+@given(st.integers(0, 2 ** 31))
+@SETTINGS
+def test_pdp_side_shared_by_many_human_scores_gives_each_ones_sums(seed):
+    """The measures' side of PDP made once (pdp_side) and each criterion's
+    human scores against it (pdp_human_sums): the doubles of the sums made
+    for each criterion alone, bit for bit (groups of one, none, unsorted
+    groups)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 30))
+    n_groups = int(rng.integers(1, 6))
+    groups = rng.integers(0, n_groups, n)
+    if rng.random() < 0.5:
+        groups = np.sort(groups)
+    metric = rng.standard_normal((n, 3)) * 10.0 ** rng.integers(-3, 3)
+    side = me.pdp_side(metric, groups, n_groups)
+    for _ in range(3):
+        human = rng.choice([1.0, 4 / 3, 5 / 3, 2.0, 5.0], n)
+        want = _pdp_sums_reference(metric, human, groups, n_groups)
+        got = (*me.pdp_human_sums(side, human), side.mm)
+        for a, b in zip(got, want):
+            assert a.shape == b.shape and a.view(np.int64).tolist() == b.view(np.int64).tolist()

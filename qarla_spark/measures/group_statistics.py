@@ -94,6 +94,43 @@ class CiBlock(NamedTuple):
         return {}
 
 
+class CompBlock(NamedTuple):
+    """:class:`StatRow` comparison rows of one family as columns (no object
+    per row: a task's KING of ~1,000 subsets against its best set): row
+    ``k`` compares ``a[k]`` with ``b[k]``, its numbers each column's
+    ``k``-th, the rows :meth:`rows` gives."""
+
+    kind: str
+    task: str
+    family: str
+    criterion: Optional[str]
+    a: list
+    b: list
+    value_a: list
+    value_b: list
+    value: list
+    method: str
+    ci_low: list
+    ci_high: list
+    p_value: list
+    p_adjusted: list
+
+    def rows(self) -> List[StatRow]:
+        return [StatRow(self.kind, self.task, self.family, self.criterion, *fields[:5],
+                        self.method, *fields[5:])
+                for fields in zip(self.a, self.b, self.value_a, self.value_b, self.value,
+                                  self.ci_low, self.ci_high, self.p_value, self.p_adjusted)]
+
+    def columns(self) -> Dict[str, list]:
+        """Every field of :meth:`rows` but kind, task and criterion, a list
+        each, in order."""
+        n = len(self.a)
+        return {"family": [self.family] * n, "a": self.a, "b": self.b,
+                "value_a": self.value_a, "value_b": self.value_b, "value": self.value,
+                "method": [self.method] * n, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "p_value": self.p_value, "p_adjusted": self.p_adjusted}
+
+
 class CorrelationRow(NamedTuple):
     """A row of :func:`correlation_groups`: one correlation (``kind``:
     pearson, spearman, kendall) of one (task, set, criterion) at one level,
@@ -400,7 +437,8 @@ def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int
     None) from :func:`distinct_ratio_estimates`: the intervals and each
     family's comparisons worked out on the distinct columns, the rows of
     every set and pair — the rows king_group gives (the intervals' as one
-    :class:`CiBlock`, first)."""
+    :class:`CiBlock`, first; each family's comparisons as one
+    :class:`CompBlock`)."""
     column, names = e.column, e.names
     # (the replicates sorted in a copy: the comparisons read them in order)
     found = rs.interval_rows(e.d_point, e.d_rows.copy(), e.d_jack)
@@ -428,11 +466,13 @@ def king_distinct_group(task: str, e: DistinctEstimates, plan, seed: int, n: int
         which = [slot.setdefault(key, len(slot)) for key in ids]
         numbers = _comparison_numbers(list(slot), e.d_point, None, diffs_of, flips,
                                       rows=e.d_rows)
-        fam = FAMILIES[family]
-        out += [StatRow("comparison", task, fam, None, names[ia], names[ib],
-                        *(v[k] for v in numbers[:3]), FLIP_METHOD,
-                        *(v[k] for v in numbers[3:]))
-                for (ia, ib), k in zip(pairs, which)]
+        # the family's rows as columns (a CompBlock), each pair's numbers
+        # its distinct pair's
+        value_a, value_b, total, low, high, p, adjusted = (
+            [v[k] for k in which] for v in numbers)
+        out.append(CompBlock("comparison", task, FAMILIES[family], None,
+                             [names[ia] for ia, _ in pairs], [names[ib] for _, ib in pairs],
+                             value_a, value_b, total, FLIP_METHOD, low, high, p, adjusted))
     return out
 
 

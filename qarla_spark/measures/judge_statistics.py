@@ -497,10 +497,15 @@ def _pdp(scores: SystemScores) -> np.ndarray:
     row and every replicate in one call, deterministic, within a few ulp);
     NaN when a side has no difference."""
     data = scores.data
-    t_idx, s_idx = _positions(data)                  # row-major: sorted by topic
+    t_idx, s_idx, metrics, _ = scores.summaries()    # row-major: sorted by topic
     n_t, n_m = len(data.topics), len(data.measures)
-    cross, hh, mm = me.pdp_sums(data.scores[t_idx, s_idx, :], data.human[t_idx, s_idx],
-                                t_idx, n_t)
+    # the measures' pairs and differences, once for the criteria that
+    # share their cells (``shared``)
+    if "pdp_side" not in scores.shared:
+        scores.shared["pdp_side"] = me.pdp_side(metrics, t_idx, n_t)
+    side = scores.shared["pdp_side"]
+    cross, hh = me.pdp_human_sums(side, data.human[t_idx, s_idx])
+    mm = side.mm
     w = np.ones((1, n_t), dtype=np.int64)
     if scores.replicates:
         w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
@@ -775,15 +780,18 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
     block of a run whose replicates hold an infinity (the caller's path
     then): the replicates of every block in one column-major copy (each
     statistic's matrix a read-only view of it, kept in its run's
-    ``matrices[run]`` when not None), every interval by one
-    :func:`~qarla_spark.measures.resampling.bootstrap_columns_many`."""
+    ``matrices[run]`` when not None), every interval by one sort
+    (:func:`~qarla_spark.measures.resampling.sorted_columns`) and one
+    :func:`~qarla_spark.measures.resampling.bootstrap_sorted_many`."""
     widths = [v.shape[1] for _, _, v in blocks]
     starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
     n_b = len(blocks[0][2]) - 1
     columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
     for (_, _, v), a, b in zip(blocks, starts[:-1], starts[1:]):
         columns[:, a:b] = v[1:]
-    inf = np.isinf(columns).any(axis=0)
+    # every column sorted once (its finite values and infinities read from
+    # the sorted rows, not from passes over every replicate)
+    ordered, n_finite, inf = rs.sorted_columns(columns)
     if inf.any():
         # a run with an infinity: every block of it by the caller's path
         bad = {r for (r, _, _), a, b in zip(blocks, starts[:-1], starts[1:]) if inf[a:b].any()}
@@ -802,7 +810,7 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
         if bounds is not None:
             lower[a:b], upper[a:b] = bounds
     columns.setflags(write=False)
-    low, high = rs.bootstrap_columns_many(points, columns, lower, upper)
+    low, high = rs.bootstrap_sorted_many(points, ordered, n_finite, lower, upper)
     values, lows, highs = points.tolist(), low.tolist(), high.tolist()
     out = []
     for (r, st, _), a, b in zip(blocks, starts[:-1], starts[1:]):

@@ -254,28 +254,62 @@ def pdp_sums(metric, human, groups, n_groups: int) -> Tuple[np.ndarray, np.ndarr
     pairs' terms added in their order within a group (deterministic).
     ``metric`` (N × M), ``human`` (N,), ``groups`` (N,) in [0, n_groups).
     PDP = Σ_g cross_g / √(Σ_g hh_g · Σ_g mm_g) (both orders of a pair
-    double each sum alike)."""
+    double each sum alike). :func:`pdp_side` and :func:`pdp_human_sums`:
+    the measures' side once for many human scores, the same doubles."""
+    side = pdp_side(metric, groups, n_groups)
+    cross, hh = pdp_human_sums(side, human)
+    return cross, hh, side.mm
+
+
+@dataclass(frozen=True, eq=False)
+class PdpSide:
+    """The measures' side of :func:`pdp_sums` (whatever the human scores):
+    the pairs i < j within a group in their order, where each group's
+    pairs start, the groups they belong to, the measures' differences
+    (pairs × M) and their Σ d_m² (G × M)."""
+
+    n_groups: int
+    n_m: int
+    i: np.ndarray
+    j: np.ndarray
+    starts: np.ndarray
+    at: np.ndarray
+    dm: np.ndarray
+    mm: np.ndarray
+
+
+def pdp_side(metric, groups, n_groups: int) -> PdpSide:
+    """:class:`PdpSide` of ``metric`` (N × M) grouped by ``groups`` (N,)."""
     m = np.asarray(metric, dtype=np.float64)
-    h = np.asarray(human, dtype=np.float64)
     g = np.asarray(groups, dtype=np.int64)
     n_m = m.shape[1]
-    cross = np.zeros((n_groups, n_m))
-    hh = np.zeros(n_groups)
     mm = np.zeros((n_groups, n_m))
     i, j = _group_pairs(g)
     if not i.size:
-        return cross, hh, mm
+        return PdpSide(n_groups, n_m, i, j, np.zeros(0, dtype=np.intp),
+                       np.zeros(0, dtype=np.int64), np.zeros((0, n_m)), mm)
     order = np.lexsort((j, i, g[i]))                   # by group, then the pair
     i, j = i[order], j[order]
     pg = g[i]
     starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
     at = pg[starts]
-    dh = h[i] - h[j]
     dm = m[i] - m[j]
-    cross[at] = np.add.reduceat(dm * dh[:, None], starts, axis=0)
-    hh[at] = np.add.reduceat(dh * dh, starts)
     mm[at] = np.add.reduceat(dm * dm, starts, axis=0)
-    return cross, hh, mm
+    return PdpSide(n_groups, n_m, i, j, starts, at, dm, mm)
+
+
+def pdp_human_sums(side: PdpSide, human) -> Tuple[np.ndarray, np.ndarray]:
+    """(Σ d_m·d_h (G × M), Σ d_h² (G,)) of :func:`pdp_sums` for the human
+    scores ``human`` (N,), the measures' side ``side``."""
+    h = np.asarray(human, dtype=np.float64)
+    cross = np.zeros((side.n_groups, side.n_m))
+    hh = np.zeros(side.n_groups)
+    if not side.i.size:
+        return cross, hh
+    dh = h[side.i] - h[side.j]
+    cross[side.at] = np.add.reduceat(side.dm * dh[:, None], side.starts, axis=0)
+    hh[side.at] = np.add.reduceat(dh * dh, side.starts)
+    return cross, hh
 
 
 # ---------------------------------------------------------------------------

@@ -980,11 +980,11 @@ def percentile_columns(replicates, alpha: float = ALPHA) -> Tuple[np.ndarray, np
     high = np.full(reps.shape[1], math.nan)
     if not reps.shape[0] or not reps.shape[1]:
         return low, high
-    if np.isinf(reps).any():                    # ±inf sort among the values: per column
+    ordered, n, inf = sorted_columns(reps)
+    if inf.any():                               # ±inf sort among the values: per column
         for m in range(reps.shape[1]):
             low[m], high[m] = percentile_interval(reps[:, m], alpha)
         return low, high
-    ordered, n = _finite_sorted(reps, (alpha / 2, 1 - alpha / 2))
     return _percentiles_sorted(ordered, n, alpha)
 
 
@@ -1015,11 +1015,11 @@ def bootstrap_columns(points, replicates, bounds: Optional[Tuple[float, float]] 
     high = np.full(m_all, math.nan)
     if not n_b or not m_all:
         return low, high
-    if np.isinf(reps).any():
+    ordered, n, inf = sorted_columns(reps)
+    if inf.any():
         for m in range(m_all):
             low[m], high[m] = bootstrap_interval(float(points[m]), reps[:, m], bounds)
         return low, high
-    ordered, n = _finite_sorted(reps, (ALPHA / 2, 1 - ALPHA / 2))
     cols = np.flatnonzero((n > 0) & np.isfinite(points))
     if cols.size:
         low[cols], high[cols] = _recentred_sorted(ordered, n, points, cols, bounds[0], bounds[1])
@@ -1043,6 +1043,43 @@ def _recentred_sorted(ordered, n, points, cols, lower, upper) -> Tuple[np.ndarra
     return np.minimum(np.maximum(lo, lower), pts), np.maximum(np.minimum(hi, upper), pts)
 
 
+def sorted_rows_counts(rows) -> Tuple[np.ndarray, np.ndarray]:
+    """(finite values, holds an infinity) of each row of ``rows`` (R × B,
+    each row sorted by numpy: −inf first, NaN last, +inf just before the
+    NaN), read from the sorted rows rather than by a pass over every value:
+    a row without NaN has B values that are not NaN, the others' NaN
+    counted; a row holds an infinity when its first value is −inf or its
+    last value that is not NaN is +inf; the finite values of such a row
+    counted. The counts ``np.count_nonzero(np.isfinite(rows), axis=1)``
+    gives (intp), and ``np.isinf(rows).any(axis=1)``."""
+    rows = np.asarray(rows, dtype=np.float64)
+    n_r, n_b = rows.shape
+    n = np.full(n_r, n_b, dtype=np.intp)
+    if not n_b:
+        return n, np.zeros(n_r, dtype=bool)
+    nan = np.flatnonzero(np.isnan(rows[:, -1]))
+    if nan.size:
+        n[nan] -= np.count_nonzero(np.isnan(rows[nan]), axis=1)
+    top = rows[np.arange(n_r), np.maximum(n - 1, 0)]
+    inf = (rows[:, 0] == -math.inf) | ((n > 0) & (top == math.inf))
+    bad = np.flatnonzero(inf)
+    if bad.size:
+        n[bad] = np.count_nonzero(np.isfinite(rows[bad]), axis=1)
+    return n, inf
+
+
+def sorted_columns(columns) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ordered, finite values, holds an infinity) of each column of
+    ``columns`` (B × N): each column sorted as a contiguous row of the
+    transposed copy (no copy before the sort when column-major; numpy's
+    sort along the last axis, as :func:`_finite_sorted`'s), handed back as
+    its transposed view, and :func:`sorted_rows_counts` of the sorted
+    rows."""
+    rows = np.sort(np.ascontiguousarray(np.transpose(columns), dtype=np.float64), axis=1)
+    n, inf = sorted_rows_counts(rows)
+    return rows.T, n, inf
+
+
 def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
     """(low, high) of :func:`bootstrap_columns` of each column of
     ``columns`` (B × N, finite or NaN: the caller checked no infinity;
@@ -1051,18 +1088,25 @@ def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, n
     percentile interval — the same doubles: blocks of several statistics
     at once (one sort, one pass of the interpolation; issue 36: a task's
     ~40 statistics × criteria, not one numpy pass each)."""
+    n_b, m_all = np.shape(columns)
+    if not n_b or not m_all:
+        return np.full(m_all, math.nan), np.full(m_all, math.nan)
+    ordered, n, _ = sorted_columns(columns)
+    return bootstrap_sorted_many(points, ordered, n, lower, upper)
+
+
+def bootstrap_sorted_many(points, ordered, n, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`bootstrap_columns_many` of columns already sorted
+    (:func:`sorted_columns`: ``ordered`` B × N, each column's ``n`` finite
+    values first; no infinity), the same doubles."""
     points = np.asarray(points, dtype=np.float64)
     lower = np.asarray(lower, dtype=np.float64)
     upper = np.asarray(upper, dtype=np.float64)
-    n_b, m_all = np.shape(columns)
+    n_b, m_all = np.shape(ordered)
     low = np.full(m_all, math.nan)
     high = np.full(m_all, math.nan)
     if not n_b or not m_all:
         return low, high
-    # each column a contiguous row of the transposed view (no copy when
-    # column-major): numpy's sort along the last axis, as _finite_sorted's
-    ordered = np.sort(np.ascontiguousarray(np.transpose(columns), dtype=np.float64), axis=1).T
-    n = np.count_nonzero(np.isfinite(columns), axis=0)
     recentred = ~np.isnan(lower)
     # percentile: _percentiles_sorted's
     ok = np.flatnonzero(~recentred & (n > 0))
@@ -1078,21 +1122,22 @@ def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, n
 
 
 def _standard_normal(norm):
-    """(inv_cdf, cdf) of the standard normal ``norm`` (a
+    """(inv_cdf, cdf, written) of the standard normal ``norm`` (a
     ``statistics.NormalDist()``) as plain functions of a float: the
     module's own ``_normal_dist_inv_cdf(p, 0.0, 1.0)`` and ``0.5·(1 +
     erf((x − 0.0)/(1.0·√2)))`` — what its methods compute after their
-    checks — or the methods themselves where the module lacks the former."""
+    checks — or the methods themselves where the module lacks the former
+    (``written`` False: the cdf is not that expression)."""
     import statistics
     raw = getattr(statistics, "_normal_dist_inv_cdf", None)
     if raw is None or (norm.mean, norm.stdev) != (0.0, 1.0):    # pragma: no cover
-        return norm.inv_cdf, norm.cdf
+        return norm.inv_cdf, norm.cdf, False
     root2 = math.sqrt(2.0)
 
     def cdf(x):
         return 0.5 * (1.0 + math.erf((x - 0.0) / (1.0 * root2)))
 
-    return (lambda p: raw(p, 0.0, 1.0)), cdf
+    return (lambda p: raw(p, 0.0, 1.0)), cdf, True
 
 
 def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high) -> None:
@@ -1125,25 +1170,39 @@ def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high) -> None
         d2 = d3 = np.zeros(cols.size)
     qs = np.full((2, cols.size), math.nan)
     zs = [norm.inv_cdf(q) for q in (alpha / 2, 1 - alpha / 2)]
-    inv_cdf, cdf = _standard_normal(norm)
+    inv_cdf, cdf, inline = _standard_normal(norm)
     # NormalDist's own functions without its methods' checks (done here),
     # in Python floats: the doubles of norm.inv_cdf, norm.cdf — once per
     # distinct (share, moments) (columns of a task's sets often share
     # them: KING's 1,023 subsets)
     done: Dict[tuple, tuple] = {}
-    for k, key in enumerate(zip(share.tolist(), d2.tolist(), d3.tolist())):
+    nan2 = (math.nan, math.nan)
+    z_low, z_high = zs
+    # (``inline``: the cdf's expression written out below — the same
+    # operations as _standard_normal's cdf, without a call per bound)
+    erf, root2 = math.erf, 1.0 * math.sqrt(2.0)
+    found = []
+    for key in zip(share.tolist(), d2.tolist(), d3.tolist()):
         got = done.get(key)
         if got is None:
             p, s2, s3 = key
             if p <= 0 or p >= 1:
-                got = None
+                got = nan2
             else:
                 z0 = inv_cdf(p)
                 a = s3 / (6 * s2 ** 1.5) if s2 > 0 else 0.0
-                got = tuple(cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in zs)
+                if inline:
+                    got = (0.5 * (1.0 + erf((z0 + (z0 + z_low) / (1 - a * (z0 + z_low)) - 0.0)
+                                            / root2)),
+                           0.5 * (1.0 + erf((z0 + (z0 + z_high) / (1 - a * (z0 + z_high))
+                                             - 0.0) / root2)))
+                else:                                                   # pragma: no cover
+                    got = (cdf(z0 + (z0 + z_low) / (1 - a * (z0 + z_low))),
+                           cdf(z0 + (z0 + z_high) / (1 - a * (z0 + z_high))))
             done[key] = got
-        if got is not None:
-            qs[0, k], qs[1, k] = got
+        found.append(got)
+    if found:
+        qs[:] = np.asarray(found, dtype=np.float64).T
     good = np.isfinite(qs).all(axis=0)
     if good.any():
         sel = cols[good]
@@ -1189,10 +1248,11 @@ def percentile_rows(rows, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]
     column's replicates in a row, C-contiguous; sorted in place): the same
     doubles, without the transposed copy."""
     if not rows.shape[0] or not rows.shape[1] or np.isinf(rows).any():
+        # (before the sort: which of +0 and -0 an order statistic is
+        # depends on the values' order)
         return percentile_columns(rows.T, alpha)
-    n = np.count_nonzero(np.isfinite(rows), axis=1)
     rows.sort(axis=1)
-    return _percentiles_sorted(rows.T, n, alpha)
+    return _percentiles_sorted(rows.T, sorted_rows_counts(rows)[0], alpha)
 
 
 def interval_rows(points, rows, jackknife, alpha: float = ALPHA
@@ -1208,8 +1268,8 @@ def interval_rows(points, rows, jackknife, alpha: float = ALPHA
     if not n_b or not m_all or np.isinf(rows).any() or (jack.shape[0]
                                                         and not np.isfinite(jack).all()):
         return interval_columns(points, rows.T, jack, alpha)
-    n = np.count_nonzero(np.isfinite(rows), axis=1)
     rows.sort(axis=1)
+    n = sorted_rows_counts(rows)[0]
     ordered = rows.T
     out = {"percentile": _percentiles_sorted(ordered, n, alpha),
            "bca": (np.full(m_all, math.nan), np.full(m_all, math.nan))}

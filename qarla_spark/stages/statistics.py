@@ -40,9 +40,9 @@ from qarla_spark.measures import resampling as rs
 from qarla_spark.measures.clustering import subset_labels
 from qarla_spark.measures import across_tasks as xt
 from qarla_spark.measures import judge_statistics as js
-from qarla_spark.measures.group_statistics import (UNIT, CiBlock, Comparison, CorrelationRow,
-                                                   Interval, Paired, StatRow, auc_counts,
-                                                   auc_group_of, correlation_groups,
+from qarla_spark.measures.group_statistics import (UNIT, CiBlock, CompBlock, Comparison,
+                                                   CorrelationRow, Interval, Paired, StatRow,
+                                                   auc_counts, auc_group_of, correlation_groups,
                                                    distinct_ratio_estimates, king_distinct_group,
                                                    king_group, ratio_estimates_of)
 from qarla_spark.measures.meta_eval import rank_clusters
@@ -502,8 +502,8 @@ def _table_records(key, rows: list, n, sizes):
 
     def columns_of(found):
         """The rows' fields as columns, by name (one transposition, no
-        attribute read per row and field; a CiBlock's columns as they
-        are, its rows of a set the table has)."""
+        attribute read per row and field; a CiBlock's or CompBlock's
+        columns as they are, a CiBlock's rows of a set the table has)."""
         out: Dict[str, list] = {name: [] for name in fields}
         plain: List[StatRow] = []
 
@@ -513,7 +513,7 @@ def _table_records(key, rows: list, n, sizes):
             plain.clear()
 
         for r in found:
-            if not isinstance(r, CiBlock):
+            if not isinstance(r, (CiBlock, CompBlock)):
                 plain.append(r)
                 continue
             flush()
@@ -592,6 +592,16 @@ def _printed(task, rows: list, corr: List[CorrelationCi], ctx) -> dict:
                                                                          r.ci_high)
         elif r.kind == "auc" and r.method == "percentile":
             auc[(task, r.criterion, r.a)] = Interval(r.value, r.ci_low, r.ci_high)
+        elif isinstance(r, CompBlock):
+            if r.family == FAMILIES["subset"]:
+                n_subsets += len(r.a)
+                kept += sum(int(p >= rs.ALPHA) for p in r.p_adjusted)
+            else:
+                comparisons.setdefault((task, r.family, r.criterion or ""), []).extend(
+                    Comparison(a, b, value_a, value_b, value, low, high, p, adjusted)
+                    for a, b, value_a, value_b, value, low, high, p, adjusted in zip(
+                        r.a, r.b, r.value_a, r.value_b, r.value, r.ci_low, r.ci_high,
+                        r.p_value, r.p_adjusted))
         elif r.kind == "comparison":
             if r.family == FAMILIES["subset"]:
                 n_subsets += 1
