@@ -42,7 +42,7 @@ from qarla_spark.measures.clustering import (agglomerate, bit_slices, representa
                                              slice_counts, subsets)
 from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover, peer_orders
 from qarla_spark.measures.masks import TRIPLES, set_words, topic_samples
-from qarla_spark.measures.metric_sets import MetricSet, best_of, positions
+from qarla_spark.measures.metric_sets import MetricSet, best_index, best_of, positions
 from qarla_spark.measures.plain import topic_plain
 from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
@@ -511,9 +511,31 @@ def subsets_family(reps: Sequence[str], metrics: Sequence[str]) -> Dict[str, Any
     executors, from the task's few representatives, so that what the
     driver sends and keeps grows with the tasks, not with their 2^k − 1
     subsets (100 tasks: 7.9 MB in one broadcast before)."""
-    family = Family.of(subsets(reps), metrics)
-    return {"words": family.words, "labels": family.labels, "sizes": family.sizes,
-            "sets": [s.names for s in family.sets]}
+    from itertools import combinations
+
+    from qarla_spark.measures.masks import n_words
+    from qarla_spark.names import SEPARATOR
+    names = sorted(set(reps))
+    position = positions(metrics)
+    missing = [n for n in names if n not in position]
+    if missing:             # what MetricSet.indices says of the first subset without it
+        from qarla_spark.errors import ConfigError
+        raise ConfigError(f"metric set {missing[0]}: not in the similarity table: {missing[0]}")
+    # a combination of the sorted, distinct names is a MetricSet's names
+    # (clustering.subsets' order: by size, then in name order); its words
+    # the sum of its names' single bits (distinct bits: their OR)
+    from itertools import chain
+    k = len(names)
+    combos = [c for r in range(1, k + 1) for c in combinations(range(k), r)]
+    sets = [c for r in range(1, k + 1) for c in combinations(names, r)]     # the same order
+    sizes = [len(c) for c in combos]
+    member = np.zeros((len(combos), k), dtype=np.int64)
+    member[np.repeat(np.arange(len(combos)), sizes),
+           np.fromiter(chain.from_iterable(combos), dtype=np.intp, count=sum(sizes))] = 1
+    single = np.asarray([set_words([position[n]], len(metrics)) for n in names],
+                        dtype=np.int64).reshape(k, n_words(len(metrics)))
+    return {"words": member @ single, "labels": [SEPARATOR.join(c) for c in sets],
+            "sizes": sizes, "sets": sets}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -617,8 +639,8 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
         kings.update(_king_sizes([king2[i] for i in keep] if king2 else []))
         out.append(rd.table_record(task, "king_pearson",
                                    qt.king_pearson_rows(task, kings, blocks, human)))
-    best = best_of({MetricSet(plan["sets"][s]): v for s, v in values2.items()})
-    out.append((task, "driver", SubsetsFound(best, values2[plan["labels"].index(best.label)])))
+    at = best_index(values2, plan["labels"], plan["sizes"])
+    out.append((task, "driver", SubsetsFound(MetricSet(plan["sets"][at]), values2[at])))
     return out
 
 
