@@ -120,3 +120,14 @@ def best_of(scores) -> MetricSet:
     if not scores:
         raise ValueError("no metric set to choose from")
     return min(scores, key=lambda s: (-scores[s], s.tie_key))
+
+
+def best_index(scores, labels: Sequence[str], sizes: Sequence[int]) -> int:
+    """:func:`best_of` of sets given by their positions, without making
+    them: ``scores`` maps a position to its score, ``labels[i]`` and
+    ``sizes[i]`` are set i's :attr:`MetricSet.label` and size (its
+    :attr:`MetricSet.tie_key`); the position of the best set (a task's
+    1,023 subsets: no MetricSet each)."""
+    if not scores:
+        raise ValueError("no metric set to choose from")
+    return min(scores, key=lambda i: (-scores[i], sizes[i], labels[i]))

@@ -161,9 +161,47 @@ class PeerSums:
         """The sums of records with fields ``peer``, ``num``, ``den``,
         ``count``, ``real`` (the QARLA stage's ``PeerCounts``)."""
         out = cls(n_sets)
+        topics = []
         for v in values:
-            out.add(v.peer, v.num, v.den, v.count, getattr(v, "real", None))
-        return out
+            if getattr(v, "real", None) is None:
+                topics.append(v)        # one topic's counts: their pieces made together
+            else:
+                out.add(v.peer, v.num, v.den, v.count, v.real)
+        return out.add_topics(topics)
+
+    def add_topics(self, rows: Sequence[Any]) -> "PeerSums":
+        """:meth:`add` of many one-topic rows (fields ``peer``, ``num``,
+        ``den``, ``count``) at once: the doubles num / den of all of them
+        cut in pieces in one :func:`~qarla_spark.measures.exact.fixed_parts`
+        call and summed per peer (integers: the same sums in any order), not
+        a call and a sum per topic and peer."""
+        names: List[str] = []
+        nums, dens = [], []
+        for v in rows:
+            if not len(v.peer):
+                continue
+            if not (np.asarray(v.count) == 1).all():
+                raise ValueError("a PeerCounts row without its sums is one topic's")
+            names += [str(p) for p in v.peer]
+            nums.append(np.asarray(v.num, dtype=np.int64).reshape(len(v.peer), self.n_sets))
+            dens.append(np.asarray(v.den, dtype=np.int64).reshape(-1))
+        if not names:
+            return self
+        num, den = np.concatenate(nums), np.concatenate(dens)
+        real = exact.fixed_parts(num / den[:, None])                 # L × rows × S
+        unique, inverse = np.unique(np.asarray(names, dtype=object), return_inverse=True)
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+        sums = np.add.reduceat(real[:, order], starts, axis=1)       # L × peers × S
+        counts = np.bincount(inverse, minlength=len(unique))
+        for k, name in enumerate(unique.tolist()):
+            if name in self.sums:
+                self.sums[name] = self.sums[name] + sums[:, k]
+            else:
+                self.sums[name] = np.ascontiguousarray(sums[:, k])
+            self.counts[name] = self.counts.get(name, 0) + int(counts[k])
+        return self
 
     def means(self) -> Dict[str, np.ndarray]:
         """peer -> (n_sets,) float: the exact mean over its topics of its
@@ -230,6 +268,17 @@ def king_pearson_rows(task: str, kings: Mapping[str, Tuple[int, float]],
         for i, label in enumerate(labels):
             where[str(label)] = (b, i)
     order = sorted(where)
+    if not order:
+        return []
+    # each label's block and row (in label order), its KING row's fields;
+    # made once, not per criterion
+    block_of = np.asarray([where[label][0] for label in order], dtype=np.intp)
+    row_of = np.asarray([where[label][1] for label in order], dtype=np.intp)
+    fields = [(label, int(kings[label][0]), kings[label][1]) if label in kings else None
+              for label in order]
+    first_of = {}                   # a block's first position in label order
+    for p, b in enumerate(block_of.tolist()):
+        first_of.setdefault(b, p)
     out = []
     for criterion in sorted(human):
         y_of = human[criterion]
@@ -239,28 +288,26 @@ def king_pearson_rows(task: str, kings: Mapping[str, Tuple[int, float]],
             systems = tuple(sorted(n for n in peers if n in y_of))
             at = {n: p for p, n in enumerate(peers)}
             columns.append((systems, np.asarray([at[n] for n in systems], dtype=np.intp)))
-        by_systems: Dict[tuple, List[Tuple[str, int, int]]] = {}
-        for label in order:
-            b, i = where[label]
-            systems = columns[b][0]
-            if systems:
-                by_systems.setdefault(systems, []).append((label, b, i))
-        for systems, sets in by_systems.items():
-            x = np.empty((len(sets), len(systems)), dtype=np.float64)
-            block_of = np.asarray([b for _, b, _ in sets], dtype=np.intp)
-            row_of = np.asarray([i for _, _, i in sets], dtype=np.intp)
-            for b in np.unique(block_of).tolist():
-                mine = np.flatnonzero(block_of == b)
+        # the blocks of the same systems make one group of sets, the groups
+        # in the order of their first label, the sets in label order
+        by_systems: Dict[tuple, List[int]] = {}
+        for b in sorted(first_of, key=first_of.get):
+            if columns[b][0]:
+                by_systems.setdefault(columns[b][0], []).append(b)
+        for systems, group in by_systems.items():
+            mine_all = np.flatnonzero(np.isin(block_of, group))
+            x = np.empty((len(mine_all), len(systems)), dtype=np.float64)
+            for b in group:
+                mine = np.flatnonzero(block_of[mine_all] == b)
                 values = np.asarray(blocks[b][2], dtype=np.float64)
-                x[mine] = values[row_of[mine]][:, columns[b][1]]
+                x[mine] = values[row_of[mine_all[mine]]][:, columns[b][1]]
             y = np.asarray([y_of[n] for n in systems], dtype=np.float64)
-            r = agreement.correlation_rows(list(systems), x, np.tile(y, (len(sets), 1)),
+            r = agreement.correlation_rows(list(systems), x, np.tile(y, (len(mine_all), 1)),
                                            min_n=agreement.MIN_POINTS, kinds=("pearson",))[:, 0]
-            for (label, _, _), v in zip(sets, r.tolist()):
-                if label in kings:
-                    size, king = kings[label]
-                    out.append((task, label, int(size), king, criterion,
-                                v if math.isfinite(v) else None))
+            isfinite = math.isfinite
+            out += [(task, *f, criterion, v if isfinite(v) else None)
+                    for f, v in zip([fields[p] for p in mine_all.tolist()], r.tolist())
+                    if f is not None]
     return out
 
 

@@ -42,7 +42,7 @@ from qarla_spark.measures.clustering import (agglomerate, bit_slices, representa
                                              slice_counts, subsets)
 from qarla_spark.measures.jack import covering_pairs, curve_counts, first_cover, peer_orders
 from qarla_spark.measures.masks import TRIPLES, set_words, topic_samples
-from qarla_spark.measures.metric_sets import MetricSet, best_of, positions
+from qarla_spark.measures.metric_sets import MetricSet, best_index, best_of, positions
 from qarla_spark.measures.plain import topic_plain
 from qarla_spark.measures.queen import METHODS, king_cases, queen_counts
 from qarla_spark.spark import cache
@@ -511,9 +511,31 @@ def subsets_family(reps: Sequence[str], metrics: Sequence[str]) -> Dict[str, Any
     executors, from the task's few representatives, so that what the
     driver sends and keeps grows with the tasks, not with their 2^k − 1
     subsets (100 tasks: 7.9 MB in one broadcast before)."""
-    family = Family.of(subsets(reps), metrics)
-    return {"words": family.words, "labels": family.labels, "sizes": family.sizes,
-            "sets": [s.names for s in family.sets]}
+    from itertools import combinations
+
+    from qarla_spark.measures.masks import n_words
+    from qarla_spark.names import SEPARATOR
+    names = sorted(set(reps))
+    position = positions(metrics)
+    missing = [n for n in names if n not in position]
+    if missing:             # what MetricSet.indices says of the first subset without it
+        from qarla_spark.errors import ConfigError
+        raise ConfigError(f"metric set {missing[0]}: not in the similarity table: {missing[0]}")
+    # a combination of the sorted, distinct names is a MetricSet's names
+    # (clustering.subsets' order: by size, then in name order); its words
+    # the sum of its names' single bits (distinct bits: their OR)
+    from itertools import chain
+    k = len(names)
+    combos = [c for r in range(1, k + 1) for c in combinations(range(k), r)]
+    sets = [c for r in range(1, k + 1) for c in combinations(names, r)]     # the same order
+    sizes = [len(c) for c in combos]
+    member = np.zeros((len(combos), k), dtype=np.int64)
+    member[np.repeat(np.arange(len(combos)), sizes),
+           np.fromiter(chain.from_iterable(combos), dtype=np.intp, count=sum(sizes))] = 1
+    single = np.asarray([set_words([position[n]], len(metrics)) for n in names],
+                        dtype=np.int64).reshape(k, n_words(len(metrics)))
+    return {"words": member @ single, "labels": [SEPARATOR.join(c) for c in sets],
+            "sizes": sizes, "sets": sets}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -617,8 +639,8 @@ def _subsets_reduce(task, items, ctx: "SubsetsRound"):
         kings.update(_king_sizes([king2[i] for i in keep] if king2 else []))
         out.append(rd.table_record(task, "king_pearson",
                                    qt.king_pearson_rows(task, kings, blocks, human)))
-    best = best_of({MetricSet(plan["sets"][s]): v for s, v in values2.items()})
-    out.append((task, "driver", SubsetsFound(best, values2[plan["labels"].index(best.label)])))
+    at = best_index(values2, plan["labels"], plan["sizes"])
+    out.append((task, "driver", SubsetsFound(MetricSet(plan["sets"][at]), values2[at])))
     return out
 
 
@@ -813,29 +835,47 @@ class _TaskQueen:
 
 def _systems_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
     """``systems/``: under each set, every peer (its jackknifed and full
-    QUEEN) and every model (its own QUEEN), ranked exactly."""
-    from fractions import Fraction
+    QUEEN) and every model (its own QUEEN), ranked exactly — the scores
+    num / den over one common denominator (Python integers, every set at
+    once; no Fraction per score), each rounded once
+    (:func:`~qarla_spark.measures.exact.divide`)."""
+    import math
 
     q = queen
+    keys = [(q.peers[i], "peer") for i in q.jk_peers] + [(m, "model") for m in q.models]
+    n_jk = len(q.jk_peers)
+    dens = [int(q.jk_peer_den[i]) for i in q.jk_peers] + [int(d) for d in q.own_den]
+    nums = np.empty((len(keys), q.n_sets), dtype=object)
+    for k, i in enumerate(q.jk_peers):
+        nums[k] = [int(x) for x in q.jk_peer_num[i]]
+    for h in range(len(q.models)):
+        nums[n_jk + h] = [int(x) for x in q.own_num[h]]
+    common = math.lcm(*dens) if dens else 1
+    scaled = nums * np.asarray([common // d for d in dens], dtype=object)[:, None] \
+        if keys else nums
+    values = exact.divide(nums, np.asarray(dens, dtype=object)).tolist() if keys else []
+    full = q.full_values.tolist() if len(q.peers) else []
+    full_of = [full[q.p_at[name]] if role == "peer" else None for name, role in keys]
+    rest = [(name, q.p_at[name]) for name in q.peers if name not in
+            {q.peers[i] for i in q.jk_peers}]
     systems = []
     for s in range(q.n_sets):
-        scores = {}
-        for i in q.jk_peers:
-            scores[(q.peers[i], "peer")] = Fraction(int(q.jk_peer_num[i, s]),
-                                                    int(q.jk_peer_den[i]))
-        for i, m in enumerate(q.models):
-            scores[(m, "model")] = Fraction(int(q.own_num[i, s]), int(q.own_den[i]))
-        ranked = agreement.rank_exact(scores)
-        for (name, role), value in scores.items():
-            full = float(q.full_values[q.p_at[name], s]) if role == "peer" and name in q.p_at \
-                else None
-            position, above = ranked[(name, role)]
-            systems.append(SystemRow(task, name, role, labels[s], exact.to_float(value), full,
-                                     position, above))
-        for name in q.peers:
-            if (name, "peer") not in scores:
-                systems.append(SystemRow(task, name, "peer", labels[s], None,
-                                         float(q.full_values[q.p_at[name], s]), None, None))
+        column = scaled[:, s].tolist()
+        order = sorted(range(len(keys)), key=lambda k: (-column[k], keys[k][0], keys[k][1]))
+        position = [0] * len(keys)
+        for pos, k in enumerate(order, start=1):
+            position[k] = pos
+        peer_best = max(column[:n_jk]) if n_jk else None
+        for k, (name, role) in enumerate(keys):
+            above = None
+            if role == "model":
+                above = peer_best is not None and column[k] > peer_best
+            systems.append(SystemRow(task, name, role, labels[s], values[k][s],
+                                     full_of[k][s] if full_of[k] is not None else None,
+                                     position[k], above))
+        for name, p in rest:
+            systems.append(SystemRow(task, name, "peer", labels[s], None, full[p][s], None,
+                                     None))
     return systems
 
 
@@ -886,51 +926,93 @@ def _detail_correlations(task, labels, details) -> List[tuple]:
 def _human_test_rows(task, labels, queen: _TaskQueen) -> List[tuple]:
     """``human_test/``, QUEEN: for each held-out model and set, whether the
     model's own QUEEN is strictly above every peer's QUEEN with it held
-    out (exact)."""
+    out (exact: the peers' means of every held-out model in one
+    :func:`_means`, groups (model, peer), compared by cross products of
+    Python integers, every set and peer at once)."""
     q = queen
-    rows_out = []
-    for h, model in enumerate(q.models):
-        rows, dens, groups = [], [], []
-        for v in q.jk:
-            if model not in v.models:
-                continue
-            hh = v.models.index(model)
+    n_p = len(q.peers)
+    m_at = {m: h for h, m in enumerate(q.models)}
+    rows, dens, groups = [], [], []
+    for v in q.jk:
+        n_a = len(v.peers)
+        peer_ids = np.asarray([q.p_at[p] for p in v.peers], dtype=np.int64)
+        for hh, model in enumerate(v.models):
             rows.append(v.jk_num[:, hh, :])
             dens.append(v.jk_den[:, hh])
-            groups += [q.p_at[p] for p in v.peers]
-        if not groups:
+            groups.append(m_at[model] * n_p + peer_ids if n_a else peer_ids)
+    if not groups:
+        return []
+    group = np.concatenate(groups)
+    num, den = _means(_stack(rows, q.n_sets), np.concatenate(dens), group,
+                      len(q.models) * n_p)
+    present = np.zeros(len(q.models) * n_p, dtype=bool)
+    present[group] = True
+    rows_out = []
+    for h, model in enumerate(q.models):
+        mine = np.flatnonzero(present[h * n_p:(h + 1) * n_p]) + h * n_p
+        if not len(mine):
             continue
-        num, den = _means(_stack(rows, q.n_sets), np.concatenate(dens), groups, len(q.peers))
-        present = sorted(set(groups))
-        own_n, own_d = q.own_num[h], int(q.own_den[h])
-        for s in range(q.n_sets):
-            first = all(int(own_n[s]) * int(den[i]) > int(num[i, s]) * own_d for i in present)
-            rows_out.append(HumanTestRow(task, queen_of(labels[s]), model, bool(first)))
+        own_n = np.asarray([int(x) for x in q.own_num[h]], dtype=object)       # sets
+        own_d = int(q.own_den[h])
+        peer_n = np.asarray(num[mine], dtype=object)                           # peers × sets
+        peer_d = np.asarray([int(d) for d in den[mine]], dtype=object)
+        first = (own_n[None, :] * peer_d[:, None] > peer_n * own_d).all(axis=0)
+        rows_out += [HumanTestRow(task, queen_of(labels[s]), model, bool(first[s]))
+                     for s in range(q.n_sets)]
     return rows_out
 
 
 def _plain_human_test_rows(task, details, plain_baselines) -> List[tuple]:
     """``human_test/``, the plain baselines: for each metric and held-out
     model, whether the model's mean plain score is above every peer's
-    (:func:`~qarla_spark.measures.qarla_task.human_first`)."""
+    (:func:`~qarla_spark.measures.agreement.ranked_first`; exact means: the
+    scores of every (held-out model, summarizer) summed at once by
+    :func:`~qarla_spark.measures.exact.real_sums`, not a double at a time)."""
     out = []
     for metric in plain_baselines:
-        by_holdout: Dict[str, Dict[Tuple[str, str], exact.Mean]] = {}
+        ids: Dict[str, int] = {}            # every name (models and peers) a number
+        values, holdouts, who, roles = [], [], [], []
         for v in details:
             plain = v.plain
             if plain is None or metric not in plain:
                 continue
             peer_s, model_s = plain[metric]
-            for hh, model in enumerate(v.models):
-                scores = by_holdout.setdefault(model, {})
-                scores.setdefault((model, "model"), exact.Mean()).add_real(float(model_s[hh]))
-                for a, name in enumerate(v.peers):
-                    scores.setdefault((name, "peer"), exact.Mean()).add_real(
-                        float(peer_s[a, hh]))
-        for holdout in sorted(by_holdout):
-            row = qt.human_first(task, metric, holdout, by_holdout[holdout])
-            if row is not None:
-                out.append(HumanTestRow(*row))
+            n_a, n_m = len(v.peers), len(v.models)
+            m_ids = np.asarray([ids.setdefault(m, len(ids)) for m in v.models], dtype=np.int64)
+            p_ids = np.asarray([ids.setdefault(p, len(ids)) for p in v.peers], dtype=np.int64)
+            # per held-out model hh: the model's own score, then each peer's
+            values.append(np.concatenate([np.asarray(model_s, dtype=np.float64)
+                                          .reshape(n_m, 1),
+                                          np.asarray(peer_s, dtype=np.float64)
+                                          .reshape(n_a, n_m).T], axis=1).ravel())
+            holdouts.append(np.repeat(m_ids, n_a + 1))
+            who.append(np.concatenate([m_ids.reshape(n_m, 1),
+                                       np.broadcast_to(p_ids, (n_m, n_a))], axis=1).ravel())
+            roles.append(np.tile(np.r_[0, np.ones(n_a, dtype=np.int64)], n_m))
+        if not values:
+            continue
+        # a group: (held-out model, summarizer, role 0 model / 1 peer)
+        codes = (np.concatenate(holdouts) * len(ids) + np.concatenate(who)) * 2 \
+            + np.concatenate(roles)
+        unique, inverse = np.unique(codes, return_inverse=True)
+        inverse = inverse.ravel()
+        sums = exact.real_sums(np.concatenate(values), inverse, len(unique))
+        counts = np.bincount(inverse, minlength=len(unique)).tolist()
+        names = list(ids)
+        own: Dict[str, Any] = {}
+        peers: Dict[str, list] = {}
+        for g, code in enumerate(unique.tolist()):
+            holdout, rest = divmod(code, 2 * len(ids))
+            name, role = divmod(rest, 2)
+            mean = sums[g] / counts[g]
+            if role:
+                peers.setdefault(names[holdout], []).append(mean)
+            elif name == holdout:
+                own[names[holdout]] = mean
+        for holdout in sorted(set(own) | set(peers)):
+            if holdout in own and peers.get(holdout):
+                out.append(HumanTestRow(task, metric, holdout,
+                                        agreement.ranked_first(own[holdout], peers[holdout])))
     return out
 
 
@@ -992,21 +1074,38 @@ def _correlation_rows(task, labels, criterion, points: Sequence[_JudgedPoint]):
     by_topic: Dict[str, list] = {}
     for p in points:
         by_topic.setdefault(p.topic, []).append(p)
-    sums = [[exact.Mean() for _ in range(3)] for _ in range(n_sets)]
+    # each topic's points in the order correlation_rows takes them (a stable
+    # sort of the names), the topics of as many points in one call (its
+    # rows are computed each by itself: the same doubles as a call a topic)
+    by_n: Dict[int, list] = {}
     for topic in sorted(by_topic):
         pts = by_topic[topic]
-        who = [p.summarizer for p in pts]
+        order = np.argsort(np.asarray([p.summarizer for p in pts], dtype=object), kind="stable")
+        pts = [pts[i] for i in order.tolist()]
         x = np.stack([np.asarray(p.num, dtype=np.int64) for p in pts], axis=1) \
             / np.asarray([p.den for p in pts], dtype=np.int64)[None, :]
         y = np.broadcast_to(np.asarray([p.score for p in pts], dtype=np.float64), x.shape)
-        r = agreement.correlation_rows(who, x, y, min_n=agreement.MIN_POINTS)
-        for s in np.flatnonzero(np.isfinite(r[:, 0])):
-            for i in range(3):
-                sums[s][i].add_real(float(r[s, i]))
-    for s in range(n_sets):
-        if sums[s][0].n:
-            out.append(CorrelationsRow(task, labels[s], criterion, "summary",
-                                       *(exact.to_float(m.value()) for m in sums[s])))
+        by_n.setdefault(len(pts), []).append((x, y))
+    # the exact mean over topics of each set's three correlations: the
+    # topics' rows summed at once (exact.real_sums), not a double at a time
+    found, sets_of = [], []
+    for n, topics in by_n.items():
+        r = agreement.correlation_rows(list(range(n)), np.concatenate([x for x, _ in topics]),
+                                       np.concatenate([y for _, y in topics]),
+                                       min_n=agreement.MIN_POINTS)
+        ok = np.flatnonzero(np.isfinite(r[:, 0]))
+        found.append(r[ok, :3])
+        sets_of.append(ok % n_sets)
+    at = np.concatenate(sets_of) if sets_of else np.zeros(0, dtype=np.int64)
+    counts = np.bincount(at, minlength=n_sets).tolist()
+    if len(at):
+        sums = exact.real_sums(np.concatenate(found).ravel(),
+                               (at[:, None] * 3 + np.arange(3)[None, :]).ravel(), n_sets * 3)
+        for s in range(n_sets):
+            if counts[s]:
+                out.append(CorrelationsRow(task, labels[s], criterion, "summary",
+                                           *(exact.to_float(sums[3 * s + i] / counts[s])
+                                             for i in range(3))))
     return out
 
 
