@@ -7,7 +7,6 @@ kernel."""
 
 from __future__ import annotations
 
-import contextlib
 from fractions import Fraction
 
 import numpy as np
@@ -15,24 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import numpy_backend
 from qarla_spark.measures import exact_division as ed
-from qarla_spark.measures import pair_counts as pc
 from qarla_spark.measures import resampling as rs
 
 pytestmark = pytest.mark.skipif(not ed.available(),
                                 reason="the compiled backend is off (no numba, or "
                                        "QARLA_COUNT_BACKEND=numpy)")
 SETTINGS = settings(max_examples=200, deadline=None)
-
-
-@contextlib.contextmanager
-def python_integers():
-    saved = pc.BACKEND
-    pc.BACKEND = "numpy"
-    try:
-        yield
-    finally:
-        pc.BACKEND = saved
 
 
 def _exact(parts, base, count):
@@ -78,7 +67,7 @@ def test_exact_means_with_and_without_the_kernel(n_t, n_s, n_b, data):
     got = [rs.weighted_real_means(values, weights),
            rs.weighted_present_means(values * present, present, weights),
            rs.nan_real_means(np.where(present.T == 1, values.T, np.nan))]
-    with python_integers():
+    with numpy_backend():      # the division in Python integers
         want = [rs.weighted_real_means(values, weights),
                 rs.weighted_present_means(values * present, present, weights),
                 rs.nan_real_means(np.where(present.T == 1, values.T, np.nan))]
