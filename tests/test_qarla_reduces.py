@@ -346,6 +346,22 @@ def test_the_correlations_examples_had_summary_rows():
 
 # ---------------------------------------------------------------- fixed_parts
 
+def _fixed_parts_shifts(values):
+    """:func:`exact.fixed_parts` by integer shifts of the mantissas (its code
+    before issue 36's: the reference)."""
+    v = np.asarray(values, dtype=np.float64)
+    mant, expo = np.frexp(v)
+    m = (mant * 2.0 ** 53).astype(np.int64)
+    shift = expo.astype(np.int64) - 53 + exact.FIXED_BITS
+    mask = (1 << exact.FIXED_CHUNK) - 1
+    out = np.empty((exact.FIXED_LEVELS,) + v.shape, dtype=np.int64)
+    for level in range(exact.FIXED_LEVELS):
+        lo = exact.FIXED_CHUNK * level - shift               # m's bit at this level
+        piece = np.where(lo >= 0, m >> np.clip(lo, 0, 63), m << np.clip(-lo, 0, 63)) & mask
+        out[level] = np.where(lo <= 53, piece, 0)
+    return out
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.one_of(st.floats(2.0 ** -107, 255.99999, exclude_max=False),
                           st.sampled_from([0.0, 2.0 ** -107, float(np.nextafter(256.0, 0.0)),
@@ -357,7 +373,7 @@ def test_fixed_parts_in_doubles_are_the_shifted_bits(values):
     """:func:`exact.fixed_parts` (floors of power-of-two scalings) gives the
     pieces the integer shifts of the mantissas gave; out of range raises."""
     got = exact.fixed_parts(np.asarray(values, dtype=np.float64))
-    want = exact._fixed_parts_shifts(np.asarray(values, dtype=np.float64))
+    want = _fixed_parts_shifts(np.asarray(values, dtype=np.float64))
     assert got.dtype == want.dtype == np.int64 and np.array_equal(got, want)
     assert (exact.fixed_value(got).sum() if len(values) else 0) == \
         sum(Fraction(v) * 2 ** exact.FIXED_BITS for v in values)

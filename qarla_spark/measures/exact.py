@@ -248,23 +248,6 @@ def fixed_parts(values):
     return out
 
 
-def _fixed_parts_shifts(values):
-    """:func:`fixed_parts` by integer shifts of the mantissas (its code
-    before issue 36's: the reference its tests compare with)."""
-    import numpy as np
-    v = np.asarray(values, dtype=np.float64)
-    mant, expo = np.frexp(v)
-    m = (mant * 2.0 ** 53).astype(np.int64)
-    shift = expo.astype(np.int64) - 53 + FIXED_BITS
-    mask = (1 << FIXED_CHUNK) - 1
-    out = np.empty((FIXED_LEVELS,) + v.shape, dtype=np.int64)
-    for level in range(FIXED_LEVELS):
-        lo = FIXED_CHUNK * level - shift                     # m's bit at this level
-        piece = np.where(lo >= 0, m >> np.clip(lo, 0, 63), m << np.clip(-lo, 0, 63)) & mask
-        out[level] = np.where(lo <= 53, piece, 0)
-    return out
-
-
 def fixed_value(parts):
     """The integers (Python's, dtype object) that :func:`fixed_parts` (or
     sums of them, over the first axis's pieces) stand for, times
@@ -281,8 +264,8 @@ def fixed_value(parts):
 # exact sums of many doubles per group (numpy): integer pieces
 # ---------------------------------------------------------------------------
 
-#: at most this many FIXED_CHUNK-bit pieces a double for :func:`real_sums`
-#: (doubles whose exponents span more: None, the caller adds them one by one)
+#: at most this many pieces a double for :func:`real_sums` (doubles whose
+#: exponents span more: added one by one)
 REAL_SUM_LEVELS = 80
 
 
@@ -290,14 +273,16 @@ def real_sums(values, groups, n_groups: int):
     """Σ of the doubles ``values[r]`` over the rows r of each group,
     exactly: a list of n_groups Fractions (0 for a group without rows), what
     a :class:`Mean` fed each double (``add_real``) holds times its count —
-    without a Python integer per double. Each double is m·2^e (m an integer
-    of ≤ 53 bits); the smallest e of the nonzero ones, E, is the common
-    unit: m·2^(e−E) is cut in FIXED_CHUNK-bit pieces (|m| first, its sign
-    after), the pieces summed per group in int64 (exact: < 2^35 rows) and
-    joined as Python integers once per group. A value not finite, or
-    exponents spanning more than :data:`REAL_SUM_LEVELS` pieces: value by
-    value in Python (what ``add_real`` raises, it raises)."""
+    without a Python integer per double: the doubles as integers on one
+    common power of two, cut in pieces (:func:`~qarla_spark.measures.
+    resampling.level_pieces`, what the statistics' exact sums use), each
+    piece summed per group in int64 (exact: < 2^35 rows) and joined as
+    Python integers once per group. A value not finite, or more than
+    :data:`REAL_SUM_LEVELS` pieces: value by value in Python (what
+    ``add_real`` raises, it raises)."""
     import numpy as np
+
+    from qarla_spark.measures.resampling import level_pieces
     v = np.asarray(values, dtype=np.float64).ravel()
     groups = np.asarray(groups, dtype=np.int64).ravel()
     out = [Fraction(0)] * n_groups
@@ -305,39 +290,19 @@ def real_sums(values, groups, n_groups: int):
         return _real_sums_one_by_one(v, groups, out)
     if not len(v):
         return out
-    mant, expo = np.frexp(v)
-    m = (mant * 2.0 ** 53).astype(np.int64)                  # v = m · 2^(expo − 53), exact
-    e = expo.astype(np.int64) - 53
-    nonzero = m != 0
-    if not nonzero.any():
-        return out
-    unit = int(e[nonzero].min())
-    shift = np.where(nonzero, e - unit, 0)
-    levels = (int(shift.max()) + 53) // FIXED_CHUNK + 1
-    if levels > REAL_SUM_LEVELS:
-        return _real_sums_one_by_one(v, groups, out)
-    sign = np.sign(m)
-    a = np.abs(m)
     order = np.argsort(groups, kind="stable")
     g_sorted = groups[order]
     starts = np.flatnonzero(np.r_[True, np.diff(g_sorted) != 0])
-    present = g_sorted[starts]
-    a, shift, sign = a[order], shift[order], sign[order]
-    mask = (1 << FIXED_CHUNK) - 1
-    totals = [0] * len(present)
-    for level in range(levels):
-        lo = FIXED_CHUNK * level - shift                     # a's bit at this level
-        piece = np.where(lo >= 0, a >> np.clip(lo, 0, 63), a << np.clip(-lo, 0, 63)) & mask
-        piece = np.where(lo <= 53, piece, 0) * sign
-        if not piece.any():
-            continue
-        sums = np.add.reduceat(piece, starts)
-        for k, s in enumerate(sums.tolist()):
+    base, pieces = level_pieces(v[order])
+    if len(pieces) > REAL_SUM_LEVELS:
+        return _real_sums_one_by_one(v, groups, out)
+    totals = [0] * len(starts)
+    for level, piece in pieces:
+        for k, s in enumerate(np.add.reduceat(piece, starts).tolist()):
             if s:
-                totals[k] += s << (FIXED_CHUNK * level)
-    for k, g in enumerate(present.tolist()):
-        total = totals[k]
-        out[g] = Fraction(total << unit, 1) if unit >= 0 else Fraction(total, 1 << -unit)
+                totals[k] += s << level
+    for total, g in zip(totals, g_sorted[starts].tolist()):
+        out[g] = Fraction(total << base, 1) if base >= 0 else Fraction(total, 1 << -base)
     return out
 
 
