@@ -154,7 +154,8 @@ def compiled_inline(function):
 #: worker loads when it starts (:func:`preload`)
 KERNEL_MODULES = ("qarla_spark.metrics.rouge_lcs_numba", "qarla_spark.measures.streams",
                   "qarla_spark.measures.pair_counts", "qarla_spark.measures.compiled_rows",
-                  "qarla_spark.measures.exact_division", "qarla_spark.measures.meta_kernels")
+                  "qarla_spark.measures.exact_division", "qarla_spark.measures.meta_kernels",
+                  "qarla_spark.measures.selection")
 
 
 def preload(module_names: Iterable[str] = KERNEL_MODULES) -> int:

@@ -780,8 +780,10 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
     block of a run whose replicates hold an infinity (the caller's path
     then): the replicates of every block in one column-major copy (each
     statistic's matrix a read-only view of it, kept in its run's
-    ``matrices[run]`` when not None), every interval by one sort
-    (:func:`~qarla_spark.measures.resampling.sorted_columns`) and one
+    ``matrices[run]`` when not None), every interval by one selection of
+    the order statistics it reads (:func:`~qarla_spark.measures.
+    resampling.selected_columns`: the percentiles' neighbours, and the
+    median's of a recentred statistic) and one
     :func:`~qarla_spark.measures.resampling.bootstrap_sorted_many`."""
     widths = [v.shape[1] for _, _, v in blocks]
     starts = np.concatenate(([0], np.cumsum(widths))).astype(int)
@@ -789,9 +791,12 @@ def _estimates_many(blocks, matrices: list) -> List[EstimateColumns]:
     columns = np.empty((n_b, int(starts[-1])), dtype=np.float64, order="F")
     for (_, _, v), a, b in zip(blocks, starts[:-1], starts[1:]):
         columns[:, a:b] = v[1:]
-    # every column sorted once (its finite values and infinities read from
-    # the sorted rows, not from passes over every replicate)
-    ordered, n_finite, inf = rs.sorted_columns(columns)
+    # every column's order statistics selected once (with its finite
+    # values and infinities counted in the selection's pass)
+    recentred = np.zeros(int(starts[-1]), dtype=bool)
+    for (_, st, _), a, b in zip(blocks, starts[:-1], starts[1:]):
+        recentred[a:b] = st.recentred_within is not None
+    ordered, n_finite, inf = rs.selected_columns(columns, recentred)
     if inf.any():
         # a run with an infinity: every block of it by the caller's path
         bad = {r for (r, _, _), a, b in zip(blocks, starts[:-1], starts[1:]) if inf[a:b].any()}

@@ -1,0 +1,431 @@
+"""The order statistics the statistics stage's intervals read, selected
+instead of sorted (issue 36), with their numpy twin: the full sort.
+
+The intervals of :mod:`~qarla_spark.measures.resampling` read a few order
+statistics of each column of B replicates: the percentile interval the two
+neighbours of (n − 1)·α/2 and of (n − 1)·(1 − α/2) (n the column's finite
+values), the recentred interval those and the median's (ranks n//2 and
+n//2 − 1), BCa two quantiles whose positions follow from each column's
+counts of values below and at its point and from the jackknife. numpy's
+sort of a whole column of 1,000 costs ~15-18 ns a value on this machine (a
+40-task run's meta group sorts ~2,400 columns a task); :func:`select_rows`
+puts at each of those ranks the value a sort puts there, by a multiple
+quickselect of the row (:func:`_select`), without ordering the rest.
+
+Exactness: the values at the selected ranks are the sorted row's — order
+statistics are unique values, except for the zeros' signs (−0.0 == +0.0:
+which one numpy's sort puts at a rank depends on its algorithm and on the
+row's order). A row holding both signs of zero is therefore left as it is
+and flagged (:data:`MIXED_ZEROS`), and the caller sorts it with numpy as
+before; a row holding an infinity is flagged (:data:`INFINITE`) and left
+alone too (the intervals' per-column fallbacks read the replicates
+themselves). NaN are moved behind the finite values (numpy sorts them
+last) and not counted. Without numba (``backend() == "numpy"``) every
+row is sorted by numpy: the same values at every rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from qarla_spark.measures import pair_counts
+
+try:
+    import numba  # noqa: F401
+
+    from qarla_spark.compiled import compiled
+except ImportError:  # pragma: no cover - numba is a dependency
+    compiled = None
+
+#: a row's flags: it holds an infinity (left alone, counts of its finite
+#: values); it holds −0.0 and +0.0 (left alone: the caller sorts it)
+INFINITE, MIXED_ZEROS = 1, 2
+
+
+def backend() -> str:
+    """``numba`` when the kernels run, else ``numpy`` (read when called)."""
+    return "numba" if compiled is not None and pair_counts.BACKEND == "numba" else "numpy"
+
+
+if compiled is not None:
+    @compiled
+    def _lerp_pair(n, q):  # pragma: no cover - compiled
+        """(previous, following) rows ``_lerp_sorted`` reads for the
+        quantile q of n ≥ 1 sorted values: numpy's virtual index (n − 1)·q
+        in doubles, floor and the next, both clipped to [0, n − 1]."""
+        virtual = float(n - 1) * q
+        if virtual >= n - 1:
+            return n - 1, n - 1
+        if virtual < 0:
+            return 0, 0
+        previous = int(np.floor(virtual))
+        return previous, min(previous + 1, n - 1)
+
+    @compiled
+    def _insertion(a, lo, hi):  # pragma: no cover - compiled
+        for i in range(lo + 1, hi + 1):
+            v = a[i]
+            j = i - 1
+            while j >= lo and v < a[j]:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = v
+
+    @compiled
+    def _select(a, lo, hi, ranks, r0, r1, stack):  # pragma: no cover - compiled
+        """a[ranks[k]] ← the ranks[k]-th smallest of a[lo..hi] for r0 ≤ k <
+        r1 (ranks ascending, distinct, within [lo, hi]; a without NaN),
+        a[lo..hi] reordered: each segment holding a wanted rank partitioned
+        around the median of three of its values at a quarter, the middle
+        and three quarters (a branchless Lomuto partition: the comparisons
+        of random replicates mispredict a branch half of the time), the
+        values equal to the pivot gathered next to it when the values above
+        it are more than three quarters of the segment (ties); a segment
+        of < 24 values, or one partitioned too often, sorted (the same
+        values: order statistics without both signs of zero are unique)."""
+        stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = lo, hi, r0, r1, 0
+        top = 1
+        while top:
+            top -= 1
+            lo, hi, r0, r1, depth = (stack[top, 0], stack[top, 1], stack[top, 2],
+                                     stack[top, 3], stack[top, 4])
+            if r0 >= r1:
+                continue
+            if hi - lo < 24:
+                _insertion(a, lo, hi)
+                continue
+            if depth > 64:                                  # (pathological orders)
+                a[lo:hi + 1].sort()
+                continue
+            quarter = (hi - lo) >> 2
+            i0, i1, i2 = lo + quarter, (lo + hi) >> 1, hi - quarter
+            x, y, z = a[i0], a[i1], a[i2]
+            if (x <= y) == (y <= z):
+                at = i1
+            elif (y <= x) == (x <= z):
+                at = i0
+            else:
+                at = i2
+            p = a[at]
+            a[at] = a[lo]
+            a[lo] = p
+            j = lo + 1
+            for i in range(lo + 1, hi + 1):
+                v = a[i]
+                a[i] = a[j]
+                a[j] = v
+                j += v < p
+            # a[lo+1..j-1] < p ≤ a[j..hi]: the pivot to j − 1
+            a[lo] = a[j - 1]
+            a[j - 1] = p
+            e0 = j - 1                                      # [lo, e0) < p
+            e1 = j                                          # [e0, e1) == p
+            k = r0
+            while k < r1 and ranks[k] < e0:
+                k += 1
+            if k < r1 and (hi - e1) * 4 > (hi - lo + 1) * 3:
+                for i in range(e1, hi + 1):
+                    v = a[i]
+                    a[i] = a[e1]
+                    a[e1] = v
+                    e1 += v == p
+            m = k
+            while m < r1 and ranks[m] < e1:
+                m += 1
+            if k > r0:
+                stack[top, 0], stack[top, 1], stack[top, 2] = lo, e0 - 1, r0
+                stack[top, 3], stack[top, 4] = k, depth + 1
+                top += 1
+            if m < r1:
+                stack[top, 0], stack[top, 1], stack[top, 2] = e1, hi, m
+                stack[top, 3], stack[top, 4] = r1, depth + 1
+                top += 1
+
+    @compiled
+    def _wanted(n, qs, median, extra, ranks):  # pragma: no cover - compiled
+        """The distinct ranks (ascending, in ``ranks``; their count
+        returned) a row of n ≥ 1 finite values is read at: each quantile of
+        ``qs``' neighbours, the median's two when ``median``, and each
+        finite quantile of ``extra``'s."""
+        c = 0
+        for q in qs:
+            a, b = _lerp_pair(n, q)
+            ranks[c] = a
+            ranks[c + 1] = b
+            c += 2
+        if median:
+            h = n // 2
+            ranks[c] = h
+            ranks[c + 1] = max(h - 1, 0)
+            c += 2
+        for q in extra:
+            if q == q:
+                a, b = _lerp_pair(n, q)
+                ranks[c] = a
+                ranks[c + 1] = b
+                c += 2
+        _insertion(ranks, 0, c - 1)
+        d = 0
+        for k in range(c):
+            if k == 0 or ranks[k] != ranks[d - 1]:
+                ranks[d] = ranks[k]
+                d += 1
+        return d
+
+    @compiled
+    def _select_rows(rows, qs, median, points, n, flags, below, at_most):  # pragma: no cover
+        """Each row of ``rows``: its counts (finite values; values below
+        and equal to ``points[r]`` when ``points`` is given), its flags,
+        and — neither flag — its NaN moved last and the ranks of
+        :func:`_wanted` (``qs``, ``median[r]``) selected."""
+        n_r, n_b = rows.shape
+        count = points.shape[0] > 0
+        ranks = np.empty(2 * qs.shape[0] + 2, dtype=np.int64)
+        stack = np.empty((ranks.shape[0] + 2, 5), dtype=np.int64)
+        none = np.empty(0, dtype=np.float64)
+        for r in range(n_r):
+            a = rows[r]
+            nan = 0
+            inf = 0
+            neg = 0
+            pos = 0
+            lt = 0
+            eq = 0
+            p = points[r] if count else 0.0
+            for k in range(n_b):
+                v = a[k]
+                if v != v:
+                    nan += 1
+                elif v == 0.0:
+                    if np.signbit(v):
+                        neg += 1
+                    else:
+                        pos += 1
+                elif v - v != 0.0:
+                    inf += 1
+                if count:
+                    lt += v < p
+                    eq += v == p
+            n[r] = n_b - nan - inf
+            below[r] = lt
+            at_most[r] = lt + eq
+            flags[r] = (INFINITE if inf else 0) | (MIXED_ZEROS if neg and pos else 0)
+            if flags[r] or n[r] == 0:
+                continue
+            if nan:                                         # NaN last, in place
+                j = 0
+                for k in range(n_b):
+                    v = a[k]
+                    if v == v:
+                        a[k] = a[j]
+                        a[j] = v
+                        j += 1
+            c = _wanted(n[r], qs, median[r], none, ranks)
+            _select(a, 0, n[r] - 1, ranks, 0, c, stack)
+
+    @compiled
+    def _select_more(rows, n, flags, qs, median, extra):  # pragma: no cover - compiled
+        """Rows already selected by :func:`_select_rows` (``qs``,
+        ``median``): the neighbours of the quantiles ``extra[r]`` (NaN:
+        none) too, each selected within the segment between the ranks
+        already in place (which stay where they are)."""
+        n_r = rows.shape[0]
+        k_x = extra.shape[1]
+        done = np.empty(2 * qs.shape[0] + 2 + 2 * k_x, dtype=np.int64)
+        ranks = np.empty(2 * k_x, dtype=np.int64)
+        stack = np.empty((done.shape[0] + 2, 5), dtype=np.int64)
+        nothing = np.empty(0, dtype=np.float64)
+        for r in range(n_r):
+            m = n[r]
+            if flags[r] or m == 0:
+                continue
+            a = rows[r]
+            c = _wanted(m, qs, median[r], nothing, done)
+            x = _wanted(m, nothing, False, extra[r], ranks)
+            for t in range(x):
+                s = ranks[t]
+                # the segment between the ranks in place around s
+                lo = 0
+                hi = m - 1
+                found = False
+                for k in range(c):
+                    if done[k] == s:
+                        found = True
+                    elif done[k] < s:
+                        lo = max(lo, done[k] + 1)
+                    else:
+                        hi = min(hi, done[k] - 1)
+                if found:
+                    continue
+                one = ranks[t:t + 1]
+                _select(a, lo, hi, one, 0, 1, stack)
+                done[c] = s
+                c += 1
+
+
+    @compiled
+    def _select_columns(columns, qs, median, values, ranks, n, flags):  # pragma: no cover
+        """Each column of ``columns`` (B × N, column-major: a column
+        contiguous) copied without its NaN into a row of scratch while its
+        counts and flags are taken, its ranks of :func:`_wanted` (``qs``,
+        ``median[m]``) in ``ranks[m]`` (ascending, −1 after them) and — no
+        flag — the values a sort puts there selected in the scratch, into
+        ``values[m]``. A column with both signs of zero: its ranks, no
+        values (the caller's sort); with an infinity: neither."""
+        n_b, n_c = columns.shape
+        a = np.empty(n_b, dtype=np.float64)
+        wanted = np.empty(ranks.shape[1], dtype=np.int64)
+        stack = np.empty((ranks.shape[1] + 2, 5), dtype=np.int64)
+        none = np.empty(0, dtype=np.float64)
+        for m in range(n_c):
+            inf = 0
+            neg = 0
+            pos = 0
+            j = 0
+            for k in range(n_b):
+                v = columns[k, m]
+                a[j] = v
+                j += v == v
+                if v == 0.0:
+                    if np.signbit(v):
+                        neg += 1
+                    else:
+                        pos += 1
+                elif v - v != 0.0 and v == v:
+                    inf += 1
+            n[m] = j - inf
+            flags[m] = (INFINITE if inf else 0) | (MIXED_ZEROS if neg and pos else 0)
+            for k in range(ranks.shape[1]):
+                ranks[m, k] = -1
+            if inf or j == 0:
+                continue
+            c = _wanted(j, qs, median[m], none, wanted)
+            for k in range(c):
+                ranks[m, k] = wanted[k]
+            if flags[m]:
+                continue
+            _select(a, 0, j - 1, wanted, 0, c, stack)
+            for k in range(c):
+                values[m, k] = a[wanted[k]]
+
+
+class SelectedColumns:
+    """The order statistics of :func:`select_columns`, read as a sorted B ×
+    N matrix is read: ``ordered[rows, cols]`` (arrays of one shape) gives
+    each column's value at that row of its sort, for the rows selected
+    (any other row raises: never a silently wrong number)."""
+
+    def __init__(self, shape, values, ranks):
+        self.shape = shape
+        self.ndim = 2
+        self._values = values
+        self._ranks = ranks
+
+    def __getitem__(self, key):
+        rows, cols = key
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.intp)
+        rows, cols = np.broadcast_arrays(rows, cols)
+        hit = self._ranks[cols] == rows[..., None]
+        k = hit.argmax(axis=-1)
+        if not hit.any(axis=-1).all():
+            raise IndexError("an order statistic that was not selected")
+        return self._values[cols, k]
+
+
+def select_columns(columns: np.ndarray, qs, median=None):
+    """(ordered, n, flags) of each column of ``columns`` (B × N doubles, not
+    changed): its finite values' count, its flags, and ``ordered`` — a
+    :class:`SelectedColumns`, or with the numpy backend the columns sorted
+    (:func:`numpy_sorted`) — holding at the ranks
+    ``resampling._lerp_sorted`` reads for ``qs`` (and at the median's two
+    where ``median[m]``) the values numpy's sort of the column puts there:
+    a column with both signs of zero sorted by numpy to read them. A
+    column with an infinity: no value (its intervals read the replicates
+    themselves)."""
+    n_b, n_c = columns.shape
+    if backend() != "numba":
+        return numpy_sorted(columns)
+    qs = np.ascontiguousarray(qs, dtype=np.float64).reshape(-1)
+    median = (np.zeros(n_c, dtype=np.bool_) if median is None
+              else np.ascontiguousarray(np.broadcast_to(median, (n_c,)), dtype=np.bool_))
+    k = 2 * qs.shape[0] + 2
+    values = np.full((n_c, k), np.nan)
+    ranks = np.empty((n_c, k), dtype=np.int64)
+    n = np.zeros(n_c, dtype=np.int64)
+    flags = np.zeros(n_c, dtype=np.int8)
+    if n_c:
+        cols = columns if columns.dtype == np.float64 else columns.astype(np.float64)
+        if not (cols.flags.f_contiguous or cols.flags.c_contiguous):
+            cols = np.asfortranarray(cols)
+        _select_columns(cols, qs, median, values, ranks, n, flags)
+        mixed = np.flatnonzero(flags == MIXED_ZEROS)
+        if mixed.size:
+            ordered = np.sort(np.ascontiguousarray(np.transpose(cols[:, mixed])), axis=1)
+            at = ranks[mixed]
+            values[mixed] = np.where(at >= 0, np.take_along_axis(ordered, np.maximum(at, 0),
+                                                                 axis=1), np.nan)
+    return SelectedColumns((n_b, n_c), values, ranks), n, flags
+
+
+def numpy_sorted(columns: np.ndarray):
+    """(each column sorted, as its transposed view; n; flags): the numpy
+    twin of :func:`select_columns` (every rank in place)."""
+    rows = np.sort(np.ascontiguousarray(np.transpose(columns), dtype=np.float64), axis=1)
+    n = np.count_nonzero(np.isfinite(rows), axis=1).astype(np.int64)
+    flags = np.where(np.isinf(rows).any(axis=1), INFINITE, 0).astype(np.int8)
+    return rows.T, n, flags
+
+
+def select_rows(rows: np.ndarray, qs, median=None, points=None):
+    """(n, flags, below, at_most) of each row of ``rows`` (R × B doubles,
+    C-contiguous, reordered in place): its finite values' count, its flags
+    (:data:`INFINITE`, :data:`MIXED_ZEROS`), its counts of values < and ≤
+    ``points[r]`` (when given, else zeros); and each row without a flag
+    holds, at every rank ``resampling._lerp_sorted`` reads for the
+    quantiles ``qs`` (and at the median's two ranks where ``median[r]``),
+    the value numpy's sort puts there, its NaN behind its finite values. A
+    flagged row is left as it was. The numpy backend: every row without an
+    infinity sorted by numpy (the same values at every rank; a row with
+    both signs of zero is sorted as the caller would)."""
+    n_r, n_b = rows.shape
+    qs = np.ascontiguousarray(qs, dtype=np.float64).reshape(-1)
+    median = (np.zeros(n_r, dtype=np.bool_) if median is None
+              else np.ascontiguousarray(np.broadcast_to(median, (n_r,)), dtype=np.bool_))
+    given = points is not None
+    points = (np.empty(0, dtype=np.float64) if not given
+              else np.ascontiguousarray(points, dtype=np.float64))
+    n = np.empty(n_r, dtype=np.int64)
+    flags = np.zeros(n_r, dtype=np.int8)
+    below = np.zeros(n_r, dtype=np.int64)
+    at_most = np.zeros(n_r, dtype=np.int64)
+    if not n_r:
+        return n, flags, below, at_most
+    if backend() == "numba" and n_b:
+        _select_rows(rows, qs, median, points, n, flags, below, at_most)
+        return n, flags, below, at_most
+    finite = np.isfinite(rows)
+    n[:] = np.count_nonzero(finite, axis=1)
+    flags[np.isinf(rows).any(axis=1)] = INFINITE
+    if given:
+        below[:] = np.count_nonzero(rows < points[:, None], axis=1)
+        at_most[:] = below + np.count_nonzero(rows == points[:, None], axis=1)
+    rows.sort(axis=1)
+    return n, flags, below, at_most
+
+
+def select_more(rows: np.ndarray, n, flags, qs, median, extra) -> None:
+    """Rows of :func:`select_rows` (the same ``qs``, ``median``; its ``n``,
+    ``flags``): also the ranks of the quantiles ``extra`` (R × K, NaN:
+    none) selected, the ranks already in place kept. Flagged rows are
+    left alone (the caller sorted its mixed ones); the numpy backend
+    sorted every row already."""
+    if backend() != "numba" or not rows.shape[0] or not rows.shape[1]:
+        return
+    n_r = rows.shape[0]
+    qs = np.ascontiguousarray(qs, dtype=np.float64).reshape(-1)
+    median = (np.zeros(n_r, dtype=np.bool_) if median is None
+              else np.ascontiguousarray(np.broadcast_to(median, (n_r,)), dtype=np.bool_))
+    _select_more(rows, np.ascontiguousarray(n, dtype=np.int64),
+                 np.ascontiguousarray(flags, dtype=np.int8), qs, median,
+                 np.ascontiguousarray(extra, dtype=np.float64))
