@@ -83,6 +83,7 @@ if compiled is not None:
         it are more than three quarters of the segment (ties); a segment
         of < 24 values, or one partitioned too often, sorted (the same
         values: order statistics without both signs of zero are unique)."""
+        sample = np.empty(9, dtype=np.int64)
         stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = lo, hi, r0, r1, 0
         top = 1
         while top:
@@ -97,15 +98,38 @@ if compiled is not None:
             if depth > 64:                                  # (pathological orders)
                 a[lo:hi + 1].sort()
                 continue
-            quarter = (hi - lo) >> 2
-            i0, i1, i2 = lo + quarter, (lo + hi) >> 1, hi - quarter
-            x, y, z = a[i0], a[i1], a[i2]
-            if (x <= y) == (y <= z):
-                at = i1
-            elif (y <= x) == (x <= z):
-                at = i0
+            size = hi - lo + 1
+            low_end = (ranks[r1 - 1] - lo + 1) * 8 <= size
+            high_end = (hi - ranks[r0] + 1) * 8 <= size
+            if size > 128 and (low_end or high_end):
+                # every wanted rank in an eighth at an end of the segment:
+                # the pivot a spread sample's order statistic just past
+                # them (the partition then leaves a short side to go on)
+                for t in range(9):
+                    sample[t] = lo + ((2 * t + 1) * size) // 18
+                for t in range(1, 9):
+                    at = sample[t]
+                    v = a[at]
+                    u = t - 1
+                    while u >= 0 and v < a[sample[u]]:
+                        sample[u + 1] = sample[u]
+                        u -= 1
+                    sample[u + 1] = at
+                if low_end:
+                    t = min(8, (10 * (ranks[r1 - 1] - lo + 1)) // size + 1)
+                else:
+                    t = max(0, 7 - (10 * (hi - ranks[r0] + 1)) // size)
+                at = sample[t]
             else:
-                at = i2
+                quarter = (hi - lo) >> 2
+                i0, i1, i2 = lo + quarter, (lo + hi) >> 1, hi - quarter
+                x, y, z = a[i0], a[i1], a[i2]
+                if (x <= y) == (y <= z):
+                    at = i1
+                elif (y <= x) == (x <= z):
+                    at = i0
+                else:
+                    at = i2
             p = a[at]
             a[at] = a[lo]
             a[lo] = p
