@@ -604,6 +604,11 @@ def _correlation_stack(keys, x, ys) -> np.ndarray:
     if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
             "pearson", "spearman", "kendall") and len(keys) >= agreement.MIN_SYSTEMS:
         order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        if (order == np.arange(len(order))).all():
+            # the keys in order already (a task's sorted systems, the drawn
+            # systems' positions): no gathered copies of x and ys (C × B ×
+            # n, issue 36: ~0.5 ms a correlation group)
+            return compiled_rows.three_correlations(x, ys)
         return compiled_rows.three_correlations(x[:, order], ys[:, :, order])
     return agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
 
