@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -782,6 +782,13 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
     return out
 
 
+def _same_x(a: Paired, b: Paired) -> bool:
+    """Whether two criteria's :class:`Paired` have the same x rows (the
+    same topics, systems and ratios, in the same order)."""
+    return (a.x_topic == b.x_topic and a.x_name == b.x_name
+            and np.array_equal(a.x_num, b.x_num) and np.array_equal(a.x_den, b.x_den))
+
+
 def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list]:
     """The summary-level rows (each topic's correlations over its systems
     with both sides, their exact means over topics, the intervals over
@@ -795,12 +802,19 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     n_k = len(kinds)
     sides = []
     batches: Dict[tuple, list] = {}
+    x_of_side: Optional[Tuple[Paired, Dict[str, dict]]] = None
     for c, (_, p) in enumerate(mine):
-        x_by_topic: Dict[str, dict] = {}
+        if x_of_side is not None and _same_x(x_of_side[0], p):
+            # the x rows of the criterion before (a task's criteria share
+            # their system scores): its dictionary, not the same one again
+            x_by_topic = x_of_side[1]
+        else:
+            x_by_topic = {}
+            for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
+                                             np.asarray(p.x_den).tolist()):
+                x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+            x_of_side = (p, x_by_topic)
         y_by_topic: Dict[str, dict] = {}
-        for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
-                                         np.asarray(p.x_den).tolist()):
-            x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
         for topic, name, score in zip(p.y_topic, p.y_name,
                                       np.asarray(p.y_score, dtype=np.float64).tolist()):
             y_by_topic.setdefault(topic, {})[name] = float(score)
@@ -840,12 +854,34 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     # leave-one-topic-out over all topics; a criterion's rows: its topics'
     jack_all = rs.weighted_present_means(values, present, rs.jackknife_weights(n_t))
     out: Dict[int, list] = {}
+    # the criteria with the same topics: their intervals in one call (each
+    # column's numbers its own: interval_columns is column by column; the
+    # correlations' means are finite, never an infinity that would send
+    # the call's every column through percentile_interval)
+    same_topics: Dict[tuple, list] = {}
+    for c, cols in cols_of.items():
+        same_topics.setdefault(tuple(cols), []).append(c)
+    intervals: Dict[int, list] = {}
+    for cols, cs in same_topics.items():
+        idx = np.concatenate([np.arange(c * n_k, (c + 1) * n_k) for c in cs])
+        reps_c = reps_all[:, idx]
+        if len(cs) > 1 and np.isinf(reps_c).any():      # (never: as the criteria alone)
+            for c in cs:
+                span = slice(c * n_k, (c + 1) * n_k)
+                intervals[c] = [(method, low.tolist(), high.tolist())
+                                for method, (low, high) in rs.interval_columns(
+                                    point_all[span], reps_all[:, span],
+                                    jack_all[list(cols), span]).items()]
+            continue
+        together = rs.interval_columns(point_all[idx], reps_c, jack_all[np.ix_(list(cols), idx)])
+        for i, c in enumerate(cs):
+            intervals[c] = [(method, low[i * n_k:(i + 1) * n_k].tolist(),
+                             high[i * n_k:(i + 1) * n_k].tolist())
+                            for method, (low, high) in together.items()]
     for c, cols in cols_of.items():
         span = slice(c * n_k, (c + 1) * n_k)
         point_s = point_all[span]
-        found_ci = [(method, low.tolist(), high.tolist())
-                    for method, (low, high) in rs.interval_columns(
-                        point_s, reps_all[:, span], jack_all[cols, span]).items()]
+        found_ci = intervals[c]
         criterion = mine[c][0]
         values_s = point_s.tolist()
         out[c] = [CorrelationRow(task, set_id, criterion, "summary", kind, values_s[k], method,
