@@ -685,10 +685,14 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             correlation_rows of x tiled)."""
             sizes = [np.shape(x)[0] for x in xs_]
             x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
-            y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
-                          for ys_c in ys_])
-            stacked = _correlation_stack(keys, x, y)
+            # each criterion's rows copied into their place once (not
+            # concatenated, then stacked: a second copy of C × rows × n)
+            y = np.empty((len(ys_),) + x.shape)
             ends = np.cumsum(sizes)
+            for c, ys_c in enumerate(ys_):
+                for v, k, e in zip(ys_c, sizes, ends):
+                    y[c, e - k:e] = v
+            stacked = _correlation_stack(keys, x, y)
             return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
         # systems resampled with replacement (seeded per replicate); the
