@@ -594,6 +594,15 @@ def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     return outs
 
 
+def _reading_rows(v, pq, rows) -> "hu.Reading":
+    """:func:`~qarla_spark.measures.human.reading` of ``v[rows]`` from the
+    fractions ``pq`` of every value of ``v``."""
+    rows = np.asarray(rows, dtype=np.intp)
+    if not rows.size:
+        return hu.reading(v[rows])
+    return hu.reading_of(v[rows], pq[0][rows], pq[1][rows])
+
+
 def _correlation_stack(keys, x, ys) -> np.ndarray:
     """(C × B × kinds): ``agreement.correlation_rows_many(keys, x[:, None],
     ys)[:, :, 0]`` — every kind of each row x[b] (B × n) against ys[c, b]
@@ -665,14 +674,17 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                                      for w in ws],
             lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
-        for _, p in mine:
+        scores = [np.asarray(p.y_score, dtype=np.float64) for _, p in mine]
+        # every criterion's readings found at once (each value's its own)
+        pqs = hu.fractions_many(scores)
+        for (_, p), score, pq in zip(mine, scores, pqs):
             # a system's human score: the exact mean of its summaries'
             # readings (thirds as thirds: issue 39, part 2)
-            score = np.asarray(p.y_score, dtype=np.float64)
             ys_all.append(_side_means(
                 p.y_topic, p.y_name, t_at, systems, weights_all,
-                lambda rows, where, ws, v=score: hu.system_means_many(
-                    v[rows], where, len(systems), ws, rs.grouped_real_means),
+                lambda rows, where, ws, v=score, pq=pq: hu.system_means_many(
+                    v[rows], where, len(systems), ws, rs.grouped_real_means,
+                    read=_reading_rows(v, pq, rows)),
                 lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
