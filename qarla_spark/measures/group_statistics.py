@@ -651,12 +651,18 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
     kinds = agreement.KINDS
     found: Dict[str, List[CorrelationRow]] = {}
     batches: Dict[tuple, list] = {}
+    seen: list = []             # (Paired, systems, x_key) of the criteria before
     for criterion, p in parts:
         topics = tuple(sorted(set(p.x_topic) | set(p.y_topic)))
         systems = tuple(sorted(set(p.x_name) & set(p.y_name)))
-        chosen = set(systems)
-        x_key = tuple((t, s, int(a), int(b)) for t, s, a, b in zip(p.x_topic, p.x_name, p.x_num,
-                                                                   p.x_den) if s in chosen)
+        # the x rows of a criterion before with the same systems: its key
+        # (a task's criteria share their system scores; not built again)
+        x_key = next((k for q, sys_q, k in seen if sys_q == systems and _same_x(q, p)), None)
+        if x_key is None:
+            chosen = set(systems)
+            x_key = tuple((t, s, int(a), int(b)) for t, s, a, b in zip(
+                p.x_topic, p.x_name, p.x_num, p.x_den) if s in chosen)
+            seen.append((p, systems, x_key))
         batches.setdefault((topics, systems, x_key), []).append((criterion, p))
     for (topics, systems, _), mine in batches.items():
         t_at = {t: i for i, t in enumerate(topics)}
