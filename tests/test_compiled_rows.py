@@ -150,3 +150,23 @@ def test_correlations_of_system_major_scores_read_in_place(n_b, n_m, n_c, n, kin
     with numpy_backend():
         want = agreement.correlation_rows_many(keys, np.ascontiguousarray(x), ys, kinds=kinds)
     assert got.tobytes() == want.tobytes()
+
+
+@SETTINGS
+@given(st.integers(1, 5), st.integers(1, 4), st.integers(2, 18), st.booleans(), st.data())
+def test_correlation_stack_keys_in_order_or_not(n_b, n_c, n, in_order, data):
+    """group_statistics._correlation_stack skips the gathered copies when
+    the keys are in order already (issue 36): the same doubles as the
+    numpy backend's correlation_rows_many in both cases — keys in order,
+    and keys shuffled (the points gathered into the keys' order)."""
+    from qarla_spark.measures.group_statistics import _correlation_stack
+    x = _rows(data.draw, (n_b, n))
+    ys = _rows(data.draw, (n_c, n_b, n))
+    perm = list(range(n)) if in_order else data.draw(st.permutations(range(n)))
+    keys = [f"s{k:02d}" for k in perm]
+    got = _correlation_stack(keys, x, ys)
+    with numpy_backend():
+        want = agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
+    assert got.tobytes() == want.tobytes()
+    # the arguments left as they were (no reordering in place)
+    assert got.shape == (n_c, n_b, len(agreement.KINDS))

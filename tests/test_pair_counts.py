@@ -354,3 +354,35 @@ def test_unequal_counts_without_a_common_scale_take_the_cross_products(monkeypat
     assert np.array_equal(rs.signed_mean_at_least_upper(values, cells, signs),
                           rs.signed_mean_at_least(values, cells, signs)[:, i, j])
     assert calls
+
+
+@pytest.mark.skipif(pc.BACKEND != "numba", reason="the compiled backend is off")
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 2500), st.sampled_from([1, 8, 9, 24, 31, 32, 33, 40]),
+       st.integers(-30, 10), st.data())
+def test_radix_rows_sort_as_numpy(n_m, n_p, span, power, data):
+    """pair_counts._radix_rows (sorted_pair_keys' sort of the chance
+    baseline's keys, issue 36) puts each row in numpy's order when the
+    rows' differences vary over at most _RADIX_PASSES bytes, and answers
+    False, the keys untouched, beyond — ties, a row of equal differences,
+    differences on a grid of 2^span values at many scales."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    diff = np.floor(rng.random((n_m, n_p)) * 2.0 ** span) * 2.0 ** power
+    if data.draw(st.booleans()):
+        diff[data.draw(st.integers(0, n_m - 1))] = 2.0 ** power       # one q in a row
+    keys = pc._pair_keys(diff)
+    if keys is None:
+        return
+    want = np.sort(keys[0], axis=1)
+    before = keys[0].copy()
+    done = pc._radix_rows(keys[0], np.int64(keys[1]), np.empty(n_p, dtype=np.int64),
+                          np.int64(pc._RADIX_PASSES))
+    if done:
+        assert np.array_equal(keys[0], want)
+    else:
+        assert span > 8 * pc._RADIX_PASSES
+        assert np.array_equal(keys[0], before)
+    if span <= 8 * pc._RADIX_PASSES:
+        assert done
+    got = pc.sorted_pair_keys(diff)
+    assert np.array_equal(got[0], want) and got[1] == keys[1]

@@ -595,3 +595,41 @@ def test_the_criteria_correlated_together_equal_one_criterion_at_a_time(seed, n_
         assert r[:5] + (r.method, r.unit) == s[:5] + (s.method, s.unit)
         for a, b in ((r.value, s.value), (r.ci_low, s.ci_low), (r.ci_high, s.ci_high)):
             assert (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 16), st.integers(3, 6), st.integers(3, 7), st.lists(
+    st.integers(-1, 5), min_size=1, max_size=4))
+def test_summary_levels_together_equal_one_criterion_at_a_time(seed, n_topics, n_systems,
+                                                               dropped):
+    """group_statistics._summary_levels reads the criteria's shared x rows
+    once and makes the intervals of the criteria with the same topics in
+    one interval_columns call (issue 36): each criterion's rows are bit for
+    bit those it gets alone — criteria without a topic of their own
+    (``dropped``: its y rows left out, -1 none) in calls of their own."""
+    from qarla_spark.measures import resampling as rs
+    from qarla_spark.measures.group_statistics import Paired, _summary_levels
+    rng = np.random.default_rng(seed)
+    topics = tuple(f"t{i}" for i in range(n_topics))
+    systems = [f"s{j}" for j in range(n_systems)]
+    cells = [(t, s) for t in topics for s in systems]
+    x_num = rng.integers(0, 9, len(cells))
+    x_den = np.full(len(cells), 8)
+    mine = []
+    for c, drop in enumerate(dropped):
+        keep = [k for k, (t, _) in enumerate(cells) if t != f"t{drop}"]
+        y = np.round(rng.random(len(cells)) * 4) / 4 + 1
+        mine.append((f"c{c}", Paired(tuple(t for t, _ in cells), tuple(s for _, s in cells),
+                                     x_num, x_den, tuple(cells[k][0] for k in keep),
+                                     tuple(cells[k][1] for k in keep), y[keep])))
+    t_at = {t: i for i, t in enumerate(topics)}
+    weights = rs.poisson_weights(seed, "task", topics, 30)
+    together = _summary_levels("task", 0, mine, topics, t_at, weights)
+    for c, part in enumerate(mine):
+        alone = _summary_levels("task", 0, [part], topics, t_at, weights).get(0, [])
+        got = together.get(c, [])
+        assert len(got) == len(alone)
+        for r, s in zip(got, alone):
+            assert r[:5] + (r.method, r.unit) == s[:5] + (s.method, s.unit)
+            assert np.asarray([r.value, r.ci_low, r.ci_high]).tobytes() == \
+                np.asarray([s.value, s.ci_low, s.ci_high]).tobytes()

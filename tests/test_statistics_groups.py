@@ -349,3 +349,28 @@ def _summary_level_reference(task, set_id, criterion, p, topics, t_at, weights):
     return [gs.CorrelationRow(task, set_id, criterion, "summary", kind, values[k], method, low[k],
                               high[k], "topics")
             for k, kind in enumerate(kinds) for method, low, high in found]
+
+
+@SETTINGS
+@given(st.lists(st.lists(st.sampled_from([1.0, 2.5, 1 / 3, 2 / 3, 0.1, 1 / 7, -4 / 9, 0.0,
+                                          5000.25, 1e-300, 0.123456789]),
+                         min_size=0, max_size=12), min_size=1, max_size=5),
+       st.integers(0, 2 ** 32 - 1))
+def test_fractions_many_and_reading_of_equal_one_at_a_time(values_list, seed):
+    """The correlation groups find every criterion's readings in one call
+    (human.fractions_many) and a criterion's rows' reading from them
+    (human.reading_of, group_statistics._reading_rows): the (p, q) of
+    fractions and the Reading of reading, array by array (issue 36)."""
+    rng = np.random.default_rng(seed)
+    arrays = [np.asarray(v, dtype=np.float64) for v in values_list]
+    got = hu.fractions_many(arrays)
+    assert len(got) == len(arrays)
+    for v, (p, q) in zip(arrays, got):
+        want_p, want_q = hu.fractions(v)
+        assert np.array_equal(p, want_p) and np.array_equal(q, want_q)
+        rows = np.flatnonzero(rng.random(v.size) < 0.7)
+        r, want = gs._reading_rows(v, (p, q), rows), hu.reading(v[rows])
+        assert (r.kind, r.den) == (want.kind, want.den)
+        assert (r.nums is None) == (want.nums is None)
+        if r.nums is not None:
+            assert r.nums.dtype == want.nums.dtype and np.array_equal(r.nums, want.nums)

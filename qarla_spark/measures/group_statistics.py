@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -594,6 +594,15 @@ def _side_means(topic, name, t_at, systems, weights_all, grouped, single):
     return outs
 
 
+def _reading_rows(v, pq, rows) -> "hu.Reading":
+    """:func:`~qarla_spark.measures.human.reading` of ``v[rows]`` from the
+    fractions ``pq`` of every value of ``v``."""
+    rows = np.asarray(rows, dtype=np.intp)
+    if not rows.size:
+        return hu.reading(v[rows])
+    return hu.reading_of(v[rows], pq[0][rows], pq[1][rows])
+
+
 def _correlation_stack(keys, x, ys) -> np.ndarray:
     """(C × B × kinds): ``agreement.correlation_rows_many(keys, x[:, None],
     ys)[:, :, 0]`` — every kind of each row x[b] (B × n) against ys[c, b]
@@ -604,6 +613,11 @@ def _correlation_stack(keys, x, ys) -> np.ndarray:
     if compiled_rows.backend() == "numba" and tuple(agreement.KINDS) == (
             "pearson", "spearman", "kendall") and len(keys) >= agreement.MIN_SYSTEMS:
         order = np.argsort(np.asarray(keys, dtype=object), kind="stable")
+        if (order == np.arange(len(order))).all():
+            # the keys in order already (a task's sorted systems, the drawn
+            # systems' positions): no gathered copies of x and ys (C × B ×
+            # n, issue 36: ~0.5 ms a correlation group)
+            return compiled_rows.three_correlations(x, ys)
         return compiled_rows.three_correlations(x[:, order], ys[:, :, order])
     return agreement.correlation_rows_many(keys, x[:, None, :], ys)[:, :, 0, :]
 
@@ -637,12 +651,18 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
     kinds = agreement.KINDS
     found: Dict[str, List[CorrelationRow]] = {}
     batches: Dict[tuple, list] = {}
+    seen: list = []             # (Paired, systems, x_key) of the criteria before
     for criterion, p in parts:
         topics = tuple(sorted(set(p.x_topic) | set(p.y_topic)))
         systems = tuple(sorted(set(p.x_name) & set(p.y_name)))
-        chosen = set(systems)
-        x_key = tuple((t, s, int(a), int(b)) for t, s, a, b in zip(p.x_topic, p.x_name, p.x_num,
-                                                                   p.x_den) if s in chosen)
+        # the x rows of a criterion before with the same systems: its key
+        # (a task's criteria share their system scores; not built again)
+        x_key = next((k for q, sys_q, k in seen if sys_q == systems and _same_x(q, p)), None)
+        if x_key is None:
+            chosen = set(systems)
+            x_key = tuple((t, s, int(a), int(b)) for t, s, a, b in zip(
+                p.x_topic, p.x_name, p.x_num, p.x_den) if s in chosen)
+            seen.append((p, systems, x_key))
         batches.setdefault((topics, systems, x_key), []).append((criterion, p))
     for (topics, systems, _), mine in batches.items():
         t_at = {t: i for i, t in enumerate(topics)}
@@ -660,14 +680,17 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
                                      for w in ws],
             lambda rows, w: rs.weighted_real_means(x_val[rows][:, None], w))
         ys_all = []
-        for _, p in mine:
+        scores = [np.asarray(p.y_score, dtype=np.float64) for _, p in mine]
+        # every criterion's readings found at once (each value's its own)
+        pqs = hu.fractions_many(scores)
+        for (_, p), score, pq in zip(mine, scores, pqs):
             # a system's human score: the exact mean of its summaries'
             # readings (thirds as thirds: issue 39, part 2)
-            score = np.asarray(p.y_score, dtype=np.float64)
             ys_all.append(_side_means(
                 p.y_topic, p.y_name, t_at, systems, weights_all,
-                lambda rows, where, ws, v=score: hu.system_means_many(
-                    v[rows], where, len(systems), ws, rs.grouped_real_means),
+                lambda rows, where, ws, v=score, pq=pq: hu.system_means_many(
+                    v[rows], where, len(systems), ws, rs.grouped_real_means,
+                    read=_reading_rows(v, pq, rows)),
                 lambda rows, w, v=score: hu.weighted_mean(v[rows], w)))
         n_c, n_k = len(mine), len(kinds)
 
@@ -680,10 +703,14 @@ def correlation_groups(task: str, set_id, parts, seed: int, n: int,
             correlation_rows of x tiled)."""
             sizes = [np.shape(x)[0] for x in xs_]
             x = np.concatenate([np.asarray(v, dtype=np.float64) for v in xs_])
-            y = np.stack([np.concatenate([np.asarray(v, dtype=np.float64) for v in ys_c])
-                          for ys_c in ys_])
-            stacked = _correlation_stack(keys, x, y)
+            # each criterion's rows copied into their place once (not
+            # concatenated, then stacked: a second copy of C × rows × n)
+            y = np.empty((len(ys_),) + x.shape)
             ends = np.cumsum(sizes)
+            for c, ys_c in enumerate(ys_):
+                for v, k, e in zip(ys_c, sizes, ends):
+                    y[c, e - k:e] = v
+            stacked = _correlation_stack(keys, x, y)
             return [stacked[:, e - k:e] for k, e in zip(sizes, ends)]
 
         # systems resampled with replacement (seeded per replicate); the
@@ -777,6 +804,13 @@ def _rater_side(task, criterion, p: Paired, t_at, systems, weights, design, seed
     return out
 
 
+def _same_x(a: Paired, b: Paired) -> bool:
+    """Whether two criteria's :class:`Paired` have the same x rows (the
+    same topics, systems and ratios, in the same order)."""
+    return (a.x_topic == b.x_topic and a.x_name == b.x_name
+            and np.array_equal(a.x_num, b.x_num) and np.array_equal(a.x_den, b.x_den))
+
+
 def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list]:
     """The summary-level rows (each topic's correlations over its systems
     with both sides, their exact means over topics, the intervals over
@@ -790,12 +824,19 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     n_k = len(kinds)
     sides = []
     batches: Dict[tuple, list] = {}
+    x_of_side: Optional[Tuple[Paired, Dict[str, dict]]] = None
     for c, (_, p) in enumerate(mine):
-        x_by_topic: Dict[str, dict] = {}
+        if x_of_side is not None and _same_x(x_of_side[0], p):
+            # the x rows of the criterion before (a task's criteria share
+            # their system scores): its dictionary, not the same one again
+            x_by_topic = x_of_side[1]
+        else:
+            x_by_topic = {}
+            for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
+                                             np.asarray(p.x_den).tolist()):
+                x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
+            x_of_side = (p, x_by_topic)
         y_by_topic: Dict[str, dict] = {}
-        for topic, name, num, den in zip(p.x_topic, p.x_name, np.asarray(p.x_num).tolist(),
-                                         np.asarray(p.x_den).tolist()):
-            x_by_topic.setdefault(topic, {})[name] = int(num) / int(den)
         for topic, name, score in zip(p.y_topic, p.y_name,
                                       np.asarray(p.y_score, dtype=np.float64).tolist()):
             y_by_topic.setdefault(topic, {})[name] = float(score)
@@ -835,12 +876,34 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     # leave-one-topic-out over all topics; a criterion's rows: its topics'
     jack_all = rs.weighted_present_means(values, present, rs.jackknife_weights(n_t))
     out: Dict[int, list] = {}
+    # the criteria with the same topics: their intervals in one call (each
+    # column's numbers its own: interval_columns is column by column; the
+    # correlations' means are finite, never an infinity that would send
+    # the call's every column through percentile_interval)
+    same_topics: Dict[tuple, list] = {}
+    for c, cols in cols_of.items():
+        same_topics.setdefault(tuple(cols), []).append(c)
+    intervals: Dict[int, list] = {}
+    for cols, cs in same_topics.items():
+        idx = np.concatenate([np.arange(c * n_k, (c + 1) * n_k) for c in cs])
+        reps_c = reps_all[:, idx]
+        if len(cs) > 1 and np.isinf(reps_c).any():      # (never: as the criteria alone)
+            for c in cs:
+                span = slice(c * n_k, (c + 1) * n_k)
+                intervals[c] = [(method, low.tolist(), high.tolist())
+                                for method, (low, high) in rs.interval_columns(
+                                    point_all[span], reps_all[:, span],
+                                    jack_all[list(cols), span]).items()]
+            continue
+        together = rs.interval_columns(point_all[idx], reps_c, jack_all[np.ix_(list(cols), idx)])
+        for i, c in enumerate(cs):
+            intervals[c] = [(method, low[i * n_k:(i + 1) * n_k].tolist(),
+                             high[i * n_k:(i + 1) * n_k].tolist())
+                            for method, (low, high) in together.items()]
     for c, cols in cols_of.items():
         span = slice(c * n_k, (c + 1) * n_k)
         point_s = point_all[span]
-        found_ci = [(method, low.tolist(), high.tolist())
-                    for method, (low, high) in rs.interval_columns(
-                        point_s, reps_all[:, span], jack_all[cols, span]).items()]
+        found_ci = intervals[c]
         criterion = mine[c][0]
         values_s = point_s.tolist()
         out[c] = [CorrelationRow(task, set_id, criterion, "summary", kind, values_s[k], method,

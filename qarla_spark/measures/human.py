@@ -40,7 +40,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Dict, Hashable, Optional, Sequence, Tuple
+from typing import Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -207,7 +207,26 @@ def reading(values) -> Reading:
     v = np.asarray(values, dtype=np.float64)
     if not v.size:
         return Reading(DOUBLES, None, 1)
-    p, q = fractions(v)
+    return reading_of(v, *fractions(v))
+
+
+def fractions_many(values_list: Sequence) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """:func:`fractions` of each array of ``values_list``, every value's
+    reading found once for them all (a value's reading is its own:
+    the same (p, q)) — a task's criteria's human scores in one call
+    instead of one each (issue 36)."""
+    vs = [np.asarray(v, dtype=np.float64) for v in values_list]
+    if not vs:
+        return []
+    p, q = fractions(np.concatenate([v.ravel() for v in vs]))
+    ends = np.cumsum([v.size for v in vs])
+    return [(p[e - v.size:e].reshape(v.shape), q[e - v.size:e].reshape(v.shape))
+            for v, e in zip(vs, ends)]
+
+
+def reading_of(v: np.ndarray, p: np.ndarray, q: np.ndarray) -> Reading:
+    """:func:`reading` of ``v`` (finite doubles, not empty) whose
+    :func:`fractions` are (``p``, ``q``)."""
     plain = (q == 0) | ((q & (q - 1)) == 0)       # a power of two: the double itself
     if plain.all():
         return Reading(DOUBLES, None, 1)
@@ -255,11 +274,12 @@ def system_means(values, columns, n_columns: int, weights,
 
 
 def system_means_many(values, columns, n_columns: int, weights_list: Sequence,
-                      doubles: Callable) -> list:
+                      doubles: Callable, read: Optional[Reading] = None) -> list:
     """:func:`system_means` under each weight matrix of ``weights_list``
-    (the same rows: their readings found once), in order."""
+    (the same rows: their readings found once), in order; ``read``: the
+    values' :func:`reading` when the caller has it."""
     v = np.asarray(values, dtype=np.float64)
-    r = reading(v)
+    r = reading(v) if read is None else read
     return [_system_means_read(v, r, columns, n_columns, w, doubles) for w in weights_list]
 
 

@@ -240,16 +240,20 @@ def _queen_correlations(key, task, rest, items, ctx) -> Optional[_Found]:
             continue
         at = {name: a for a, name in enumerate(v.peers)}
         j = v.judged
-        for name, criterion, score in zip(j.summarizer, j.criterion, j.score):
+        # the topic's ratios and scores as Python numbers once (the same
+        # ints and floats as int(v.num[a]), float(score) row by row)
+        nums, dens = np.asarray(v.num).tolist(), np.asarray(v.den).tolist()
+        for name, criterion, score in zip(j.summarizer, j.criterion,
+                                          np.asarray(j.score, dtype=np.float64).tolist()):
             a = at.get(name)
             if a is None:
                 continue
             topic_, name_, num, den, y = sides.setdefault(criterion, ([], [], [], [], []))
             topic_.append(v.topic)
             name_.append(name)
-            num.append(int(v.num[a]))
-            den.append(int(v.den[a]))
-            y.append(float(score))
+            num.append(int(nums[a]))
+            den.append(int(dens[a]))
+            y.append(score)
     label = q.detailed[task][s]
     parts = [(criterion, Paired(tuple(t), tuple(names), np.asarray(num, dtype=np.int64),
                                 np.asarray(den, dtype=np.int64), tuple(t), tuple(names),
