@@ -1011,6 +1011,37 @@ def test_meta_evaluations_share_the_measures_side_and_give_each_criteria_its_num
         assert _same_evaluation(together[criterion], alone), criterion
 
 
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 3), st.integers(0, 6), st.data())
+def test_human_scores_read_once_equal_each_call_s(n_t, n_s, n_c, n_b, data):
+    """_human_scores_read (each criterion's readings found once for its
+    point row, its replicates and its sign-flip counts) gives the doubles
+    of human_scores with ones, then with the weights, and of
+    hu.comparable: thirds, halves, plain doubles, mixed."""
+    from qarla_spark.measures import human as hu
+    cells = np.asarray(data.draw(st.lists(st.booleans(), min_size=n_t * n_s,
+                                          max_size=n_t * n_s))).reshape(n_t, n_s)
+    values = st.sampled_from(JUDGED + [0.1, 1e-7, -2.5, 7 / 9, 2.0 ** 13 + 1 / 3])
+    used = {}
+    for c in range(n_c):
+        h = np.asarray(data.draw(st.lists(values, min_size=n_t * n_s, max_size=n_t * n_s)))
+        h = np.where(cells, h.reshape(n_t, n_s), NAN)
+        scores = np.where(cells[:, :, None], 1.0, NAN)
+        used[str(c)] = js.JudgedScores(tuple(f"t{t}" for t in range(n_t)),
+                                       tuple(f"s{s}" for s in range(n_s)), ("m",), scores, h)
+    weights = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n_b * n_t,
+                                            max_size=n_b * n_t)),
+                         dtype=np.int64).reshape(n_b, n_t)
+    ones = np.ones((1, n_t), dtype=np.int64)
+    hs, readings = js._human_scores_read(used, weights)
+    for c, d in used.items():
+        want = np.concatenate([js.human_scores(d, ones), js.human_scores(d, weights)])
+        assert np.array_equal(hs[c], want, equal_nan=True)
+        assert np.array_equal(bits(hs[c]), bits(want))
+        assert np.array_equal(hu.comparable(d.human, readings[c]), hu.comparable(d.human),
+                              equal_nan=True)
+
+
 def test_estimates_made_fast_are_the_dataclass_s():
     """_estimate sets the fields the frozen dataclass's __init__ sets."""
     reps = np.arange(3.0)
