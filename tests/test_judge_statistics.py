@@ -1069,6 +1069,23 @@ def test_pairwise_accuracy_intervals_are_the_across_task_found_of_its_counts(eva
     assert np.asarray([p.high for p in pa]).tobytes() == high.tobytes()
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 8])
+def test_pairwise_accuracy_ranks_are_the_across_task_found_s(seed):
+    """meta_group hands the across/ reduce metric_ranks/' clusters as its
+    TaskFound's ranks when it keeps every measure (not made again): they
+    are across_tasks' _ranks of the quotients of the same counts (the old
+    form, kept here), on cubes with ties, missing cells and clusters."""
+    from qarla_spark.measures import across_tasks as xt
+    e = js.meta_evaluation("task", "crit", judged(seed, n_m=3 + seed % 3), 20 + seed,
+                           N_REPLICATES, draws=0)
+    agree2, pairs2 = (np.asarray(a, dtype=np.int64) for a in e.pa_counts)
+    est = xt.pair_estimates(e.measures, agree2, pairs2[:, None])
+    assert ms.PRIMARY == "pairwise_accuracy"
+    assert xt._ranks(est) == tuple(e.ranks)
+    assert xt.task_found(est, (0.0, 1.0), ranks=e.ranks).ranks == xt.task_found(
+        est, (0.0, 1.0)).ranks
+
+
 def test_estimates_of_several_runs_at_once_equal_each_statistic_alone(monkeypatch):
     """_estimates_all (every criterion's intervals in one sort) gives each
     run the Estimates of _estimates of each statistic alone, bit for bit,
