@@ -1081,6 +1081,10 @@ def test_pairwise_accuracy_ranks_are_the_across_task_found_s(seed):
     agree2, pairs2 = (np.asarray(a, dtype=np.int64) for a in e.pa_counts)
     est = xt.pair_estimates(e.measures, agree2, pairs2[:, None])
     assert ms.PRIMARY == "pairwise_accuracy"
+    # the statistic's own values and replicates are the quotients of its counts
+    key = ms.statistic("pairwise_accuracy").key
+    assert np.array_equal(bits([p.value for p in e.estimates[key]]), bits(est.point))
+    assert np.array_equal(bits(e.replicates[key]), bits(est.reps))
     assert xt._ranks(est) == tuple(e.ranks)
     assert xt.task_found(est, (0.0, 1.0), ranks=e.ranks).ranks == xt.task_found(
         est, (0.0, 1.0)).ranks

@@ -205,22 +205,31 @@ def meta_group(key, task, items, ctx):
             shared = set(across_measures(ctx))
             keep = [m for m, name in enumerate(e.measures) if name in shared]
             names = tuple(e.measures[m] for m in keep)
-            agree2 = np.asarray(e.pa_counts[0], dtype=np.int64)[:, keep]
-            pairs2 = np.asarray(e.pa_counts[1], dtype=np.int64)
             # the task's own across/ rows made here, not in the one group
             # over every task
-            acc = js.EstimateColumns.of(e.estimates[ms.statistic("pairwise_accuracy").key])
+            pa_key = ms.statistic("pairwise_accuracy").key
+            acc = js.EstimateColumns.of(e.estimates[pa_key])
+            every = len(keep) == len(e.measures) and pa_key in e.replicates
+            if every:
+                # every measure kept: the quotients of the counts are the
+                # statistic's own values and replicates (its kernel's
+                # quotients of the same counts), not made again
+                est = xt.Estimates(names, np.asarray(acc.values, dtype=np.float64),
+                                   e.replicates[pa_key])
+            else:
+                est = xt.pair_estimates(names,
+                                        np.asarray(e.pa_counts[0], dtype=np.int64)[:, keep],
+                                        np.asarray(e.pa_counts[1], dtype=np.int64)[:, None])
             # (its intervals: the metric_eval/ rows' own — the same
             # quotients of the same counts, within the same bounds; its
             # clusters, when it keeps every measure, metric_ranks/' own —
             # rank_clusters of the same values, replicates and names, not
             # made again: ~2.7 ms a task of 4 criteria)
-            own = xt.task_found(xt.pair_estimates(names, agree2, pairs2[:, None]),
-                                ms.statistic("pairwise_accuracy").recentred_within,
+            own = xt.task_found(est, ms.statistic("pairwise_accuracy").recentred_within,
                                 interval=(np.asarray(acc.lows, dtype=np.float64)[keep],
                                           np.asarray(acc.highs, dtype=np.float64)[keep]),
-                                ranks=e.ranks if len(keep) == len(e.measures)
-                                and ms.PRIMARY == "pairwise_accuracy" else None)
+                                ranks=e.ranks if every and ms.PRIMARY == "pairwise_accuracy"
+                                else None)
             records.append((rd.key_of(ACROSS, "pairwise_accuracy", criterion), "x_pa",
                             xt.PairCounts(task, names, xt.narrow_counts(e.pa_counts[0][:, keep]),
                                           xt.narrow_counts(e.pa_counts[1]), own)))
