@@ -60,9 +60,12 @@ def across_measures(ctx) -> List[str]:
     return singles + queens + ([h.names[-1]] if h else [])
 
 
-def meta_data(task, items, ctx) -> js.JudgedScores:
+def meta_data(task, items, ctx, index: dict = None) -> js.JudgedScores:
     """The score cube of one (task, criterion) from its topics' s_meta_h
-    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records."""
+    (singles and HBR) and s_meta_q (QUEEN of the detailed sets) records.
+    ``index``: where each record's (kind, names) go in the cube, kept by
+    the caller for its criteria (the same systems and measures: the same
+    positions, not looked up again record by record)."""
     singles, queens, hbr = meta_measures(ctx, task)
     measures = singles + queens + hbr
     by_topic: Dict[str, Dict[str, Any]] = {}
@@ -78,12 +81,20 @@ def meta_data(task, items, ctx) -> js.JudgedScores:
     where = {S_META_H: [*range(len(singles)), *range(len(singles) + len(queens),
                                                      len(measures))],
              S_META_Q: list(range(len(singles), len(singles) + len(queens)))}
+    index = {} if index is None else index
+    shape = (tuple(systems), tuple(measures))
     for t, topic in enumerate(topics):
         for kind, v in by_topic[topic].items():
-            cols = [s_at[name] for name in v.names]
+            # the record's systems and measures as np.ix_ gives them, once
+            # per (systems, measures, kind)
+            names = tuple(v.names)
+            key = (kind, names, shape)
+            at = index.get(key)
+            if at is None:
+                at = index[key] = np.ix_([s_at[name] for name in names], where[kind])
             mine = scores[t]                                  # a view
-            mine[np.ix_(cols, where[kind])] = v.scores
-            human[t, cols] = v.human
+            mine[at] = v.scores
+            human[t, at[0][:, 0]] = v.human
     return js.JudgedScores(tuple(topics), tuple(systems), tuple(measures), scores, human)
 
 
@@ -170,7 +181,8 @@ def meta_group(key, task, items, ctx):
     for kind, v in items:
         if kind in (S_META_H, S_META_Q):
             by_criterion.setdefault(v.criterion, []).append((kind, v))
-    datas = {c: meta_data(task, found, ctx) for c, found in sorted(by_criterion.items())}
+    index: dict = {}
+    datas = {c: meta_data(task, found, ctx, index) for c, found in sorted(by_criterion.items())}
     datas = {c: d for c, d in datas.items() if d.cells.any()}
     if not datas:
         return [], {}
