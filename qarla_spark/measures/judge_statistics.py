@@ -451,9 +451,11 @@ def _summary_level(scores: SystemScores, k: int) -> np.ndarray:
             # the counts as a double matrix product (small integers: exact,
             # and BLAS's, unlike int64's)
             counts = w.astype(np.float64) @ present.astype(np.float64)
+            point, out = out, np.empty((1 + len(w), out.shape[1]), dtype=np.float64)
+            out[0] = point[0]
             with np.errstate(invalid="ignore", divide="ignore"):
-                reps = rs.replicate_sums(values, w) / counts
-            out = np.vstack([out, reps])
+                # the quotients written in place (not a B × M·K copy by vstack)
+                np.divide(rs.replicate_sums(values, w), counts, out=out[1:])
         scores.memo["summary_level"] = out.reshape(len(out), n_m, n_k)
     return scores.memo["summary_level"][:, :, k]
 
@@ -511,9 +513,12 @@ def _pdp(scores: SystemScores) -> np.ndarray:
     side = scores.shared["pdp_side"]
     cross, hh = me.pdp_human_sums(side, data.human[t_idx, s_idx])
     mm = side.mm
-    w = np.ones((1, n_t), dtype=np.int64)
-    if scores.replicates:
-        w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+    if "pdp_w" not in scores.shared:        # the same rows for the criteria
+        w = np.ones((1, n_t), dtype=np.int64)
+        if scores.replicates:
+            w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+        scores.shared["pdp_w"] = w
+    w = scores.shared["pdp_w"]
     # the measures' Σ d_m² depends on their cells only: once for the
     # criteria that share them (``shared``)
     if "pdp_mm" not in scores.shared:
