@@ -1011,6 +1011,37 @@ def test_meta_evaluations_share_the_measures_side_and_give_each_criteria_its_num
         assert _same_evaluation(together[criterion], alone), criterion
 
 
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 3), st.integers(0, 6), st.data())
+def test_human_scores_read_once_equal_each_call_s(n_t, n_s, n_c, n_b, data):
+    """_human_scores_read (each criterion's readings found once for its
+    point row, its replicates and its sign-flip counts) gives the doubles
+    of human_scores with ones, then with the weights, and of
+    hu.comparable: thirds, halves, plain doubles, mixed."""
+    from qarla_spark.measures import human as hu
+    cells = np.asarray(data.draw(st.lists(st.booleans(), min_size=n_t * n_s,
+                                          max_size=n_t * n_s))).reshape(n_t, n_s)
+    values = st.sampled_from(JUDGED + [0.1, 1e-7, -2.5, 7 / 9, 2.0 ** 13 + 1 / 3])
+    used = {}
+    for c in range(n_c):
+        h = np.asarray(data.draw(st.lists(values, min_size=n_t * n_s, max_size=n_t * n_s)))
+        h = np.where(cells, h.reshape(n_t, n_s), NAN)
+        scores = np.where(cells[:, :, None], 1.0, NAN)
+        used[str(c)] = js.JudgedScores(tuple(f"t{t}" for t in range(n_t)),
+                                       tuple(f"s{s}" for s in range(n_s)), ("m",), scores, h)
+    weights = np.asarray(data.draw(st.lists(st.integers(0, 3), min_size=n_b * n_t,
+                                            max_size=n_b * n_t)),
+                         dtype=np.int64).reshape(n_b, n_t)
+    ones = np.ones((1, n_t), dtype=np.int64)
+    hs, readings = js._human_scores_read(used, weights)
+    for c, d in used.items():
+        want = np.concatenate([js.human_scores(d, ones), js.human_scores(d, weights)])
+        assert np.array_equal(hs[c], want, equal_nan=True)
+        assert np.array_equal(bits(hs[c]), bits(want))
+        assert np.array_equal(hu.comparable(d.human, readings[c]), hu.comparable(d.human),
+                              equal_nan=True)
+
+
 def test_estimates_made_fast_are_the_dataclass_s():
     """_estimate sets the fields the frozen dataclass's __init__ sets."""
     reps = np.arange(3.0)
@@ -1036,6 +1067,27 @@ def test_pairwise_accuracy_intervals_are_the_across_task_found_of_its_counts(eva
     assert np.asarray([p.value for p in pa]).tobytes() == est.point.tobytes()
     assert np.asarray([p.low for p in pa]).tobytes() == low.tobytes()
     assert np.asarray([p.high for p in pa]).tobytes() == high.tobytes()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 8])
+def test_pairwise_accuracy_ranks_are_the_across_task_found_s(seed):
+    """meta_group hands the across/ reduce metric_ranks/' clusters as its
+    TaskFound's ranks when it keeps every measure (not made again): they
+    are across_tasks' _ranks of the quotients of the same counts (the old
+    form, kept here), on cubes with ties, missing cells and clusters."""
+    from qarla_spark.measures import across_tasks as xt
+    e = js.meta_evaluation("task", "crit", judged(seed, n_m=3 + seed % 3), 20 + seed,
+                           N_REPLICATES, draws=0)
+    agree2, pairs2 = (np.asarray(a, dtype=np.int64) for a in e.pa_counts)
+    est = xt.pair_estimates(e.measures, agree2, pairs2[:, None])
+    assert ms.PRIMARY == "pairwise_accuracy"
+    # the statistic's own values and replicates are the quotients of its counts
+    key = ms.statistic("pairwise_accuracy").key
+    assert np.array_equal(bits([p.value for p in e.estimates[key]]), bits(est.point))
+    assert np.array_equal(bits(e.replicates[key]), bits(est.reps))
+    assert xt._ranks(est) == tuple(e.ranks)
+    assert xt.task_found(est, (0.0, 1.0), ranks=e.ranks).ranks == xt.task_found(
+        est, (0.0, 1.0)).ranks
 
 
 def test_estimates_of_several_runs_at_once_equal_each_statistic_alone(monkeypatch):

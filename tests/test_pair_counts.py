@@ -48,6 +48,19 @@ def test_sign_sums_kernel_equals_numpy(n, n_b, n_m, n_c, data):
 
 
 @SETTINGS
+@given(st.integers(2, 7), st.integers(1, 6), st.integers(1, 4), st.integers(0, 3), st.data())
+def test_sign_sums_rows_equal_the_system_major_form(n, n_b, n_m, n_c, data):
+    """The kernel read in the replicates' layout (B × n × M, C × B × n), as
+    the meta group calls it, gives the integers of the system-major numpy
+    twin (n × B × M, C × n × B) on the same scores."""
+    xs = _doubles(data.draw, (n_b, n, n_m))
+    hs = _doubles(data.draw, (n_c, n_b, n))
+    got = pc.sign_sums_rows(xs, hs)
+    want = pc.sign_sums_numpy(xs.transpose(1, 0, 2), hs.transpose(0, 2, 1))
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@SETTINGS
 @given(st.integers(1, 9), st.integers(1, 6), st.data())
 def test_not_better_kernel_equals_numpy(n_b, n_m, data):
     r = _doubles(data.draw, (n_b, n_m))

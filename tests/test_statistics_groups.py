@@ -374,3 +374,71 @@ def test_fractions_many_and_reading_of_equal_one_at_a_time(values_list, seed):
         assert (r.nums is None) == (want.nums is None)
         if r.nums is not None:
             assert r.nums.dtype == want.nums.dtype and np.array_equal(r.nums, want.nums)
+
+
+def _meta_data_old(task, items, ctx):
+    """judges.meta_data as it was (np.ix_ of each record's systems made
+    record by record): the reference of the cached positions."""
+    from qarla_spark.stages import judges
+    from qarla_spark.stages.statistics_inputs import S_META_H, S_META_Q
+    singles, queens, hbr = judges.meta_measures(ctx, task)
+    measures = singles + queens + hbr
+    by_topic = {}
+    for kind, v in items:
+        if kind in (S_META_H, S_META_Q):
+            by_topic.setdefault(v.topic, {})[kind] = v
+    topics = sorted(by_topic)
+    systems = sorted({name for parts in by_topic.values() for v in parts.values()
+                      for name in v.names})
+    s_at = {name: i for i, name in enumerate(systems)}
+    scores = np.full((len(topics), len(systems), len(measures)), np.nan)
+    human = np.full((len(topics), len(systems)), np.nan)
+    where = {S_META_H: [*range(len(singles)), *range(len(singles) + len(queens),
+                                                     len(measures))],
+             S_META_Q: list(range(len(singles), len(singles) + len(queens)))}
+    for t, topic in enumerate(topics):
+        for kind, v in by_topic[topic].items():
+            cols = [s_at[name] for name in v.names]
+            mine = scores[t]
+            mine[np.ix_(cols, where[kind])] = v.scores
+            human[t, cols] = v.human
+    return topics, systems, measures, scores, human
+
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(0, 3), st.integers(0, 3), st.integers(1, 3),
+       st.integers(0, 2 ** 32 - 1))
+def test_meta_data_with_cached_positions_equals_the_record_by_record_cube(
+        n_t, n_single, n_queen, n_c, seed):
+    """meta_data with the positions of each (kind, systems) kept for the
+    criteria (one index for all) builds the cube of the record-by-record
+    form: records of several criteria, systems missing from some topics,
+    in any order."""
+    from types import SimpleNamespace as NS
+
+    from qarla_spark.stages import judges
+    from qarla_spark.stages.statistics_inputs import S_META_H, S_META_Q
+    rng = np.random.default_rng(seed)
+    ctx = NS(hbr=NS(names=[f"m{k}" for k in range(n_single)] + ["HBR"]),
+             qarla=NS(detailed={"task": [f"S{k}" for k in range(n_queen)]}))
+    systems = [f"sys{k}" for k in range(5)]
+    items = {c: [] for c in range(n_c)}
+    for t in range(n_t):
+        names = [s for s in systems if rng.random() < 0.8]
+        rng.shuffle(names)
+        for c in range(n_c):
+            h = rng.choice([1.0, 2.0, np.nan, 4 / 3], len(names))
+            items[c].append((S_META_H, NS(topic=f"t{t}", criterion=c, names=list(names),
+                                          scores=rng.random((len(names), n_single + 1)),
+                                          human=h)))
+            items[c].append((S_META_Q, NS(topic=f"t{t}", criterion=c, names=list(names),
+                                          scores=rng.random((len(names), n_queen)),
+                                          human=h)))
+    index: dict = {}
+    for c, found in items.items():
+        got = judges.meta_data("task", found, ctx, index)
+        topics, systems_, measures, scores, human = _meta_data_old("task", found, ctx)
+        assert got.topics == tuple(topics) and got.systems == tuple(systems_)
+        assert got.measures == tuple(measures)
+        assert np.array_equal(got.scores, scores, equal_nan=True)
+        assert np.array_equal(got.human, human, equal_nan=True)

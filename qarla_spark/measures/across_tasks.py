@@ -75,7 +75,8 @@ class TaskFound:
 
 def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None,
                percentile: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-               interval: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TaskFound:
+               interval: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+               ranks: Optional[Tuple[int, ...]] = None) -> TaskFound:
     """A task's :class:`TaskFound` from its estimates (``bounds``:
     :attr:`AcrossTasks.bounds`); ``percentile``: the (low, high) of
     :func:`~qarla_spark.measures.resampling.percentile_columns` of its
@@ -83,14 +84,16 @@ def task_found(e: Estimates, bounds: Optional[Tuple[float, float]] = None,
     doubles, not computed again); ``interval``: the (low, high) of
     :func:`~qarla_spark.measures.resampling.bootstrap_columns` of its point
     values and replicates within ``bounds`` when the caller has them (the
-    same doubles)."""
+    same doubles); ``ranks``: :func:`_ranks` of ``e`` when the caller has
+    them (the same clusters of the same values and replicates)."""
     if interval is not None:
         low, high = (np.asarray(v, dtype=np.float64) for v in interval)
     elif bounds is None and percentile is not None:
         low, high = (np.asarray(v, dtype=np.float64) for v in percentile)
     else:
         low, high = rs.bootstrap_columns(e.point, e.reps, bounds)
-    return TaskFound(tuple(e.names), np.asarray(e.point), low, high, _ranks(e))
+    return TaskFound(tuple(e.names), np.asarray(e.point), low, high,
+                     _ranks(e) if ranks is None else tuple(ranks))
 
 
 @dataclass(frozen=True)

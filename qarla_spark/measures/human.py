@@ -243,17 +243,18 @@ def reading_of(v: np.ndarray, p: np.ndarray, q: np.ndarray) -> Reading:
     return Reading(EXACT, nums, den)
 
 
-def comparable(values) -> np.ndarray:
+def comparable(values, read: Optional[Reading] = None) -> np.ndarray:
     """Doubles whose sums and comparisons decide what the readings' would
     (for :func:`~qarla_spark.measures.resampling.signed_mean_at_least`,
     which decides exactly on the doubles it is given): the numerators k of
     the ``grid`` (each an integer below 2^44, its double exact: a positive
     scale changes no comparison of means), else the values themselves
     (``exact``: their doubles — a documented approximation for mixed
-    inputs)."""
+    inputs). ``read``: the :func:`reading` of the finite values (in
+    row-major order) when the caller has it."""
     v = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(v)
-    r = reading(v[finite])
+    r = reading(v[finite]) if read is None else read
     if r.kind != GRID:
         return v
     out = np.full(v.shape, np.nan)

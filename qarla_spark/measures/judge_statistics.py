@@ -262,8 +262,12 @@ class SystemScores:
         comparable`); every criterion with these cells in one call (each
         its own exact counts: a criterion's column compared with its own
         only)."""
-        return self._of_criteria("human_upper", lambda humans: rs.signed_mean_at_least_upper(
-            np.stack([hu.comparable(h) for h in humans], axis=2), self.data.cells, self.flips))
+        # (each criterion's reading of its human scores, when the caller
+        # made it: ``shared["readings"]``)
+        readings = self.shared.get("readings") or {}
+        return self._of_criteria("human_upper", lambda humans, names: rs.signed_mean_at_least_upper(
+            np.stack([hu.comparable(h, readings.get(c)) for h, c in zip(humans, names)], axis=2),
+            self.data.cells, self.flips))
 
     def topic_correlations(self):
         """(T × M × 3 correlations, T × M defined): Pearson, Spearman and
@@ -272,21 +276,22 @@ class SystemScores:
         at least ``agreement.MIN_POINTS``; NaN when a side is constant),
         and where Pearson is defined (both sides vary)."""
         return self._of_criteria("topic_correlations",
-                                 lambda humans: _topic_correlations(self.data, humans))
+                                 lambda humans, _: _topic_correlations(self.data, humans))
 
     def _of_criteria(self, name: str, compute):
-        """``compute(humans)`` (one result per T × S human scores given,
-        each its criterion's own) of this criterion, kept as ``name``: made
-        once for every criterion with these cells (``shared["humans"]``),
-        else of this criterion's scores alone."""
+        """``compute(humans, criteria)`` (one result per T × S human scores
+        given, each its criterion's own) of this criterion, kept as
+        ``name``: made once for every criterion with these cells
+        (``shared["humans"]``), else of this criterion's scores alone."""
         if name not in self.memo:
             humans = self.shared.get("humans") or {}
             if self.criterion in humans:
                 if name not in self.shared:
-                    self.shared[name] = dict(zip(humans, compute(list(humans.values()))))
+                    self.shared[name] = dict(zip(humans, compute(list(humans.values()),
+                                                                 list(humans))))
                 self.memo[name] = self.shared[name][self.criterion]
             else:
-                self.memo[name] = compute([self.data.human])[0]
+                self.memo[name] = compute([self.data.human], [None])[0]
         return self.memo[name]
 
     def summaries(self):
@@ -446,9 +451,11 @@ def _summary_level(scores: SystemScores, k: int) -> np.ndarray:
             # the counts as a double matrix product (small integers: exact,
             # and BLAS's, unlike int64's)
             counts = w.astype(np.float64) @ present.astype(np.float64)
+            point, out = out, np.empty((1 + len(w), out.shape[1]), dtype=np.float64)
+            out[0] = point[0]
             with np.errstate(invalid="ignore", divide="ignore"):
-                reps = rs.replicate_sums(values, w) / counts
-            out = np.vstack([out, reps])
+                # the quotients written in place (not a B × M·K copy by vstack)
+                np.divide(rs.replicate_sums(values, w), counts, out=out[1:])
         scores.memo["summary_level"] = out.reshape(len(out), n_m, n_k)
     return scores.memo["summary_level"][:, :, k]
 
@@ -506,9 +513,12 @@ def _pdp(scores: SystemScores) -> np.ndarray:
     side = scores.shared["pdp_side"]
     cross, hh = me.pdp_human_sums(side, data.human[t_idx, s_idx])
     mm = side.mm
-    w = np.ones((1, n_t), dtype=np.int64)
-    if scores.replicates:
-        w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+    if "pdp_w" not in scores.shared:        # the same rows for the criteria
+        w = np.ones((1, n_t), dtype=np.int64)
+        if scores.replicates:
+            w = np.vstack([w, np.asarray(scores.weights, dtype=np.int64)])
+        scores.shared["pdp_w"] = w
+    w = scores.shared["pdp_w"]
     # the measures' Σ d_m² depends on their cells only: once for the
     # criteria that share them (``shared``)
     if "pdp_mm" not in scores.shared:
@@ -623,6 +633,31 @@ def meta_evaluations(task: str, datas: Dict[str, JudgedScores], seed: int, n: in
     return out
 
 
+def _human_scores_read(used: Dict[str, JudgedScores], weights
+                       ) -> Tuple[Dict[str, np.ndarray], Dict[str, "hu.Reading"]]:
+    """The human scores ((1 + B) × S: the point row, then the replicates of
+    ``weights``) of each criterion of ``used`` (the same cells: the same
+    positions) and the reading of its cells' scores: each criterion's
+    readings found once (one :func:`~qarla_spark.measures.human.
+    fractions_many` for them all) for its point row, its replicates and
+    its sign-flip counts (:meth:`SystemScores.human_upper`), not three
+    times each — the numbers of :func:`human_scores` with one row of ones,
+    then with ``weights``, and of ``hu.comparable``. (~2.5 ms of a task's
+    meta group of 4 criteria, measured.)"""
+    data = next(iter(used.values()))
+    t_idx, s_idx = _positions(data)
+    ones = np.ones((1, len(data.topics)), dtype=np.int64)
+    cells = {c: d.human[t_idx, s_idx] for c, d in used.items()}
+    readings = {c: hu.reading_of(v, p, q) if v.size else hu.Reading(hu.DOUBLES, None, 1)
+                for (c, v), (p, q) in zip(cells.items(),
+                                          hu.fractions_many(list(cells.values())))}
+    hs = {c: np.concatenate(hu.system_means_many(
+              v, (t_idx, s_idx), len(data.systems), [ones, weights],
+              lambda x, cols, n_s, w: _means(w)(x, cols, n_s, w), readings[c]))
+          for c, v in cells.items()}
+    return hs, readings
+
+
 def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int,
                      draws: int, designs: Dict[str, object] = None
                      ) -> Dict[str, MetaEvaluation]:
@@ -636,9 +671,8 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
     weights = rs.poisson_weights(seed, task, topics, n)
     flips = rs.sign_flips(seed, task, topics, n)
     x = np.concatenate([measure_scores(data, ones), measure_scores(data, weights)])
-    hs = {c: np.concatenate([human_scores(d, ones), human_scores(d, weights)])
-          for c, d in used.items()}
     names = list(used)
+    hs, readings = _human_scores_read(used, weights)
     signs_all = me.sign_sums_many(x, [hs[c] for c in names])
     # Pearson and Spearman of the point row and every replicate, each
     # criterion against the same measures' rows
@@ -647,7 +681,7 @@ def _evaluate_shared(task: str, used: Dict[str, JudgedScores], seed: int, n: int
                                            kinds=("pearson", "spearman"))
     # the measures' p-values, once for the criteria; their human scores
     # (the topics' correlations of every criterion at once)
-    shared: dict = {"humans": {c: used[c].human for c in names}}
+    shared: dict = {"humans": {c: used[c].human for c in names}, "readings": readings}
     primary = ms.statistic(ms.PRIMARY).key
     out = {}
     runs = [(SystemScores(used[c], x, hs[c], corr[k], signs_all[k], weights, flips, shared,

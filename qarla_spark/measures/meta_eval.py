@@ -153,11 +153,10 @@ def sign_sums_many(metric, humans) -> List[SignSums]:
     hs = [np.asarray(h, dtype=np.float64) for h in humans]
     if m.ndim != 3 or any(h.shape != m.shape[:2] for h in hs):
         raise ValueError("metric must be (B × n × M) and human (B × n)")
-    from qarla_spark.measures.pair_counts import sign_sums as counts
+    from qarla_spark.measures.pair_counts import sign_sums_rows as counts
+    # read in their own layout (B × n × M and C × B × n): no copy first
     con, metric_pairs, human_pairs, tied = counts(
-        np.ascontiguousarray(m.transpose(1, 0, 2)),                      # n × B × M
-        np.ascontiguousarray(np.stack(hs).transpose(0, 2, 1)) if hs
-        else np.zeros((0, m.shape[1], m.shape[0])))                       # C × n × B
+        m, np.stack(hs) if hs else np.zeros((0,) + m.shape[:2]))
     return [SignSums(con[c], metric_pairs.copy(), human_pairs[c], tied[c])
             for c in range(len(hs))]
 

@@ -170,10 +170,12 @@ def at_least_patterns(low: np.ndarray, high: Optional[np.ndarray], patterns: np.
                                    np.ascontiguousarray(scale, dtype=np.int64), out)
             return out
         # each pattern's sums by one BLAS product (the caller's pieces: every
-        # sum an integer below 2^53, exact in doubles), then the counts
+        # sum an integer below 2^53, exact in doubles), then the counts —
+        # the kernel reads the doubles as the int64 they hold (no astype
+        # copy of P × S × K a call: 2 ms of a task's 4 on 1,000 replicates)
         flips = np.asarray(patterns, dtype=np.float64)
-        lo = (flips @ np.asarray(low, dtype=np.float64).reshape(n_t, -1)).astype(np.int64)
-        hi = (flips @ np.asarray(high, dtype=np.float64).reshape(n_t, -1)).astype(np.int64)
+        lo = flips @ np.asarray(low, dtype=np.float64).reshape(n_t, -1)
+        hi = flips @ np.asarray(high, dtype=np.float64).reshape(n_t, -1)
         _at_least_weighted(lo.reshape(-1, n_s, n_k), hi.reshape(-1, n_s, n_k), True,
                            np.ascontiguousarray(mult, dtype=np.int64),
                            np.ascontiguousarray(scale, dtype=np.int64), int(chunk), out)
@@ -196,8 +198,8 @@ if compiled is not None:
     @compiled
     def _at_least_weighted(low, high, two, mult, scale, chunk,
                            out):  # pragma: no cover - compiled
-        """_at_least_levels of pattern sums (P × S × K), pattern p counted
-        mult[p] times."""
+        """_at_least_levels of pattern sums (P × S × K: int64, or doubles
+        holding the integers exactly), pattern p counted mult[p] times."""
         n_p, n_s, n_k = low.shape
         hi = np.empty((n_s, n_k), dtype=np.int64)
         lo = np.empty((n_s, n_k), dtype=np.int64)
@@ -209,10 +211,11 @@ if compiled is not None:
             for s in range(n_s):
                 m = scale[s]
                 for k in range(n_k):
-                    v = low[p, s, k] * m
+                    # (the sums as int64, read from doubles holding them exactly)
+                    v = np.int64(low[p, s, k]) * m
                     carry = v >> chunk
                     lo[s, k] = v - (carry << chunk)
-                    hi[s, k] = (high[p, s, k] * m if two else 0) + carry
+                    hi[s, k] = (np.int64(high[p, s, k]) * m if two else 0) + carry
             for i in range(n_s):
                 for j in range(i + 1, n_s):
                     for k in range(n_k):
@@ -580,16 +583,27 @@ def sign_sums(ms: np.ndarray, hs: np.ndarray):
     tie: :func:`~qarla_spark.measures.meta_eval.wmt_agreement_counts`'); a
     NaN human score orders nothing and ties nothing."""
     if BACKEND == "numba" and ms.shape[0] * (ms.shape[0] - 1) // 2 < 2 ** 31:
-        n, n_b, n_m = ms.shape
-        n_c = hs.shape[0]
-        con = np.zeros((n_c, n_b, n_m), dtype=np.int64)
-        mp = np.zeros((n_b, n_m), dtype=np.int64)
-        hp = np.zeros((n_c, n_b), dtype=np.int64)
-        tb = np.zeros((n_c, n_b, n_m), dtype=np.int64)
-        _sign_sums(np.ascontiguousarray(ms, dtype=np.float64),
-                   np.ascontiguousarray(hs, dtype=np.float64), con, mp, hp, tb)
-        return con, mp, hp, tb
+        return sign_sums_rows(np.asarray(ms).transpose(1, 0, 2), np.asarray(hs).transpose(0, 2, 1))
     return sign_sums_numpy(ms, hs)
+
+
+def sign_sums_rows(xs: np.ndarray, hs: np.ndarray):
+    """:func:`sign_sums` of the scores in the replicates' layout: ``xs``
+    (B × n × M, row-major: the meta group's system scores as made) and
+    ``hs`` (C × B × n), the same integers — the kernel reads a replicate's
+    systems where they are, not a system-major copy of B × n × M made
+    first (3 ms of a task's meta group on 1,000 replicates)."""
+    n_b, n, n_m = xs.shape
+    if not (BACKEND == "numba" and n * (n - 1) // 2 < 2 ** 31):
+        return sign_sums_numpy(np.asarray(xs).transpose(1, 0, 2), np.asarray(hs).transpose(0, 2, 1))
+    n_c = hs.shape[0]
+    con = np.zeros((n_c, n_b, n_m), dtype=np.int64)
+    mp = np.zeros((n_b, n_m), dtype=np.int64)
+    hp = np.zeros((n_c, n_b), dtype=np.int64)
+    tb = np.zeros((n_c, n_b, n_m), dtype=np.int64)
+    _sign_sums(np.ascontiguousarray(xs, dtype=np.float64),
+               np.ascontiguousarray(hs, dtype=np.float64), con, mp, hp, tb)
+    return con, mp, hp, tb
 
 
 def sign_sums_numpy(ms: np.ndarray, hs: np.ndarray):
@@ -621,8 +635,10 @@ if compiled is not None:
     def _sign_sums(ms, hs, con, mp, hp, tb):  # pragma: no cover - compiled
         """A replicate's signs and each criterion's sums over the pairs in
         int32 (|sums| ≤ the pairs, below 2^31 — the caller checks; twice the
-        lanes of int64 in the vectorised sums), added to the int64 counts."""
-        n, n_b, n_m = ms.shape
+        lanes of int64 in the vectorised sums), added to the int64 counts;
+        ``ms`` B × n × M and ``hs`` C × B × n (a replicate's systems
+        contiguous)."""
+        n_b, n, n_m = ms.shape
         n_c = hs.shape[0]
         n_p = n * (n - 1) // 2
         sm = np.empty((n_p, n_m), dtype=np.int32)
@@ -645,14 +661,14 @@ if compiled is not None:
             for a in range(n - 1):
                 for d in range(a + 1, n):
                     for m in range(n_m):
-                        x = ms[a, b, m]
-                        y = ms[d, b, m]
+                        x = ms[b, a, m]
+                        y = ms[b, d, m]
                         s = np.int32(x > y) - np.int32(x < y)
                         sm[p, m] = s
                         macc[m] += s * s
                     for c in range(n_c):
-                        ha = hs[c, a, b]
-                        hd = hs[c, d, b]
+                        ha = hs[c, b, a]
+                        hd = hs[c, b, d]
                         if np.isfinite(ha) and np.isfinite(hd):
                             sh[c, p] = np.int32(ha > hd) - np.int32(ha < hd)
                             tie[c, p] = ha == hd
@@ -676,7 +692,7 @@ if compiled is not None:
                         a = first[q]
                         d = second[q]
                         for m in range(n_m):
-                            tb[c, b, m] += ms[a, b, m] == ms[d, b, m]
+                            tb[c, b, m] += ms[b, a, m] == ms[b, d, m]
                 for m in range(n_m):
                     con[c, b, m] += acc[m]
 
