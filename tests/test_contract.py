@@ -195,7 +195,8 @@ def test_the_stages_named_rows_start_with_their_tables_columns():
 def test_a_table_record_reads_back_its_rows_small_or_large():
     """A record's Arrow rows (rounds._arrow_bytes) read back equal whether
     compressed or not: small records are written uncompressed (zstd's fixed
-    cost per record, issue 36), large ones with zstd."""
+    cost per record, issue 36), large ones as one zstd frame of the stream
+    (rounds.PACKED), whose rows read back as Arrow's own compression's."""
     import pyarrow as pa
     schema = pa.schema([("task", pa.string()), ("value", pa.float64()), ("n", pa.int64())])
     for n in (0, 3, 200, 20_000):
@@ -207,7 +208,13 @@ def test_a_table_record_reads_back_its_rows_small_or_large():
         if batch.nbytes < rd.COMPRESS_FROM:
             assert len(data) >= batch.nbytes                      # as they are
         else:
+            assert data.startswith(rd.PACKED)                     # one zstd frame
             assert len(data) < batch.nbytes / 4                   # compressed
+            sink = pa.BufferOutputStream()                        # Arrow's own
+            with pa.ipc.new_stream(sink, schema, options=pa.ipc.IpcWriteOptions(
+                    compression="zstd")) as writer:
+                writer.write_batch(batch)
+            assert rd.arrow_of(data).equals(rd.arrow_of(sink.getvalue().to_pybytes()))
     rows = [("a", 0.5, 1), ("b", float("nan"), 2)]
     assert rd.arrow_of(rd._arrow_bytes(pa.record_batch(
         [pa.array(c) for c in zip(*rows)], schema=schema), schema)).to_pylist()[0] == \
