@@ -337,3 +337,36 @@ def test_first_cover_is_the_smallest_k_of_a_covering_pair():
                         if good[a, b, m]:
                             want[o, m] = min(want[o, m], max(ranks[o, a], ranks[o, b]))
         assert np.array_equal(first_cover(good, ranks), want)
+
+
+def _old_model_sample_counts(e, contains, n):
+    """queen.topic_counts' n_eh before issue 36's round 2 (kept as the
+    reference): a bincount of e per model."""
+    return np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)
+
+
+def test_model_sample_counts_as_a_bincount_per_model():
+    """queen._model_sample_counts (one segment sum per summary when the
+    samples come by summary) gives the integers of a bincount per model:
+    summaries without samples (first, inner, last), one sample, unsorted
+    samples (topic_counts asks only with a model)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from qarla_spark.measures.queen import _model_sample_counts
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(1, 9), st.integers(1, 5), st.integers(0, 60), st.booleans(),
+           st.integers(0, 2 ** 32 - 1))
+    def check(n, n_models, n_samples, ordered, seed):
+        rng = np.random.default_rng(seed)
+        e = rng.integers(0, n, n_samples).astype(np.int64)
+        if ordered:
+            e = np.sort(e)
+        contains = rng.random((n_models, n_samples)) < 0.4
+        got = _model_sample_counts(e, contains, n)
+        want = _old_model_sample_counts(e, contains, n)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert (got == want).all()
+
+    check()

@@ -57,6 +57,30 @@ def test_sign_flip_family_against_brute_force(n_t, n_s, n_p, seed, big):
         assert _bits([p[s], adjusted[s]]) == _bits([want_p, want_a])
 
 
+
+@SETTINGS
+@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 300), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([1, 3, 1000, 2 ** 40, 2 ** 49]))
+def test_sign_flip_family_by_classes_as_per_pattern(n_t, n_s, n_p, seed, big):
+    """The family's p and adjusted p from the patterns' classes (a pattern
+    and its negation, counted with their weights: _flip_classes) are the
+    doubles of every pattern's own (the per-pattern counts, kept)."""
+    rng = np.random.default_rng(seed)
+    diffs = rng.integers(-big, big + 1, (n_t, n_s)).astype(np.int64)
+    if rng.random() < 0.3:
+        diffs[:, 0] = 0
+    flips = np.where(rng.random((n_p, n_t)) < 0.5, -1, 1).astype(np.int64)
+    classes = rs._flip_classes(flips)
+    if n_p > 2 ** (n_t - 1):
+        assert classes is not None                        # fewer classes than patterns
+    if classes is not None:
+        assert int(classes[1].sum()) == n_p and len(classes[0]) < n_p
+    want = rs._sign_flip_counts(diffs, flips, None)
+    for got in (rs.sign_flip_family(diffs, flips),
+                rs._sign_flip_counts(diffs, *classes) if classes is not None else want):
+        assert _bits(list(got[0]) + list(got[1])) == _bits(list(want[0]) + list(want[1]))
+
+
 @SETTINGS
 @given(st.integers(1, 30), st.integers(1, 7), st.integers(0, 2 ** 32 - 1),
        st.sampled_from([2, 5, 1000]))

@@ -116,6 +116,26 @@ def _contains(n: int, models: np.ndarray, m, m1, m2) -> np.ndarray:
     return out[:len(models)]
 
 
+def _model_sample_counts(e, contains, n: int) -> np.ndarray:
+    """(n × |M|) int64: the samples of each summary whose triple holds each
+    model (``contains``: :func:`_contains`) — a bincount of ``e`` per
+    model, or, the samples by summary (as topic_samples gives them), one
+    sum of each summary's segment of every model's row (np.add.reduceat:
+    the same integers, ~2x faster: KING's chance pool counts 100 random
+    topics of 42,900 samples per shape, issue 36)."""
+    if len(e) < 2 or not bool((e[1:] >= e[:-1]).all()) or e[0] < 0 or e[-1] >= n:
+        return np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)
+    bounds = np.searchsorted(e, np.arange(n + 1))
+    starts = bounds[:-1]
+    # (the last summaries without samples start at len(e): left out, their
+    # counts 0; a segment ends where the next one starts, or at the end)
+    inside = starts < len(e)
+    sums = np.zeros((contains.shape[0], n), dtype=np.int64)
+    sums[:, inside] = np.add.reduceat(contains, starts[inside], axis=1, dtype=np.int64)
+    sums[:, starts == bounds[1:]] = 0                   # summaries without samples
+    return np.ascontiguousarray(sums.T)
+
+
 def topic_counts(roles, values, set_words, triples: str = "standard", method: str = "auto",
                  samples=None):
     """Integer counts behind QUEEN for one topic and every metric set.
@@ -158,7 +178,7 @@ def topic_counts(roles, values, set_words, triples: str = "standard", method: st
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     contains = _contains(n, models, m, m1, m2)
     n_e = np.bincount(e, minlength=n).astype(np.int64)
-    n_eh = np.stack([np.bincount(e[c], minlength=n) for c in contains], axis=1)[peers] \
+    n_eh = _model_sample_counts(e, contains, n)[peers] \
         if len(models) else np.zeros((len(peers), 0), dtype=np.int64)
     if method == "zeta":
         if len(used) > ZETA_MAX_BITS:
