@@ -235,3 +235,26 @@ def test_selected_columns_read_as_the_sorted_ones(n_c, n_b, seed, numpy):
         if not numpy and n[m] > 10 and not median[m]:
             with pytest.raises(IndexError):
                 ordered[n[m] // 2, m]
+
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(0, 2 ** 32 - 1), st.booleans())
+def test_interval_columns_of_a_block_equal_each_slice_alone(parts, width, seed, infinite):
+    """interval_columns works column by column: the columns of several
+    criteria together give each criterion's doubles of its columns alone,
+    an infinity in one of them or not (group_statistics._summary_levels
+    takes the criteria with the same topics in one call)."""
+    rng = np.random.default_rng(seed)
+    n_b, n_j = 200, 6
+    reps = np.round(rng.standard_normal((n_b, parts * width)), 2)
+    jack = rng.standard_normal((n_j, parts * width))
+    points = np.round(rng.standard_normal(parts * width), 2)
+    if infinite:
+        reps[rng.integers(0, n_b), rng.integers(0, parts * width)] = math.inf
+    together = rs.interval_columns(points, reps, jack)
+    for c in range(parts):
+        span = slice(c * width, (c + 1) * width)
+        alone = rs.interval_columns(points[span], reps[:, span], jack[:, span])
+        for method in alone:
+            for got, want in zip(together[method], alone[method]):
+                assert [_bits(v) for v in got[span]] == [_bits(v) for v in want]

@@ -877,25 +877,17 @@ def _summary_levels(task, set_id, mine, topics, t_at, weights) -> Dict[int, list
     jack_all = rs.weighted_present_means(values, present, rs.jackknife_weights(n_t))
     out: Dict[int, list] = {}
     # the criteria with the same topics: their intervals in one call (each
-    # column's numbers its own: interval_columns is column by column; the
-    # correlations' means are finite, never an infinity that would send
-    # the call's every column through percentile_interval)
+    # column's numbers its own: interval_columns gives every column the
+    # doubles of percentile_interval and bca_interval of that column, with
+    # an infinity anywhere or not)
     same_topics: Dict[tuple, list] = {}
     for c, cols in cols_of.items():
         same_topics.setdefault(tuple(cols), []).append(c)
     intervals: Dict[int, list] = {}
     for cols, cs in same_topics.items():
         idx = np.concatenate([np.arange(c * n_k, (c + 1) * n_k) for c in cs])
-        reps_c = reps_all[:, idx]
-        if len(cs) > 1 and np.isinf(reps_c).any():      # (never: as the criteria alone)
-            for c in cs:
-                span = slice(c * n_k, (c + 1) * n_k)
-                intervals[c] = [(method, low.tolist(), high.tolist())
-                                for method, (low, high) in rs.interval_columns(
-                                    point_all[span], reps_all[:, span],
-                                    jack_all[list(cols), span]).items()]
-            continue
-        together = rs.interval_columns(point_all[idx], reps_c, jack_all[np.ix_(list(cols), idx)])
+        together = rs.interval_columns(point_all[idx], reps_all[:, idx],
+                                       jack_all[np.ix_(list(cols), idx)])
         for i, c in enumerate(cs):
             intervals[c] = [(method, low[i * n_k:(i + 1) * n_k].tolist(),
                              high[i * n_k:(i + 1) * n_k].tolist())

@@ -1262,12 +1262,20 @@ def _bca_sorted(ordered, n, points, jack, cols, alpha: float, low, high, counts=
         high[sel] = _lerp_sorted(ordered, n[sel], qs[1, good], sel)
 
 
+def _own_rows(rows):
+    """``rows`` as the selection reorders them in place: itself when
+    C-contiguous, writeable doubles, else such a copy."""
+    if rows.dtype != np.float64 or not rows.flags.c_contiguous or not rows.flags.writeable:
+        return np.array(rows, dtype=np.float64, order="C")
+    return rows
+
+
 def _selected_intervals(rows, points, alpha: float):
     """(n, (below, at_most), select) of :func:`_selected_rows` of ``rows``
     (R × B, C-contiguous, reordered in place) at the percentiles α/2, 1 −
-    α/2, counted against ``points``; ``select(cols, q_low, q_high)``
-    selects BCa's quantiles of those rows too (for :func:`_bca_sorted`),
-    the percentiles' rows kept."""
+    α/2, counted against ``points`` (None: not counted); ``select(cols,
+    q_low, q_high)`` selects BCa's quantiles of those rows too (for
+    :func:`_bca_sorted`), the percentiles' rows kept."""
     from qarla_spark.measures import selection
     qs = np.asarray([alpha / 2, 1 - alpha / 2], dtype=np.float64)
     n, flags, below, at_most = _selected_rows(rows, qs, None, points)
@@ -1325,10 +1333,9 @@ def percentile_rows(rows, alpha: float = ALPHA) -> Tuple[np.ndarray, np.ndarray]
         # (before the selection: which of +0 and -0 an order statistic is
         # depends on the values' order)
         return percentile_columns(rows.T, alpha)
-    if rows.dtype != np.float64 or not rows.flags.c_contiguous or not rows.flags.writeable:
-        rows = np.array(rows, dtype=np.float64, order="C")
-    n = _selected_rows(rows, np.asarray([alpha / 2, 1 - alpha / 2], dtype=np.float64))[0]
-    return _percentiles_sorted(rows.T, n.astype(np.intp), alpha)
+    rows = _own_rows(rows)
+    n = _selected_intervals(rows, None, alpha)[0]
+    return _percentiles_sorted(rows.T, n, alpha)
 
 
 def interval_rows(points, rows, jackknife, alpha: float = ALPHA
@@ -1345,8 +1352,7 @@ def interval_rows(points, rows, jackknife, alpha: float = ALPHA
     if not n_b or not m_all or np.isinf(rows).any() or (jack.shape[0]
                                                         and not np.isfinite(jack).all()):
         return interval_columns(points, rows.T, jack, alpha)
-    if rows.dtype != np.float64 or not rows.flags.c_contiguous or not rows.flags.writeable:
-        rows = np.array(rows, dtype=np.float64, order="C")
+    rows = _own_rows(rows)
     n, counts, select = _selected_intervals(rows, points, alpha)
     ordered = rows.T
     out = {"percentile": _percentiles_sorted(ordered, n, alpha),
