@@ -899,6 +899,23 @@ def test_king_chance_is_the_mean_over_topics_of_the_picked_random_topics():
     assert np.isnan(js.king_chance(7, "task", [], draws=20).value)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), n_models=st.integers(0, 7), n_peers=st.integers(0, 6),
+       triples=st.sampled_from(["standard", "distinct"]),
+       method=st.sampled_from(["auto", "direct", "zeta"]), size=st.integers(0, 12))
+def test_king_chance_pool_at_once_equals_each_random_topic_alone(seed, n_models, n_peers,
+                                                                 triples, method, size):
+    """The pool's random topics counted at once (each one metric of a single
+    topic) give each topic's wins as its own call of the kernels does,
+    whatever the shape (too few models or peers: 0), the triples and the
+    counting method."""
+    got = js.king_chance_pool.__wrapped__(seed, n_models, n_peers, triples, method, size)
+    want = js.king_chance_pool_each(seed, n_models, n_peers, triples, method, size)
+    assert got.dtype == np.int64 and got.shape == (size,)
+    assert np.array_equal(got, want)
+    assert not got.flags.writeable
+
+
 # ---------------------------------------------------------------------------
 # the interval of statistics of system scores (DECISIONS "metric_eval's interval")
 # ---------------------------------------------------------------------------

@@ -937,7 +937,48 @@ def king_chance_pool(seed: int, n_models: int, n_peers: int, triples: str = "sta
     shape: one metric whose similarities are random scores on the chance
     grid (keyed by (seed, "king", models, peers, topic)), through the run's
     own QUEEN and KING kernels. Remembered per worker (a run's topics share
-    a few shapes)."""
+    a few shapes).
+
+    The random topics share their shape, so they go through the kernels at
+    once, each as one metric of a single topic (one singleton set per random
+    topic): the samples' structure is made once, not once per topic — each
+    metric's counts are the integers a topic of its own gives
+    (:func:`king_chance_pool_each`, kept as the reference; ``method``: the
+    direct and zeta counts are the same integers, and the singleton sets take
+    the direct one). ~200 → ~30 ms a shape, in every Python worker's first
+    KING group (issue 36)."""
+    from qarla_spark.measures.masks import set_words
+    from qarla_spark.measures.queen import king_cases, queen_counts
+    n = n_models + n_peers
+    roles = np.array(["model"] * n_models + ["peer"] * n_peers)
+    out = np.zeros(size, dtype=np.int64)
+    if size:
+        values = np.concatenate([_king_chance_topic(seed, n_models, n_peers, r)
+                                 for r in range(size)], axis=2)
+        words = np.asarray([set_words([r], size) for r in range(size)], dtype=np.int64)
+        q = queen_counts(roles, values, words, triples, "direct")
+        cases = king_cases(q) if q is not None else None
+        if cases is not None:
+            out[:] = cases[0]
+    out.setflags(write=False)
+    return out
+
+
+def _king_chance_topic(seed: int, n_models: int, n_peers: int, r: int) -> np.ndarray:
+    """(n, n, 1): the similarities of KING's ``r``-th random topic of the
+    shape, on the chance grid, its diagonal NaN."""
+    n = n_models + n_peers
+    values = np.floor(me.chance_scores(seed, ("king", str(n_models), str(n_peers), str(r)),
+                                       (n, n, 1)) * CHANCE_GRID) / CHANCE_GRID
+    values[np.arange(n), np.arange(n), 0] = np.nan
+    return values
+
+
+def king_chance_pool_each(seed: int, n_models: int, n_peers: int, triples: str = "standard",
+                          method: str = "auto", size: int = KING_CHANCE_TOPICS) -> np.ndarray:
+    """:func:`king_chance_pool` one random topic at a time (each its own
+    call of the kernels, with ``method``): the reference its batch is tested
+    against."""
     from qarla_spark.measures.masks import set_words
     from qarla_spark.measures.queen import king_cases, queen_counts
     n = n_models + n_peers
@@ -945,12 +986,10 @@ def king_chance_pool(seed: int, n_models: int, n_peers: int, triples: str = "sta
     words = np.asarray([set_words([0], 1)], dtype=np.int64)
     out = np.zeros(size, dtype=np.int64)
     for r in range(size):
-        values = np.floor(me.chance_scores(seed, ("king", str(n_models), str(n_peers), str(r)),
-                                           (n, n, 1)) * CHANCE_GRID) / CHANCE_GRID
-        values[np.arange(n), np.arange(n), 0] = np.nan
-        cases = king_cases(queen_counts(roles, values, words, triples, method))
+        values = _king_chance_topic(seed, n_models, n_peers, r)
+        q = queen_counts(roles, values, words, triples, method)
+        cases = king_cases(q) if q is not None else None
         out[r] = int(cases[0][0]) if cases is not None else 0
-    out.setflags(write=False)
     return out
 
 
