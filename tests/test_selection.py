@@ -258,3 +258,91 @@ def test_interval_columns_of_a_block_equal_each_slice_alone(parts, width, seed, 
         for method in alone:
             for got, want in zip(together[method], alone[method]):
                 assert [_bits(v) for v in got[span]] == [_bits(v) for v in want]
+
+
+def _sorted_reference(column, median):
+    """{rank: the double numpy's sort of ``column`` puts there} at every
+    rank the intervals read (the reference of the selections)."""
+    fin = column[np.isfinite(column)]
+    srt = np.sort(column)
+    return {k: srt[k] for k in _ranks(fin.size, QS, median)}
+
+
+def _columns_hard(rng, n_b):
+    """Columns that strain the sampled pivots: sorted, reversed, organ
+    pipe, a few values (the pivots equal to many), mostly one value with
+    outliers at one end, NaN at the sample's positions, heavy ties around
+    the median, and normal ones."""
+    base = np.sort(rng.standard_normal(n_b))
+    nan_at = base.copy()
+    nan_at[((2 * np.arange(sl.SAMPLE) + 1) * n_b) // (2 * sl.SAMPLE)] = np.nan
+    one_end = np.zeros(n_b)
+    one_end[rng.random(n_b) < 0.04] = rng.standard_normal()
+    cols = [base, base[::-1], np.concatenate([base[::2], base[1::2][::-1]]),
+            np.abs(np.round(rng.standard_normal(n_b) * 2)), np.abs(one_end), nan_at,
+            np.where(rng.random(n_b) < 0.6, 0.5, rng.standard_normal(n_b)),
+            rng.standard_normal(n_b), rng.permutation(base)]
+    return np.stack(cols, axis=1)
+
+
+@SETTINGS
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([255, 256, 300, 1000, 2500]))
+def test_sampled_parts_give_the_sorted_values(seed, n_b):
+    """From SAMPLED_FROM finite values on, _select_columns reads a column
+    through the parts its sample's pivots cut (_sampled), falling back to
+    the whole column when a rank lies in none: at every rank read, the
+    double numpy's sort puts there, whatever the column's order, ties and
+    NaN, with the median or without."""
+    rng = np.random.default_rng(seed)
+    columns = np.asfortranarray(_columns_hard(rng, n_b))
+    for median in (np.zeros(columns.shape[1], dtype=bool),
+                   np.ones(columns.shape[1], dtype=bool)):
+        ordered, n, flags = sl.select_columns(columns, QS, median)
+        for m in range(columns.shape[1]):
+            assert not flags[m] & sl.INFINITE
+            for k, want in _sorted_reference(columns[:, m], median[m]).items():
+                assert _bits([ordered[k, m]]) == _bits([want]), (m, k)
+
+
+@SETTINGS
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([0, 3, 40, 300, 1000]),
+       st.lists(st.integers(0, 4), min_size=0, max_size=4), st.booleans())
+def test_select_blocks_equals_the_columns_side_by_side(seed, n_b, widths, numpy):
+    """select_blocks reads each block where it lies (row-major, a strided
+    view of a wider array, column-major): the values, counts and flags of
+    select_columns of the blocks copied into one column-major matrix."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for w in widths:
+        data = _rows(rng, w, n_b).T
+        kind = rng.integers(0, 3)
+        if kind == 0:
+            blocks.append(np.ascontiguousarray(data))
+        elif kind == 1:
+            wide = np.full((n_b + 1, w, 3), 7.0)
+            wide[1:, :, 1] = data
+            blocks.append(wide[:, :, 1][1:])
+        else:
+            blocks.append(np.asfortranarray(data))
+    n_c = sum(widths)
+    together = np.asfortranarray(np.hstack(blocks)) if blocks else np.empty((n_b, 0))
+    median = rng.random(n_c) < 0.5
+
+    def both():
+        got = sl.select_blocks(blocks, QS, median)
+        want = sl.select_columns(together, QS, median)
+        return got, want
+
+    if numpy:
+        with numpy_backend():
+            (g_ord, g_n, g_f), (w_ord, w_n, w_f) = both()
+    else:
+        (g_ord, g_n, g_f), (w_ord, w_n, w_f) = both()
+    assert g_n.tolist() == w_n.tolist() and g_f.tolist() == w_f.tolist()
+    assert np.shape(w_ord) == (n_b, n_c)
+    assert np.shape(g_ord) == ((n_b, n_c) if blocks else (0, 0))
+    for m in range(n_c):
+        if g_f[m] & sl.INFINITE:
+            continue
+        for k in sorted(_ranks(int(g_n[m]), QS, median[m])):
+            assert _bits([g_ord[k, m]]) == _bits([w_ord[k, m]]), (m, k)

@@ -466,3 +466,35 @@ def test_meta_data_with_cached_positions_equals_the_record_by_record_cube(
         assert got.measures == tuple(measures)
         assert np.array_equal(got.scores, scores, equal_nan=True)
         assert np.array_equal(got.human, human, equal_nan=True)
+
+
+def test_king_vs_judges_reads_row_and_column_major_replicates_alike():
+    """_king_vs_judges gathers each statistic's replicates of the sets
+    both sides have from a column-major matrix (its columns) or a
+    row-major view (the kernels' own rows, as meta_evaluations now keeps
+    them): the same rows and intervals, bit for bit."""
+    import numpy as np
+
+    from qarla_spark.stages import judges
+
+    rng = np.random.default_rng(5)
+    n_b, sets = 200, ["a", "b", "c", "d", "e", "f"]
+    king = (sets[::-1], rng.standard_normal(len(sets)), rng.standard_normal((n_b, len(sets))))
+    names = ["f", "x", "a", "c", "b", "d", "e"]
+    wide = np.round(rng.standard_normal((n_b + 1, len(names), 2)), 2)
+
+    def entries(layout):
+        stats = {}
+        for k, stat in enumerate(("pearson", "pairwise_accuracy")):
+            reps = wide[1:, :, k]
+            reps = np.asfortranarray(reps) if layout == "F" else reps
+            stats[stat] = (wide[0, :, k], reps, np.arange(len(names), dtype=np.intp))
+        return [("coherence", names, stats)]
+
+    a = judges._king_vs_judges("t", king, entries("F"), n_b)
+    b = judges._king_vs_judges("t", king, entries("view"), n_b)
+    assert not wide[1:, :, 0].T.flags.c_contiguous
+    assert repr(a) == repr(b) and a[0]
+    for ra, rb in zip(a[0], b[0]):
+        assert [np.float64(v).tobytes() if isinstance(v, float) else v for v in ra] == \
+            [np.float64(v).tobytes() if isinstance(v, float) else v for v in rb]

@@ -1121,6 +1121,17 @@ def selected_columns(columns, median=None) -> Tuple[np.ndarray, np.ndarray, np.n
     return ordered, n.astype(np.intp), (flags & selection.INFINITE) > 0
 
 
+def selected_blocks(blocks, median=None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`selected_columns` of the columns of ``blocks`` side by side
+    (each B × w, the same B, any layout: read where they lie, not copied
+    into one column-major matrix first —
+    :func:`~qarla_spark.measures.selection.select_blocks`), the same
+    values, counts and infinities."""
+    from qarla_spark.measures import selection
+    ordered, n, flags = selection.select_blocks(blocks, (ALPHA / 2, 1 - ALPHA / 2), median)
+    return ordered, n.astype(np.intp), (flags & selection.INFINITE) > 0
+
+
 def bootstrap_columns_many(points, columns, lower, upper) -> Tuple[np.ndarray, np.ndarray]:
     """(low, high) of :func:`bootstrap_columns` of each column of
     ``columns`` (B × N, finite or NaN: the caller checked no infinity;

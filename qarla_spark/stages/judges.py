@@ -333,13 +333,17 @@ def _king_vs_judges(task, king, entries, n):
         taus = correlation_rows_shared(
             common, np.stack([v[0][both] for _, _, v in cols])[None], point_k[kcols][None],
             kinds=("kendall",))[0, :, 0]
-        # rows × sets × B, each set's B replicates a contiguous row of the
-        # statistic's (column-major) replicates: one gather, and Kendall's
-        # counts with the replicates innermost (the numbers of
+        # rows × sets × B: each statistic's replicates of those sets, one
+        # gather each (a column-major matrix's columns as contiguous rows;
+        # a row-major one's rows gathered, then transposed in cache), and
+        # Kendall's counts with the replicates innermost (the numbers of
         # correlation_rows_shared on B × rows × sets)
         x = np.empty((len(cols), len(both), reps_k.shape[0]), dtype=np.float64)
         for r, (_, _, (_, reps, idx)) in enumerate(cols):
-            np.take(reps.T, idx[both], axis=0, out=x[r])
+            if reps.T.flags.c_contiguous:
+                np.take(reps.T, idx[both], axis=0, out=x[r])
+            else:
+                x[r] = reps[:, idx[both]].T
         reps_all = mk.kendall_replicates(x, reps_k[:, kcols].T, MIN_SYSTEMS)
         # every row's interval at once: bootstrap_interval's doubles
         lows, highs = rs.bootstrap_columns(taus, reps_all, bounds)
