@@ -146,3 +146,48 @@ def test_chance_system_scores_refuse_values_off_the_grid():
     cube[0, 0, 0] = np.nan
     cells[0, 0] = False
     assert js.chance_system_scores(cube, cells)[0, 0] == 0.5
+
+
+def reference_topic_correlations(data, humans):
+    """Each topic alone, through correlation_rows_many with its own
+    systems as the keys (what the batches of the same cells gave)."""
+    n_t, n_m = data.cells.shape[0], len(data.measures)
+    out = [np.full((n_t, n_m, len(agreement.KINDS)), np.nan) for _ in humans]
+    systems = np.asarray(data.systems, dtype=object)
+    for t in range(n_t):
+        sel = np.flatnonzero(data.cells[t])
+        if not sel.size:
+            continue
+        at = np.ix_([t], sel)
+        found = agreement.correlation_rows_many(
+            systems[sel], data.scores[at].transpose(0, 2, 1),
+            np.stack([h[at] for h in humans]), min_n=agreement.MIN_POINTS)
+        for r, f in zip(out, found):
+            r[[t]] = f
+    return [(r, np.isfinite(r[:, :, 0])) for r in out]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2 ** 31), n_t=st.integers(1, 8), n_s=st.integers(2, 9),
+       n_m=st.sampled_from([1, 3, 9]), missing=st.sampled_from([0.0, 0.2, 0.5]),
+       shuffled=st.booleans(), ties=st.booleans())
+def test_topic_correlations_by_count_of_cells_equal_each_topic_alone(
+        seed, n_t, n_s, n_m, missing, shuffled, ties):
+    """Topics with as many cells (not the same systems) in one call give
+    each topic's own numbers, the systems' names in any order, every
+    criterion against the same measures."""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 4, (n_t, n_s, n_m)) / 4 if ties else rng.random((n_t, n_s, n_m))
+    humans = [rng.choice(THIRDS, size=(n_t, n_s)) for _ in range(2)]
+    cells = rng.random((n_t, n_s)) >= missing
+    for h in humans:
+        h[~cells] = np.nan
+    names = [f"s{s:02d}" for s in range(n_s)]
+    if shuffled:
+        names = list(rng.permutation(names))
+    data = js.JudgedScores(tuple(map(str, range(n_t))), tuple(names),
+                           tuple(map(str, range(n_m))), scores, humans[0])
+    got = js._topic_correlations(data, humans)
+    want = reference_topic_correlations(data, humans)
+    for (r, d), (r2, d2) in zip(got, want):
+        assert bits(r) == bits(r2) and np.array_equal(d, d2)
