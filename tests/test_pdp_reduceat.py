@@ -53,7 +53,7 @@ def test_pdp_reduceat_is_numpy_reduceat(seed, n_m, lengths, spread, zeros, cross
     want = np.zeros((len(lengths) + 3, n_m))
     want[at] = np.add.reduceat(terms, starts, axis=0)
     got = np.zeros((len(lengths) + 3, n_m))
-    done = compiled_rows.pdp_reduceat(np.ascontiguousarray(m.T), h, i, j, starts, at, got, cross)
+    done = compiled_rows.pdp_reduceat(m, h, i, j, starts, at, got, cross)
     assert done == (max(lengths) <= compiled_rows.PDP_SEGMENT)
     if done:
         assert bits(got) == bits(want)

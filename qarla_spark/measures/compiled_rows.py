@@ -517,52 +517,71 @@ def pearson_spearman_many(x: np.ndarray, ys: np.ndarray, pearson: bool = True,
 
 if compiled_ieee is not None:
     @compiled_inline
-    def _pdp_term(mt, h, a, b, k, cross):  # pragma: no cover - compiled
-        """A pair's term of PDP's sums: d·d, or d·(h_a − h_b) when ``cross``,
-        d = mt[k, a] − mt[k, b] (numpy's operations, one rounding each)."""
-        d = mt[k, a] - mt[k, b]
+    def _pdp_set(m, h, a, b, cross, dst):  # pragma: no cover - compiled
+        """dst[k] ← a pair's term of PDP's sums of every measure k: d·d, or
+        d·(h_a − h_b) when ``cross``, d = m[a, k] − m[b, k] (numpy's
+        operations, one rounding each)."""
         if cross:
-            return d * (h[a] - h[b])
-        return d * d
+            dh = h[a] - h[b]
+            for k in range(m.shape[1]):
+                dst[k] = (m[a, k] - m[b, k]) * dh
+        else:
+            for k in range(m.shape[1]):
+                d = m[a, k] - m[b, k]
+                dst[k] = d * d
+
+    @compiled_inline
+    def _pdp_add(m, h, a, b, cross, acc):  # pragma: no cover - compiled
+        """acc[k] += the pair's term of :func:`_pdp_set`."""
+        if cross:
+            dh = h[a] - h[b]
+            for k in range(m.shape[1]):
+                acc[k] += (m[a, k] - m[b, k]) * dh
+        else:
+            for k in range(m.shape[1]):
+                d = m[a, k] - m[b, k]
+                acc[k] += d * d
 
     @compiled_ieee
-    def _pdp_reduceat(mt, h, i, j, starts, ends, at, out, cross):  # pragma: no cover
+    def _pdp_reduceat(m, h, i, j, starts, ends, at, out, cross):  # pragma: no cover
         """out[at[g], k] = np.add.reduceat(terms[:, k], starts)[g]: each
         segment's first term plus numpy's pairwise sum of the others
         (below 8 terms one by one from −0.0, else eight accumulators, then
         the rest one by one: the callers send segments of at most 129
-        terms, where numpy's sum is one such block)."""
-        n_m = mt.shape[0]
-        r = np.empty(8)
+        terms, where numpy's sum is one such block) — every measure's
+        column at once (a pair's row of ``m`` N × M read contiguous)."""
+        n_m = m.shape[1]
+        r = np.empty((8, n_m))
+        res = np.empty(n_m)
         for g in range(starts.size):
             lo = starts[g]
             n = ends[g] - lo - 1
             base = lo + 1
-            row = at[g]
-            for k in range(n_m):
-                first = _pdp_term(mt, h, i[lo], j[lo], k, cross)
-                if n == 0:
-                    out[row, k] = first
-                    continue
-                if n < 8:
-                    res = -0.0
-                    for q in range(n):
-                        res += _pdp_term(mt, h, i[base + q], j[base + q], k, cross)
-                else:
+            dst = out[at[g]]
+            _pdp_set(m, h, i[lo], j[lo], cross, dst)
+            if n == 0:
+                continue
+            if n < 8:
+                res[:] = -0.0
+                for q in range(n):
+                    _pdp_add(m, h, i[base + q], j[base + q], cross, res)
+            else:
+                for s in range(8):
+                    _pdp_set(m, h, i[base + s], j[base + s], cross, r[s])
+                q = 8
+                stop = n - (n % 8)
+                while q < stop:
                     for s in range(8):
-                        r[s] = _pdp_term(mt, h, i[base + s], j[base + s], k, cross)
-                    q = 8
-                    stop = n - (n % 8)
-                    while q < stop:
-                        for s in range(8):
-                            r[s] += _pdp_term(mt, h, i[base + q + s], j[base + q + s], k,
-                                              cross)
-                        q += 8
-                    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-                    while q < n:
-                        res += _pdp_term(mt, h, i[base + q], j[base + q], k, cross)
-                        q += 1
-                out[row, k] = first + res
+                        _pdp_add(m, h, i[base + q + s], j[base + q + s], cross, r[s])
+                    q += 8
+                for k in range(n_m):
+                    res[k] = ((r[0, k] + r[1, k]) + (r[2, k] + r[3, k])) + \
+                        ((r[4, k] + r[5, k]) + (r[6, k] + r[7, k]))
+                while q < n:
+                    _pdp_add(m, h, i[base + q], j[base + q], cross, res)
+                    q += 1
+            for k in range(n_m):
+                dst[k] = dst[k] + res[k]
 
 
 #: the most terms of a segment :func:`pdp_reduceat` sums compiled (numpy's
@@ -570,11 +589,11 @@ if compiled_ieee is not None:
 PDP_SEGMENT = 129
 
 
-def pdp_reduceat(mt: np.ndarray, h, i: np.ndarray, j: np.ndarray, starts: np.ndarray,
+def pdp_reduceat(m: np.ndarray, h, i: np.ndarray, j: np.ndarray, starts: np.ndarray,
                  at: np.ndarray, out: np.ndarray, cross: bool) -> bool:
     """out[at] = np.add.reduceat(terms, starts, axis=0), the same doubles,
-    of the pairs' terms (d_m·d_m, or d_m·d_h when ``cross``; d_m = mt[:,
-    i] − mt[:, j] of ``mt`` M × N, d_h = h[i] − h[j]) without the pairs ×
+    of the pairs' terms (d_m·d_m, or d_m·d_h when ``cross``; d_m = m[i] −
+    m[j] of ``m`` N × M, d_h = h[i] − h[j]) without the pairs ×
     M arrays (issue 36: a 1 × 400 chance group's 42,000 pairs × 100
     measures, 34 MB each); False, ``out`` untouched, when numba does not
     run or a segment is longer than :data:`PDP_SEGMENT` (the caller's
@@ -584,7 +603,7 @@ def pdp_reduceat(mt: np.ndarray, h, i: np.ndarray, j: np.ndarray, starts: np.nda
     ends = np.r_[starts[1:], len(i)].astype(np.int64)
     if int((ends - starts).max()) > PDP_SEGMENT:
         return False
-    _pdp_reduceat(np.ascontiguousarray(mt, dtype=np.float64),
+    _pdp_reduceat(np.ascontiguousarray(m, dtype=np.float64),
                   np.ascontiguousarray(h, dtype=np.float64),
                   np.ascontiguousarray(i, dtype=np.int64), np.ascontiguousarray(j, dtype=np.int64),
                   np.ascontiguousarray(starts, dtype=np.int64), ends,

@@ -277,8 +277,8 @@ class PdpSide:
     #: compiled_rows.pdp_reduceat`: the differences made as summed)
     dm: Optional[np.ndarray]
     mm: np.ndarray
-    #: the measures' scores M × N (the compiled sums' input)
-    mt: Optional[np.ndarray] = None
+    #: the measures' scores N × M (the compiled sums' input)
+    m: Optional[np.ndarray] = None
 
 
 def pdp_side(metric, groups, n_groups: int) -> PdpSide:
@@ -297,9 +297,9 @@ def pdp_side(metric, groups, n_groups: int) -> PdpSide:
     pg = g[i]
     starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
     at = pg[starts]
-    mt = np.ascontiguousarray(m.T)
-    if compiled_rows.pdp_reduceat(mt, np.zeros(len(m)), i, j, starts, at, mm, False):
-        return PdpSide(n_groups, n_m, i, j, starts, at, None, mm, mt)
+    m = np.ascontiguousarray(m)
+    if compiled_rows.pdp_reduceat(m, np.zeros(len(m)), i, j, starts, at, mm, False):
+        return PdpSide(n_groups, n_m, i, j, starts, at, None, mm, m)
     dm = m[i] - m[j]
     mm[at] = np.add.reduceat(dm * dm, starts, axis=0)
     return PdpSide(n_groups, n_m, i, j, starts, at, dm, mm)
@@ -315,12 +315,12 @@ def pdp_human_sums(side: PdpSide, human) -> Tuple[np.ndarray, np.ndarray]:
         return cross, hh
     if side.dm is None:                 # (compiled: the same doubles)
         from qarla_spark.measures import compiled_rows
-        if compiled_rows.pdp_reduceat(side.mt, h, side.i, side.j, side.starts, side.at,
+        if compiled_rows.pdp_reduceat(side.m, h, side.i, side.j, side.starts, side.at,
                                       cross, True) and \
-                compiled_rows.pdp_reduceat(h[None, :], h, side.i, side.j, side.starts,
+                compiled_rows.pdp_reduceat(h[:, None], h, side.i, side.j, side.starts,
                                            side.at, hh[:, None], False):
             return cross, hh
-    dm = side.dm if side.dm is not None else (side.mt[:, side.i] - side.mt[:, side.j]).T
+    dm = side.dm if side.dm is not None else side.m[side.i] - side.m[side.j]
     dh = h[side.i] - h[side.j]
     cross[side.at] = np.add.reduceat(dm * dh[:, None], side.starts, axis=0)
     hh[side.at] = np.add.reduceat(dh * dh, side.starts)
