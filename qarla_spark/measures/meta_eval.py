@@ -282,7 +282,11 @@ class PdpSide:
 
 
 def pdp_side(metric, groups, n_groups: int) -> PdpSide:
-    """:class:`PdpSide` of ``metric`` (N × M) grouped by ``groups`` (N,)."""
+    """:class:`PdpSide` of ``metric`` (N × M) grouped by ``groups`` (N,).
+    With numba, Σ d_m² compiled from the scores themselves and the
+    differences never made (:func:`~qarla_spark.measures.compiled_rows.
+    pdp_reduceat`: np.add.reduceat's doubles; :func:`pdp_human_sums` then
+    compiled too), else numpy's differences and reduceat."""
     from qarla_spark.measures import compiled_rows
     m = np.asarray(metric, dtype=np.float64)
     g = np.asarray(groups, dtype=np.int64)
