@@ -273,12 +273,21 @@ class PdpSide:
     j: np.ndarray
     starts: np.ndarray
     at: np.ndarray
-    dm: np.ndarray
+    #: None where the sums are compiled (:func:`~qarla_spark.measures.
+    #: compiled_rows.pdp_reduceat`: the differences made as summed)
+    dm: Optional[np.ndarray]
     mm: np.ndarray
+    #: the measures' scores N × M (the compiled sums' input)
+    m: Optional[np.ndarray] = None
 
 
 def pdp_side(metric, groups, n_groups: int) -> PdpSide:
-    """:class:`PdpSide` of ``metric`` (N × M) grouped by ``groups`` (N,)."""
+    """:class:`PdpSide` of ``metric`` (N × M) grouped by ``groups`` (N,).
+    With numba, Σ d_m² compiled from the scores themselves and the
+    differences never made (:func:`~qarla_spark.measures.compiled_rows.
+    pdp_reduceat`: np.add.reduceat's doubles; :func:`pdp_human_sums` then
+    compiled too), else numpy's differences and reduceat."""
+    from qarla_spark.measures import compiled_rows
     m = np.asarray(metric, dtype=np.float64)
     g = np.asarray(groups, dtype=np.int64)
     n_m = m.shape[1]
@@ -292,6 +301,9 @@ def pdp_side(metric, groups, n_groups: int) -> PdpSide:
     pg = g[i]
     starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
     at = pg[starts]
+    m = np.ascontiguousarray(m)
+    if compiled_rows.pdp_reduceat(m, np.zeros(len(m)), i, j, starts, at, mm, False):
+        return PdpSide(n_groups, n_m, i, j, starts, at, None, mm, m)
     dm = m[i] - m[j]
     mm[at] = np.add.reduceat(dm * dm, starts, axis=0)
     return PdpSide(n_groups, n_m, i, j, starts, at, dm, mm)
@@ -305,8 +317,16 @@ def pdp_human_sums(side: PdpSide, human) -> Tuple[np.ndarray, np.ndarray]:
     hh = np.zeros(side.n_groups)
     if not side.i.size:
         return cross, hh
+    if side.dm is None:                 # (compiled: the same doubles)
+        from qarla_spark.measures import compiled_rows
+        if compiled_rows.pdp_reduceat(side.m, h, side.i, side.j, side.starts, side.at,
+                                      cross, True) and \
+                compiled_rows.pdp_reduceat(h[:, None], h, side.i, side.j, side.starts,
+                                           side.at, hh[:, None], False):
+            return cross, hh
+    dm = side.dm if side.dm is not None else side.m[side.i] - side.m[side.j]
     dh = h[side.i] - h[side.j]
-    cross[side.at] = np.add.reduceat(side.dm * dh[:, None], side.starts, axis=0)
+    cross[side.at] = np.add.reduceat(dm * dh[:, None], side.starts, axis=0)
     hh[side.at] = np.add.reduceat(dh * dh, side.starts)
     return cross, hh
 

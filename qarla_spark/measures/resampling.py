@@ -922,6 +922,14 @@ def _lerp_sorted(ordered, n, q, cols=None):
     shape = cols.shape
     q = np.broadcast_to(np.asarray(q, dtype=np.float64), shape)
     n = np.broadcast_to(np.asarray(n, dtype=np.int64), shape)
+    if cols.size <= _LERP_SCALAR:
+        return _lerp_scalar(ordered, n, q, cols)
+    return _lerp_arrays(ordered, n, q, cols)
+
+
+def _lerp_arrays(ordered, n, q, cols) -> np.ndarray:
+    """:func:`_lerp_sorted` of every column at once (``n``, ``q`` one per
+    column of ``cols``)."""
     virtual = (n - 1) * q
     previous = np.floor(virtual)
     following = previous + 1
@@ -936,6 +944,37 @@ def _lerp_sorted(ordered, n, q, cols=None):
     diff = b - a
     out = a + diff * gamma
     return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
+
+
+#: columns up to this many interpolate in Python floats (:func:`_lerp_scalar`)
+_LERP_SCALAR = 2
+
+
+def _lerp_scalar(ordered, n, q, cols) -> np.ndarray:
+    """:func:`_lerp_sorted` of a column or two, each step in Python floats:
+    the same IEEE operations on the same doubles as the array path (an
+    AUC group's comparisons, a column each: ~25 numpy calls on arrays of
+    one value cost 50 µs, this 5 µs, issue 36)."""
+    out = np.empty(cols.shape, dtype=np.float64)
+    flat = out.reshape(-1)
+    for k, (col, n_k, q_k) in enumerate(zip(cols.ravel().tolist(), n.ravel().tolist(),
+                                            q.ravel().tolist())):
+        virtual = float(n_k - 1) * q_k
+        if virtual >= n_k - 1:              # (numpy's γ against index −1 above the bounds)
+            previous = following = n_k - 1
+            gamma = virtual - -1
+        elif virtual < 0:
+            previous = following = 0
+            gamma = virtual - 0
+        else:
+            previous = int(math.floor(virtual))
+            following = previous + 1
+            gamma = virtual - previous
+        a = float(ordered[max(previous, 0), col])
+        b = float(ordered[max(following, 0), col])
+        diff = b - a
+        flat[k] = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+    return out
 
 
 def _finite_sorted(reps, quantiles=None):
