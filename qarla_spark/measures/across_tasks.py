@@ -194,18 +194,32 @@ def _columns(part, names) -> List[int]:
     return [at[n] for n in names]
 
 
-def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[
+def king_weights(parts: Sequence[KingCounts], seed: int, n: int) -> Dict[tuple, np.ndarray]:
+    """Each task's topics' Poisson weights (by task and topics) of ``n`` replicates
+    (:func:`~qarla_spark.measures.resampling.poisson_weights`), made once
+    for :func:`pooled_king` and :func:`mean_king` (issue 36: a 40-task
+    group drew each task's again, 80 draws of 1,000 × 10 uniforms; the
+    weights' cache keeps 8)."""
+    return {(p.task, tuple(p.topics)): rs.poisson_weights(seed, p.task, p.topics, n)
+            for p in parts}
+
+
+def pooled_king(parts: Sequence[KingCounts], seed: int, n: int,
+                weights: Optional[Dict[tuple, np.ndarray]] = None) -> Tuple[
         Estimates, Dict[str, Union[Estimates, TaskFound]]]:
     """KING pooled over all topics of all tasks and each task's own, with
     ``n`` replicates (stratified by task), over the sets every task has (a
     task's own: its group's :class:`TaskFound` when it has exactly those
-    sets, else its estimates)."""
+    sets, else its estimates); ``weights``: :func:`king_weights` of
+    ``parts`` when the caller has them."""
     parts = sorted(parts, key=lambda p: p.task)
     names = common_names(parts)
-    wins, dens, weights, tasks = [], [], [], {}
+    if weights is None:
+        weights = king_weights(parts, seed, n)
+    wins, dens, task_weights, tasks = [], [], [], {}
     for p in parts:
         cols = _columns(p, names)
-        w = rs.poisson_weights(seed, p.task, p.topics, n)
+        w = weights[(p.task, tuple(p.topics))]
         mine = np.asarray(p.wins, dtype=np.int64)[:, cols]
         den = np.asarray(p.dens, dtype=np.int64)
         own = p.found.of(names) if p.found is not None else None
@@ -215,11 +229,11 @@ def pooled_king(parts: Sequence[KingCounts], seed: int, n: int) -> Tuple[
             tasks[p.task] = Estimates(names, *king_estimates(mine, den, w))
         wins.append(mine)
         dens.append(den)
-        weights.append(w)
+        task_weights.append(w)
     if not parts:
         return Estimates(names, np.zeros(0), np.zeros((n, 0))), tasks
     wins_all, dens_all = np.vstack(wins), np.concatenate(dens)
-    w_all = np.hstack(weights)
+    w_all = np.hstack(task_weights)
     ones = np.ones((1, len(dens_all)), dtype=np.int64)
     pooled = Estimates(names, rs.weighted_ratio_means(wins_all, dens_all, ones)[0],
                        rs.weighted_ratio_means(wins_all, dens_all, w_all))
@@ -285,7 +299,21 @@ def pooled_counts(parts: Sequence[PairCounts]) -> Tuple[
 def _task_mean(names, values) -> Estimates:
     """The equal-weight mean over tasks of ``values`` (tasks × (1 + B) × M,
     row 0 the points): per row and measure the exact mean of the tasks'
-    doubles with a value (NaN left out), rounded once."""
+    doubles with a value (NaN left out), rounded once — each cell's own
+    base and one int64 sum, compiled
+    (:func:`~qarla_spark.measures.resampling.column_present_means`; issue
+    36: 41 ms of a 40-task group's ~55 ms by the reference,
+    :func:`_task_mean_reference`, the same doubles)."""
+    v = np.asarray(values, dtype=np.float64)
+    n_k, n_rows, n_m = v.shape
+    mean = rs.column_present_means(v.reshape(n_k, n_rows * n_m)).reshape(n_rows, n_m)
+    return Estimates(tuple(names), mean[0], mean[1:])
+
+
+def _task_mean_reference(names, values) -> Estimates:
+    """:func:`_task_mean` by
+    :func:`~qarla_spark.measures.resampling.weighted_present_means` over
+    every cell at once (the reference of the tests)."""
     v = np.asarray(values, dtype=np.float64)
     n_k, n_rows, n_m = v.shape
     flat = v.reshape(n_k, n_rows * n_m)
@@ -296,20 +324,26 @@ def _task_mean(names, values) -> Estimates:
     return Estimates(tuple(names), mean[0], mean[1:])
 
 
-def mean_king(parts: Sequence[KingCounts], seed: int, n: int) -> Estimates:
+def mean_king(parts: Sequence[KingCounts], seed: int, n: int,
+              weights: Optional[Dict[tuple, np.ndarray]] = None) -> Estimates:
     """KING's equal-weight mean over tasks of the sets every task has: each
     task's KING (the exact mean over its topics, its replicates from its own
-    topics' weights, as :func:`king_estimates`), then their exact mean."""
+    topics' weights, as :func:`king_estimates`), then their exact mean;
+    ``weights``: :func:`king_weights` of ``parts`` when the caller has
+    them."""
     parts = sorted(parts, key=lambda p: p.task)
     names = common_names(parts)
-    values = []
-    for p in parts:
-        w = rs.poisson_weights(seed, p.task, p.topics, n)
-        point, reps = king_estimates(np.asarray(p.wins, dtype=np.int64)[:, _columns(p, names)],
-                                     np.asarray(p.dens, dtype=np.int64), w)
-        values.append(np.vstack([point[None, :], reps]))
     if not parts:
         return Estimates(names, np.zeros(0), np.zeros((n, 0)))
+    if weights is None:
+        weights = king_weights(parts, seed, n)
+    # every task's (point, replicates) written into one stack
+    values = np.empty((len(parts), n + 1, len(names)))
+    for k, p in enumerate(parts):
+        w = weights[(p.task, tuple(p.topics))]
+        values[k, 0], values[k, 1:] = king_estimates(
+            np.asarray(p.wins, dtype=np.int64)[:, _columns(p, names)],
+            np.asarray(p.dens, dtype=np.int64), w)
     return _task_mean(names, values)
 
 
@@ -319,15 +353,22 @@ def mean_counts(parts: Sequence[PairCounts]) -> Estimates:
     mean over the tasks with a value."""
     parts = sorted(parts, key=lambda p: p.task)
     names = common_names(parts)
-    values = []
-    for p in parts:
-        a = np.asarray(p.agree2, dtype=np.int64)[:, _columns(p, names)]
-        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # integers below 2^53: the double quotient is correctly rounded
-            values.append(np.where(d > 0, a / np.maximum(d, 1), np.nan))
     if not parts:
         return Estimates(names, np.zeros(0), np.zeros((0, 0)))
+    # every task's counts as doubles (exact: integers below 2^53) in one
+    # stack, then one division by each row's pairs (IEEE's quotient of
+    # the two exact doubles: the correctly rounded a / d, as before)
+    values = np.empty((len(parts),) + np.shape(parts[0].agree2)[:1] + (len(names),))
+    pairs = np.empty(values.shape[:2] + (1,))
+    for k, p in enumerate(parts):
+        cols = _columns(p, names)
+        a = np.asarray(p.agree2)
+        values[k] = a if cols == list(range(a.shape[1])) else a[:, cols]
+        pairs[k, :, 0] = p.pairs2
+    empty = pairs <= 0
+    np.divide(values, np.maximum(pairs, 1.0), out=values)
+    if empty.any():             # no pair: no value
+        values[np.broadcast_to(empty, values.shape)] = np.nan
     return _task_mean(names, values)
 
 
