@@ -462,13 +462,14 @@ if compiled_ieee is not None:
         limbs = np.zeros(96, dtype=np.int64)         # 2,130 bits: any column
         digits = np.zeros(104, dtype=np.int64)
         size = _BLOCK
-        count = np.zeros(size, dtype=np.int64)
-        low = np.zeros(size, dtype=np.int64)
-        high = np.zeros(size, dtype=np.int64)
-        special = np.zeros(size, dtype=np.int64)
+        # pass 1's counts and exponent fields as int32, each row's block
+        # read as a slice: the loop vectorises (6.0 ms → 1.0 ms for 40 ×
+        # 49,049 doubles, int64 state read element by element)
+        state = np.zeros((4, size), dtype=np.int32)
+        count, low, high, special = state[0], state[1], state[2], state[3]
+        way = np.zeros(size, dtype=np.int32)
         upper = np.zeros(size, dtype=np.int64)
         lower = np.zeros(size, dtype=np.int64)
-        way = np.zeros(size, dtype=np.int64)
         m31 = np.int64((1 << 31) - 1)
         for s0 in range(0, n_s, size):
             n_b = min(size, n_s - s0)
@@ -480,14 +481,15 @@ if compiled_ieee is not None:
                 upper[j] = 0
                 lower[j] = 0
             for t in range(n_t):
+                row = bits[t, s0:s0 + n_b]
                 for j in range(n_b):
-                    a = bits[t, s0 + j] & 0x7FFFFFFFFFFFFFFF
-                    field = a >> 52
+                    x = row[j]
+                    field = np.int32((x >> 52) & 0x7FF)
                     finite = field != 0x7FF
-                    count[j] += 1 if finite else 0
-                    low[j] = min(low[j], field if (finite and field != 0) else 0x7FF)
-                    high[j] = max(high[j], field if finite else 0)
-                    special[j] |= 1 if (field == 0 and a != 0) else 0
+                    count[j] += np.int32(finite)
+                    low[j] = min(low[j], field if (finite and field != 0) else np.int32(0x7FF))
+                    high[j] = max(high[j], field if finite else np.int32(0))
+                    special[j] |= np.int32(field == 0 and (x & 0x7FFFFFFFFFFFFFFF) != 0)
             for j in range(n_b):
                 if count[j] == 0:
                     way[j] = 0
@@ -502,14 +504,16 @@ if compiled_ieee is not None:
                 else:
                     way[j] = 2
             for t in range(n_t):
+                row = bits[t, s0:s0 + n_b]
                 for j in range(n_b):
                     # branch-free: a term where the value is a nonzero
                     # normal of a column summed here, else 0; its sign
                     # applied as x ↦ (x ^ s) − s, s = 0 or −1
-                    x = bits[t, s0 + j]
+                    x = row[j]
                     a = x & 0x7FFFFFFFFFFFFFFF
                     field = a >> 52
-                    term = ((a & 0xFFFFFFFFFFFFF) | 0x10000000000000) << ((field - low[j]) & 63)
+                    term = ((a & 0xFFFFFFFFFFFFF) | 0x10000000000000) << \
+                        ((field - np.int64(low[j])) & 63)
                     if field == 0x7FF or field == 0 or way[j] != 1:
                         term = 0
                     sign = x >> 63
@@ -535,8 +539,8 @@ if compiled_ieee is not None:
                         hi, lo = -hi - 1, (m31 + 1) - lo
                     else:
                         hi = -hi
-                base = low[j] - 1075
-                c = count[j]
+                base = np.int64(low[j]) - 1075
+                c = np.int64(count[j])
                 if hi <= m31:
                     n = (hi << 31) | lo                  # < 2^62
                     q = n // c
