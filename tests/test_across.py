@@ -336,3 +336,27 @@ def test_mean_king_is_the_reference(parts, n):
     assert set(tasks_a) == set(tasks_b)
     for task in tasks_a:
         assert tasks_a[task].point.tobytes() == tasks_b[task].point.tobytes()
+
+
+@given(st.integers(0, 5), st.integers(1, 4), st.data())
+@settings(max_examples=60, deadline=None)
+def test_best_or_tied_and_own_found(n_tasks, n_m, data):
+    """best_or_tied counts, per measure, the tasks whose rank is 1 (as the
+    sum over tasks it was); a task's found of its own names in its own
+    order is itself, in another order its columns moved."""
+    names = tuple(f"m{i}" for i in range(n_m))
+    tasks = {}
+    for k in range(n_tasks):
+        ranks = tuple(data.draw(st.lists(st.integers(0, 3), min_size=n_m, max_size=n_m)))
+        point = np.arange(n_m, dtype=np.float64) + k
+        tasks[f"t{k}"] = xt.TaskFound(names, point, point - 1, point + 1, ranks)
+    found = xt.AcrossTasks(xt.Estimates(names, np.zeros(n_m), np.zeros((2, n_m))), tasks,
+                           (1,) * n_m)
+    assert found.best_or_tied() == [sum(int(f.ranks[m] == 1) for f in tasks.values())
+                                    for m in range(n_m)]
+    for f in tasks.values():
+        assert f.of(list(names)) is f
+        back = tuple(reversed(names))
+        moved = f.of(back)
+        assert moved.names == back and moved.ranks == tuple(reversed(f.ranks))
+        assert moved.point.tolist() == f.point[::-1].tolist()
