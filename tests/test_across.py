@@ -360,3 +360,36 @@ def test_best_or_tied_and_own_found(n_tasks, n_m, data):
         moved = f.of(back)
         assert moved.names == back and moved.ranks == tuple(reversed(f.ranks))
         assert moved.point.tolist() == f.point[::-1].tolist()
+
+
+def _pooled_counts_reference(parts):
+    """pooled_counts as it was (each task's int64 counts gathered and
+    added task by task): the reference."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = xt.common_names(parts)
+    tasks = {}
+    agree = pairs = 0
+    for p in parts:
+        a = np.asarray(p.agree2, dtype=np.int64)[:, xt._columns(p, names)]
+        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
+        tasks[p.task] = xt.pair_estimates(names, a, d)
+        agree, pairs = agree + a, pairs + d
+    ratio = xt._ratio(agree, pairs)
+    return xt.Estimates(names, ratio[0], ratio[1:]), tasks
+
+
+@given(pair_tasks())
+@settings(max_examples=100, deadline=None)
+def test_pooled_counts_is_the_reference(parts):
+    """The pooled pairwise accuracy summed over the tasks' stack, and each
+    task's own estimates, equal the reference bit for bit (C-contiguous
+    replicates, as they were)."""
+    (got, got_tasks), (want, want_tasks) = xt.pooled_counts(parts), _pooled_counts_reference(parts)
+    assert got.names == want.names
+    assert got.point.tobytes() == want.point.tobytes()
+    assert got.reps.tobytes() == want.reps.tobytes() and got.reps.flags["C_CONTIGUOUS"]
+    assert set(got_tasks) == set(want_tasks)
+    for task, e in want_tasks.items():
+        assert got_tasks[task].point.tobytes() == e.point.tobytes()
+        assert got_tasks[task].reps.tobytes() == e.reps.tobytes()
+        assert got_tasks[task].reps.flags["C_CONTIGUOUS"]
