@@ -259,3 +259,137 @@ def test_narrowed_counts_are_the_same_integers_in_a_type_that_holds_them(values,
         (pw, _), (pn, _) = f(wide), f(narrow)
         assert pw.point.tobytes() == pn.point.tobytes()
         assert pw.reps.tobytes() == pn.reps.tobytes()
+
+
+def _mean_counts_reference(parts):
+    """mean_counts as it was (each task's quotients by np.where, their
+    stack, the mean by weighted_present_means): the reference."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = xt.common_names(parts)
+    values = []
+    for p in parts:
+        a = np.asarray(p.agree2, dtype=np.int64)[:, xt._columns(p, names)]
+        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values.append(np.where(d > 0, a / np.maximum(d, 1), np.nan))
+    return xt._task_mean_reference(names, values)
+
+
+def _mean_king_reference(parts, seed, n):
+    """mean_king as it was (each task's weights drawn again, its
+    estimates stacked, the mean by weighted_present_means)."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = xt.common_names(parts)
+    values = []
+    for p in parts:
+        w = rs.poisson_weights(seed, p.task, p.topics, n)
+        point, reps = xt.king_estimates(np.asarray(p.wins, dtype=np.int64)[:, xt._columns(p, names)],
+                                        np.asarray(p.dens, dtype=np.int64), w)
+        values.append(np.vstack([point[None, :], reps]))
+    return xt._task_mean_reference(names, values)
+
+
+@st.composite
+def pair_tasks(draw):
+    """2 to 6 tasks' pairwise-accuracy counts: measures in each task's own
+    order (one task with a measure the others lack), rows without a pair
+    (NaN), counts of the narrow integer types, of large pair counts too."""
+    n_rows = draw(st.integers(1, 6))
+    big = draw(st.sampled_from([4, 90, 70000]))
+    out = []
+    for k in range(draw(st.integers(2, 6))):
+        names = ["x", "y", "z"] + (["only"] if k == 1 else [])
+        order = draw(st.permutations(names))
+        pairs2 = np.array([draw(st.integers(0, big)) * 2 for _ in range(n_rows)])
+        agree2 = np.array([[draw(st.integers(0, int(p))) for _ in order] for p in pairs2])
+        out.append(xt.PairCounts(f"task{k}", tuple(order), xt.narrow_counts(agree2),
+                                 xt.narrow_counts(pairs2)))
+    return out
+
+
+@given(pair_tasks())
+@settings(max_examples=150, deadline=None)
+def test_mean_counts_is_the_reference(parts):
+    """The equal-weight mean over tasks of the pairwise accuracy (each
+    task's quotients in one stack, divided at once; the compiled mean)
+    equals the reference bit for bit — NaN rows, measures in any order."""
+    got, want = xt.mean_counts(parts), _mean_counts_reference(parts)
+    assert got.names == want.names
+    assert got.point.tobytes() == want.point.tobytes()
+    assert got.reps.tobytes() == want.reps.tobytes()
+
+
+@given(king_tasks(), st.integers(1, 30))
+@settings(max_examples=60, deadline=None)
+def test_mean_king_is_the_reference(parts, n):
+    """KING's mean over tasks, its weights drawn once (king_weights) for
+    the pooled estimate and the mean, equals the reference bit for bit;
+    the pooled estimate with those weights equals its own draws."""
+    weights = xt.king_weights(parts, 3, n)
+    want = _mean_king_reference(parts, 3, n)
+    for got in (xt.mean_king(parts, 3, n), xt.mean_king(parts, 3, n, weights)):
+        assert got.names == want.names
+        assert got.point.tobytes() == want.point.tobytes()
+        assert got.reps.tobytes() == want.reps.tobytes()
+    (a, tasks_a), (b, tasks_b) = xt.pooled_king(parts, 3, n), xt.pooled_king(parts, 3, n, weights)
+    assert a.point.tobytes() == b.point.tobytes() and a.reps.tobytes() == b.reps.tobytes()
+    assert set(tasks_a) == set(tasks_b)
+    for task in tasks_a:
+        assert tasks_a[task].point.tobytes() == tasks_b[task].point.tobytes()
+
+
+@given(st.integers(0, 5), st.integers(1, 4), st.data())
+@settings(max_examples=60, deadline=None)
+def test_best_or_tied_and_own_found(n_tasks, n_m, data):
+    """best_or_tied counts, per measure, the tasks whose rank is 1 (as the
+    sum over tasks it was); a task's found of its own names in its own
+    order is itself, in another order its columns moved."""
+    names = tuple(f"m{i}" for i in range(n_m))
+    tasks = {}
+    for k in range(n_tasks):
+        ranks = tuple(data.draw(st.lists(st.integers(0, 3), min_size=n_m, max_size=n_m)))
+        point = np.arange(n_m, dtype=np.float64) + k
+        tasks[f"t{k}"] = xt.TaskFound(names, point, point - 1, point + 1, ranks)
+    found = xt.AcrossTasks(xt.Estimates(names, np.zeros(n_m), np.zeros((2, n_m))), tasks,
+                           (1,) * n_m)
+    assert found.best_or_tied() == [sum(int(f.ranks[m] == 1) for f in tasks.values())
+                                    for m in range(n_m)]
+    for f in tasks.values():
+        assert f.of(list(names)) is f
+        back = tuple(reversed(names))
+        moved = f.of(back)
+        assert moved.names == back and moved.ranks == tuple(reversed(f.ranks))
+        assert moved.point.tolist() == f.point[::-1].tolist()
+
+
+def _pooled_counts_reference(parts):
+    """pooled_counts as it was (each task's int64 counts gathered and
+    added task by task): the reference."""
+    parts = sorted(parts, key=lambda p: p.task)
+    names = xt.common_names(parts)
+    tasks = {}
+    agree = pairs = 0
+    for p in parts:
+        a = np.asarray(p.agree2, dtype=np.int64)[:, xt._columns(p, names)]
+        d = np.asarray(p.pairs2, dtype=np.int64)[:, None]
+        tasks[p.task] = xt.pair_estimates(names, a, d)
+        agree, pairs = agree + a, pairs + d
+    ratio = xt._ratio(agree, pairs)
+    return xt.Estimates(names, ratio[0], ratio[1:]), tasks
+
+
+@given(pair_tasks())
+@settings(max_examples=100, deadline=None)
+def test_pooled_counts_is_the_reference(parts):
+    """The pooled pairwise accuracy summed over the tasks' stack, and each
+    task's own estimates, equal the reference bit for bit (C-contiguous
+    replicates, as they were)."""
+    (got, got_tasks), (want, want_tasks) = xt.pooled_counts(parts), _pooled_counts_reference(parts)
+    assert got.names == want.names
+    assert got.point.tobytes() == want.point.tobytes()
+    assert got.reps.tobytes() == want.reps.tobytes() and got.reps.flags["C_CONTIGUOUS"]
+    assert set(got_tasks) == set(want_tasks)
+    for task, e in want_tasks.items():
+        assert got_tasks[task].point.tobytes() == e.point.tobytes()
+        assert got_tasks[task].reps.tobytes() == e.reps.tobytes()
+        assert got_tasks[task].reps.flags["C_CONTIGUOUS"]

@@ -137,3 +137,91 @@ def test_grouped_ratio_means_against_fractions(n_t, n_s, n_b, data):
                       for r in rows)
             want = float(num / den) if den else float("nan")
             assert np.array_equal(got[b, s], want, equal_nan=True)
+
+
+def _present_columns(data, n_t, n_s):
+    """T × S doubles drawn to reach every way of present_means: columns in
+    a narrow band (two int64 words; of either sign, with neighbours of one
+    value, so ties of the rounding), wide ones (limbs: 2^-1074 to 2^1023),
+    zeros of both signs, subnormals, NaN and infinities (absent), columns
+    with nothing present."""
+    kind = data.draw(st.sampled_from(["band", "neighbours", "any", "mixed"]))
+    if kind == "band":
+        top = data.draw(st.integers(-1020, 1010))
+        values = data.draw(st.lists(st.floats(2.0 ** (top - 9), 2.0 ** top), min_size=n_t * n_s,
+                                    max_size=n_t * n_s))
+        signs = data.draw(st.lists(st.sampled_from([1.0, -1.0]), min_size=n_t * n_s,
+                                   max_size=n_t * n_s))
+        values = [v * s for v, s in zip(values, signs)]
+    elif kind == "neighbours":
+        x = data.draw(st.floats(1e-300, 1e300))
+        near = [x, np.nextafter(x, np.inf), np.nextafter(np.nextafter(x, np.inf), np.inf),
+                np.nextafter(x, 0.0)]
+        values = data.draw(st.lists(st.sampled_from(near), min_size=n_t * n_s,
+                                    max_size=n_t * n_s))
+    elif kind == "any":
+        values = data.draw(st.lists(st.floats(allow_nan=False, allow_infinity=False),
+                                    min_size=n_t * n_s, max_size=n_t * n_s))
+    else:
+        values = data.draw(st.lists(
+            st.one_of(st.floats(0.001, 1.0), st.floats(-1.0, 1.0),
+                      st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
+                                       1.7976931348623157e308, 1 / 3, -2 / 3, np.nan, np.inf,
+                                       -np.inf])),
+            min_size=n_t * n_s, max_size=n_t * n_s))
+    values = np.array(values, dtype=np.float64).reshape(n_t, n_s)
+    gone = np.array(data.draw(st.lists(st.booleans(), min_size=n_t * n_s,
+                                       max_size=n_t * n_s))).reshape(n_t, n_s)
+    if data.draw(st.booleans()):
+        values[gone] = np.nan                           # absent: left out
+    return values
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 45), st.integers(1, 7), st.data())
+def test_present_means_are_the_reference(n_t, n_s, data):
+    """The compiled means of each column's finite doubles (each column at
+    its own base, in two words or in limbs) equal the reference —
+    weighted_present_means with every weight 1 — bit for bit, and
+    Fractions' mean rounded once where the kernel says done (the rest,
+    subnormal results, are the reference's)."""
+    values = _present_columns(data, n_t, n_s)
+    got = rs.column_present_means(values)
+    want = rs._column_present_means_reference(values)
+    assert got.tobytes() == want.tobytes(), (values, got, want)
+    means, done = ed.present_means(values)
+    for s in range(n_s):
+        kept = [Fraction(float(v)) for v in values[:, s] if np.isfinite(v)]
+        exact = float(sum(kept) / len(kept)) if kept else float("nan")
+        if done[s]:
+            assert np.array_equal(means[s], exact, equal_nan=True), (values[:, s], means[s])
+            assert np.signbit(means[s]) == np.signbit(exact) or np.isnan(exact)
+        else:
+            assert 0 < abs(exact) < 2.0 ** -1020
+        assert np.array_equal(got[s], exact, equal_nan=True)
+
+
+def test_present_means_ties_and_ways():
+    """Halfway cases round to even, in each way of the kernel: two words
+    (a narrow column, of one or two words' sums), limbs (a column wider
+    than 2^9), and the zero sum as +0.0."""
+    one = np.nextafter(1.0, 2.0)                     # 1 + 2^-52
+    cases = [
+        ([1.0, one], 1.0),                           # 1 + 2^-53: between 1 and 1 + 2^-52
+        ([one, np.nextafter(one, 2.0)], np.nextafter(one, 2.0)),   # 1 + 3·2^-53: up, even
+        ([-1.0, -one], -1.0),
+        ([1.0, one, 2.0 ** -12, -(2.0 ** -12)], 1.0 / 2),          # limbs, 4 terms
+        ([0.75] * 44 + [0.75 + 2.0 ** -53], 0.75),
+        ([0.5, -0.5, np.nan, -0.0], 0.0),
+    ]
+    for column, want in cases:
+        values = np.array(column, dtype=np.float64)[:, None]
+        means, done = ed.present_means(values)
+        exact = float(sum(Fraction(v) for v in column if np.isfinite(v))
+                      / sum(1 for v in column if np.isfinite(v)))
+        assert done[0] and means[0] == exact
+        assert means[0] == want and np.signbit(means[0]) == np.signbit(want), (column, means[0])
+        assert means.tobytes() == rs._column_present_means_reference(values).tobytes()
+    # a column of nothing present: NaN; of zeros only: +0.0
+    means, done = ed.present_means(np.array([[np.nan, -0.0], [np.inf, -0.0]]))
+    assert np.isnan(means[0]) and means[1] == 0.0 and not np.signbit(means[1]) and done.all()

@@ -276,6 +276,36 @@ def weighted_present_means(values, present, weights) -> np.ndarray:
     return _exact_means(values, weights, weights @ np.asarray(present, dtype=np.int64))
 
 
+def column_present_means(values) -> np.ndarray:
+    """(S,): the exact mean of each column's finite doubles (T × S; NaN and
+    infinities left out), rounded once; NaN for a column without one —
+    :func:`weighted_present_means` of the finite values with every weight
+    1 (the reference, kept: :func:`_column_present_means_reference`), the
+    same doubles, compiled column by column
+    (:func:`~qarla_spark.measures.exact_division.present_means`, issue
+    36); the columns it leaves (subnormal results), and every column
+    without numba, by the reference."""
+    from qarla_spark.measures import exact_division
+    values = np.asarray(values, dtype=np.float64)
+    found = exact_division.present_means(values)
+    if found is None:
+        return _column_present_means_reference(values)
+    means, done = found
+    if not done.all():
+        left = np.flatnonzero(~done)
+        means[left] = _column_present_means_reference(values[:, left])
+    return means
+
+
+def _column_present_means_reference(values) -> np.ndarray:
+    """:func:`column_present_means` by :func:`weighted_present_means` (a
+    column's mean does not depend on the other columns)."""
+    values = np.asarray(values, dtype=np.float64)
+    present = np.isfinite(values)
+    return weighted_present_means(np.where(present, values, 0.0), present.astype(np.int64),
+                                  np.ones((1, values.shape[0]), dtype=np.int64))[0]
+
+
 def real_means(values) -> np.ndarray:
     """The mean of each row of doubles (the last axis), exact and rounded
     once (:func:`weighted_real_means` with every weight 1); NaN for a row

@@ -403,9 +403,11 @@ def _across_reduce(key, items, ctx):
         counts = [v for k, v in items if k == "x_king"]
         if len(counts) < 2:
             return []
-        found = xt.across_tasks(*xt.pooled_king(counts, ctx.seed, ctx.n))
+        # each task's weights drawn once for both
+        weights = xt.king_weights(counts, ctx.seed, ctx.n)
+        found = xt.across_tasks(*xt.pooled_king(counts, ctx.seed, ctx.n, weights))
         # beside the pooled value, the equal-weight mean over tasks (issue 39)
-        found = xt.with_mean(found, xt.mean_king(counts, ctx.seed, ctx.n))
+        found = xt.with_mean(found, xt.mean_king(counts, ctx.seed, ctx.n, weights))
     else:
         counts = [v for k, v in items if k == "x_pa"]
         if len(counts) < 2:
