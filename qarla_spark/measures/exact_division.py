@@ -143,9 +143,37 @@ def present_means(values: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]
 
 if compiled_ieee is not None:
     @compiled_ieee
-    def _bits53(v):  # pragma: no cover - compiled
-        """The bit length of 0 < v < 2^53 (v exact as a double)."""
-        return np.int64(math.frexp(np.float64(v))[1])
+    def _bit_length64(v):  # pragma: no cover - compiled
+        """The bit length of 0 ≤ v < 2^63, by frexp of exact doubles."""
+        if v < 9007199254740992:
+            return np.int64(math.frexp(np.float64(v))[1])
+        return np.int64(53) + np.int64(math.frexp(np.float64(v >> 53))[1])
+
+    @compiled_inline
+    def _widened(a, found, base, end):  # pragma: no cover - compiled
+        """(base, end) of the values seen so far (``found``: any nonzero
+        one yet) and the nonzero finite double of IEEE bits ``a`` (its sign
+        bit cleared): base the smallest exponent of an odd mantissa, end the
+        highest bit of a magnitude. A value's top bit is read from its
+        exponent field; its lowest set bit is looked for only when its
+        exponent is below the base so far (else it cannot lower it)."""
+        field = a >> 52
+        mantissa = a & 0xFFFFFFFFFFFFF
+        if field == 0:                                   # subnormal
+            expo = np.int64(-1074)
+            top = expo + _bit_length64(mantissa)
+        else:
+            mantissa |= 0x10000000000000
+            expo = field - 1075
+            top = expo + 53
+        if not found or expo < base:
+            low = expo + np.int64(math.frexp(np.float64(mantissa & -mantissa))[1]) - 1
+            if not found or low < base:
+                base = low
+        if not found or top > end:
+            end = top
+        return base, end
+
 
     @compiled_ieee
     def _unit_span(bits, span):  # pragma: no cover - compiled
@@ -164,21 +192,7 @@ if compiled_ieee is not None:
             a = flat[i] & 0x7FFFFFFFFFFFFFFF
             if not a:
                 continue
-            field = a >> 52
-            mantissa = a & 0xFFFFFFFFFFFFF
-            if field == 0:                               # subnormal
-                expo = np.int64(-1074)
-                top = expo + _bits53(mantissa)
-            else:
-                mantissa |= 0x10000000000000
-                expo = field - 1075
-                top = expo + 53
-            if not found or expo < base:
-                low = expo + np.int64(math.frexp(np.float64(mantissa & -mantissa))[1]) - 1
-                if not found or low < base:
-                    base = low
-            if not found or top > end:
-                end = top
+            base, end = _widened(a, found, base, end)
             found = True
         span[0] = base
         span[1] = end - base
@@ -333,13 +347,6 @@ if compiled_ieee is not None:
                 limbs[limb_at[l]] += parts[l, r]
             values[r], done[r] = _divided(limbs, n_limbs, base, c, digits)
 
-    @compiled_ieee
-    def _bit_length64(v):  # pragma: no cover - compiled
-        """The bit length of 0 ≤ v < 2^63, by frexp of exact doubles."""
-        if v < 9007199254740992:
-            return np.int64(math.frexp(np.float64(v))[1])
-        return np.int64(53) + np.int64(math.frexp(np.float64(v >> 53))[1])
-
     @compiled_inline
     def _rounded(m, sticky, e, negative):  # pragma: no cover - compiled
         """(value, done): ±(m // 2)·2^e for the 54 bits ``m`` of a
@@ -395,20 +402,7 @@ if compiled_ieee is not None:
             count += 1
             if not a:
                 continue
-            mantissa = a & 0xFFFFFFFFFFFFF
-            if field == 0:                               # subnormal
-                expo = np.int64(-1074)
-                top = expo + _bit_length64(mantissa)
-            else:
-                mantissa |= 0x10000000000000
-                expo = field - 1075
-                top = expo + 53
-            if not found or expo < base:
-                low = expo + np.int64(math.frexp(np.float64(mantissa & -mantissa))[1]) - 1
-                if not found or low < base:
-                    base = low
-            if not found or top > end:
-                end = top
+            base, end = _widened(a, found, base, end)
             found = True
         if count == 0:
             return np.nan, True
