@@ -20,8 +20,12 @@ the process's wall less the run's, Python's, the JVM's and the workers'
 start and stop) and its ratio to 1 × N's; the Spark jobs, the summed task
 time (the event log's), the critical path of the 16-core plan, and the
 driver's peak resident memory (VmHWM of the ``qarla`` process itself, the
-JVM apart); and the machine's load before and after. Then the issue's
-targets, met or not.
+JVM apart); and the machine's load before and after. Then each stage's
+CPU seconds by kind — the Python workers', the JVM's compilers', the
+JVM's other threads', the driver's — from /proc readings of the run's
+process tree every 0.5 s (:mod:`devtools.cpu_accounts`; empty without
+/proc), and their difference to 1 × N's. Then the issue's targets, met
+or not.
 
     python -m devtools.benchmark_tasks [--shape-topics 400,1000]
         [--shape-tasks 1,10,40,100] [--shape-runs 3] [--big-plan 16]
@@ -49,6 +53,7 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devtools.bench_common import load_average  # noqa: E402
+from devtools.cpu_accounts import KINDS, Sampler, window_accounts  # noqa: E402
 
 #: the stages of a run's timings, in order (run.json's keys), and the two
 #: made here: the report and the commit (``writing``) and the process's
@@ -137,8 +142,12 @@ def run_shape(paths: Dict[str, str], root: str, label: str, seed: int,
         command += ["--bootstrap", str(bootstrap)]
     before = load_average()
     t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, "QARLA_BENCH_PEAK": peak_file})
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "QARLA_BENCH_PEAK": peak_file}) as child:
+        sampler = Sampler(child.pid).start()
+        out, err = child.communicate()
+        samples = sampler.stop()
+    done = subprocess.CompletedProcess(command, child.returncode, out, err)
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:] or ["no output"]
@@ -159,7 +168,9 @@ def run_shape(paths: Dict[str, str], root: str, label: str, seed: int,
     except (OSError, ValueError):
         peak_mb = None
     shutil.rmtree(events, ignore_errors=True)
-    return {"failed": False, "wall_s": wall, "stages": stages, "jobs": figures["run"]["jobs"],
+    return {"failed": False, "wall_s": wall, "stages": stages,
+            "cpu": window_accounts(samples, info.get("stage_windows", [])),
+            "jobs": figures["run"]["jobs"],
             "task_s": figures["run"]["task_s"], "critical_path_s":
             figures["run"]["critical_path_s"], "driver_peak_mb": peak_mb,
             "tasks": len(info["testbed"]), "load_before": before, "load_after": load_average()}
@@ -168,6 +179,14 @@ def run_shape(paths: Dict[str, str], root: str, label: str, seed: int,
 def _median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
+
+
+def _median_accounts(accounts: List[Dict[str, Dict[str, float]]]) -> Dict[str, Dict[str, float]]:
+    """Each stage's median CPU seconds of each kind over the runs that
+    have the stage (:func:`devtools.cpu_accounts.window_accounts`)."""
+    stages = list(dict.fromkeys(s for a in accounts for s in a))    # the windows' order
+    return {s: {k: _median([a[s][k] for a in accounts if s in a]) for k in KINDS}
+            for s in stages}
 
 
 def summarize(runs: List[Dict], big: Optional[Dict]) -> Dict:
@@ -179,6 +198,7 @@ def summarize(runs: List[Dict], big: Optional[Dict]) -> Dict:
             "walls_s": [round(r["wall_s"], 1) for r in ok],
             "stages": {s: _median([r["stages"][s] for r in ok])
                        for s in [n for n, _ in STAGES] + list(EXTRA)},
+            "cpu": _median_accounts([r.get("cpu") or {} for r in ok]),
             "jobs": max(r["jobs"] for r in ok), "task_s": _median([r["task_s"] for r in ok]),
             "critical_path_s": None if not big or big.get("failed") else big["critical_path_s"],
             "driver_peak_mb": _median([r["driver_peak_mb"] for r in ok]),
@@ -250,8 +270,31 @@ def shape_lines(found: Dict[int, Dict[int, Dict]]) -> List[str]:
                          + f" {s['jobs']:>5} {s['task_s']:8.1f} {crit:>10} {peak:>10}")
         lines.append("  loads (before, after) per run: " + "; ".join(
             f"{k}x{n // k}: {s.get('loads')}" for k, s in shapes.items() if not s["failed"]))
+        lines += cpu_lines(n, shapes)
     lines += [""] + target_lines(found)
     return lines
+
+
+def cpu_lines(n: int, shapes: Dict[int, Dict]) -> List[str]:
+    """Each shape's CPU seconds by kind (:mod:`devtools.cpu_accounts`) in
+    each stage's window (medians), and the difference to 1 × N's: whose
+    seconds a shape adds."""
+    ok = {k: s for k, s in shapes.items() if not s["failed"] and s.get("cpu")}
+    if not ok:
+        return []
+    base = ok.get(min(ok))
+    out = [f"  CPU seconds by kind in each stage's window (python workers, JVM compilers, "
+           f"JVM other, driver, other; in (): the difference to {min(ok)}x{n // min(ok)}'s)"]
+    for k, s in ok.items():
+        for stage, kinds in s["cpu"].items():
+            cells = []
+            for kind in KINDS:
+                v = kinds.get(kind) or 0.0
+                b = (base["cpu"].get(stage) or {}).get(kind) if k != min(ok) else None
+                cells.append(f"{kind} {v:5.1f}" + (f" ({v - (b or 0.0):+5.1f})"
+                                                   if b is not None else ""))
+            out.append(f"    {k}x{n // k:<5} {stage:<14} " + "  ".join(cells))
+    return out
 
 
 def target_lines(found: Dict[int, Dict[int, Dict]]) -> List[str]:

@@ -12,6 +12,9 @@ group reads. ``time`` replays the groups one after the other in this
 process (no Spark; set ``OMP_NUM_THREADS=1`` as Spark's workers run) and
 prints the CPU seconds per group kind, per task and in all (``--repeat``:
 the best of that many replays; ``--profile``: cProfile's top functions).
+``split`` says, per group kind and per task, how much of the replay
+is compiled kernels, C functions (numpy's) and the Python glue between
+them (:func:`split_groups`).
 ``outputs`` writes every group's records (the across-task reduce's too) (tables decoded to rows) to a
 file, and ``compare`` says whether two such files are equal, bit for bit
 (doubles compared by their bytes), naming the first groups that differ.
@@ -20,6 +23,7 @@ file, and ``compare`` says whether two such files are equal, bit for bit
         [--bootstrap 1000] [--seed 13]
     OMP_NUM_THREADS=1 python -m devtools.replay_statistics time DIR [--repeat 3]
         [--kinds meta,chance] [--profile]
+    OMP_NUM_THREADS=1 python -m devtools.replay_statistics split DIR [--kinds meta]
     python -m devtools.replay_statistics outputs DIR FILE
     python -m devtools.replay_statistics compare FILE_A FILE_B
 """
@@ -188,6 +192,71 @@ def time_groups(folder: str, repeat: int, kinds=None, profile: bool = False) -> 
     return out
 
 
+def compiled_functions() -> set:
+    """(file, name) of every compiled kernel (numba's dispatchers) of the
+    modules of qarla_spark loaded: what cProfile shows under its Python
+    function's file and name."""
+    out = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("qarla_spark") or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            func = getattr(obj, "py_func", None)
+            if func is not None and "Dispatcher" in type(obj).__name__:
+                out.add((func.__code__.co_filename, func.__code__.co_name))
+    return out
+
+
+def split_of(stats: dict, compiled: set) -> Dict[str, float]:
+    """Seconds of a cProfile run's functions (``pstats.Stats(...).stats``)
+    by where they ran: ``compiled`` (a kernel of ``compiled``: (file,
+    name)), ``builtin`` (C functions: numpy's, the interpreter's) and
+    ``python`` (the rest: the glue)."""
+    out = {"compiled": 0.0, "builtin": 0.0, "python": 0.0}
+    for (file, _, name), (_, _, own, _, _) in stats.items():
+        if (file, name) in compiled:
+            out["compiled"] += own
+        elif file == "~":
+            out["builtin"] += own
+        else:
+            out["python"] += own
+    return out
+
+
+def split_groups(folder: str, kinds=None) -> Dict:
+    """Per group kind: the replay's seconds (one pass, after one to warm
+    up) and, of a profiled pass, the seconds in compiled kernels, in C
+    functions (numpy's) and in Python. Profiling inflates the Python
+    glue's calls, not a kernel's or a C function's single call, so the
+    glue's seconds are estimated as the unprofiled pass's less the other
+    two (``glue_s``)."""
+    import cProfile
+    import pstats
+    groups, ctx = load(folder)
+    replay(groups, ctx, kinds)                      # warm: imports, kernels
+    compiled = compiled_functions()
+    tasks = len({key.split("\x1f")[0] for key in groups})
+    out: Dict[str, Dict] = {}
+    every = sorted({_kind(key) for key in groups if not kinds or _kind(key) in kinds})
+    for kind in every:
+        seconds, _ = replay(groups, ctx, {kind})
+        prof = cProfile.Profile()
+        prof.enable()
+        replay(groups, ctx, {kind})
+        prof.disable()
+        found = split_of(pstats.Stats(prof).stats, compiled)
+        total = sum(seconds.values())
+        glue = total - found["compiled"] - found["builtin"]
+        out[kind] = {"groups": len(seconds), "replay_s": round(total, 3),
+                     "compiled_s": round(found["compiled"], 3),
+                     "builtin_s": round(found["builtin"], 3), "glue_s": round(glue, 3),
+                     "profiled_python_s": round(found["python"], 3)}
+    per_task = {k: round(sum(v[k] for v in out.values()) / max(1, tasks) * 1e3, 1)
+                for k in ("replay_s", "compiled_s", "builtin_s", "glue_s")}
+    return {"tasks": tasks, "per_task_ms": {k.replace("_s", ""): v for k, v in per_task.items()},
+            "kinds": out}
+
+
 def _plain(value):
     """A record's value as plain, comparable Python: Arrow table bytes as
     their rows, numpy arrays as (dtype, shape, bytes), floats by their
@@ -266,6 +335,9 @@ def main(argv=None) -> int:
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--kinds", default="")
     t.add_argument("--profile", action="store_true")
+    p = sub.add_parser("split")
+    p.add_argument("folder")
+    p.add_argument("--kinds", default="")
     o = sub.add_parser("outputs")
     o.add_argument("folder")
     o.add_argument("file")
@@ -280,6 +352,8 @@ def main(argv=None) -> int:
     elif args.command == "time":
         found = time_groups(args.folder, args.repeat,
                             set(filter(None, args.kinds.split(","))), args.profile)
+    elif args.command == "split":
+        found = split_groups(args.folder, set(filter(None, args.kinds.split(","))))
     elif args.command == "outputs":
         found = outputs(args.folder, args.file)
     else:
