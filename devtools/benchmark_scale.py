@@ -118,6 +118,7 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devtools.bench_common import load_average, peak_mb, reset_peak, rss_mb
+from devtools.cpu_accounts import parents
 
 PARTS = ("summeval", "multi", "topics", "many")
 #: the part run as fresh ``qarla run`` processes of the same topics as one
@@ -158,16 +159,8 @@ def jvm_pid(spark) -> Optional[int]:
         candidates.append(proc.pid)
     candidates.append(os.getppid())
     try:
-        me = str(os.getpid())
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
-                        fields = handle.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if fields[1] == me:
-                    candidates.append(int(entry))
+        me = os.getpid()
+        candidates.extend(pid for pid, parent in parents().items() if parent == me)
     except OSError:
         pass
     return next((pid for pid in candidates if _comm(pid) == "java"), None)

@@ -291,8 +291,8 @@ def cpu_lines(n: int, shapes: Dict[int, Dict]) -> List[str]:
             for kind in KINDS:
                 v = kinds.get(kind) or 0.0
                 b = (base["cpu"].get(stage) or {}).get(kind) if k != min(ok) else None
-                cells.append(f"{kind} {v:5.1f}" + (f" ({v - (b or 0.0):+5.1f})"
-                                                   if b is not None else ""))
+                cells.append(f"{kind} {v:5.1f}" + (f" ({v - b:+5.1f})" if b is not None
+                                                   else ""))
             out.append(f"    {k}x{n // k:<5} {stage:<14} " + "  ".join(cells))
     return out
 

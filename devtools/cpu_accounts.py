@@ -75,6 +75,21 @@ def descendants(parents: Mapping[int, int], root: int) -> List[int]:
     return out
 
 
+def parents(proc: str = "/proc") -> Dict[int, int]:
+    """Every process's parent pid (pid → parent), as /proc tells them now;
+    a process that ends while they are read is left out."""
+    out: Dict[int, int] = {}
+    for entry in os.listdir(proc):
+        if entry.isdigit():
+            try:
+                with open(os.path.join(proc, entry, "stat"), encoding="utf-8",
+                          errors="replace") as handle:
+                    out[int(entry)] = parse_stat(handle.read(), 1.0)[1]
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
 def read_tree(root: int, proc: str = "/proc", ticks: Optional[float] = None
               ) -> Dict[str, float]:
     """CPU seconds so far of each unit of ``root``'s process tree, keyed
@@ -82,17 +97,8 @@ def read_tree(root: int, proc: str = "/proc", ticks: Optional[float] = None
     that ends between two readings keeps its last reading in the caller's
     (:meth:`Sampler.take`)."""
     ticks = ticks or os.sysconf("SC_CLK_TCK")
-    parents: Dict[int, int] = {}
-    for entry in os.listdir(proc):
-        if entry.isdigit():
-            try:
-                with open(os.path.join(proc, entry, "stat"), encoding="utf-8",
-                          errors="replace") as handle:
-                    parents[int(entry)] = parse_stat(handle.read(), ticks)[1]
-            except (OSError, ValueError, IndexError):
-                continue
     out: Dict[str, float] = {}
-    for pid in descendants(parents, root):
+    for pid in descendants(parents(proc), root):
         base = os.path.join(proc, str(pid))
         try:
             with open(os.path.join(base, "cmdline"), encoding="utf-8", errors="replace") as h:

@@ -102,6 +102,11 @@ def _kind(key: str) -> str:
     return rd.key_parts(key)[1]
 
 
+def _task(key: str) -> str:
+    from qarla_spark.spark import rounds as rd
+    return rd.key_parts(key)[0]
+
+
 def replay(groups, ctx, kinds=None, keep_outputs: bool = False):
     """Every group's reduce, in key order: (CPU seconds per key, outputs
     per key or None)."""
@@ -183,7 +188,7 @@ def time_groups(folder: str, repeat: int, kinds=None, profile: bool = False) -> 
     by_kind: Dict[str, List[float]] = {}
     for key, s in best.items():
         by_kind.setdefault(_kind(key), []).append(s)
-    tasks = len({key.split("\x1f")[0] for key in best})
+    tasks = len({_task(key) for key in best})
     out = {"tasks": tasks, "total_s": round(sum(best.values()), 3),
            "per_task_s": round(sum(best.values()) / max(1, tasks), 4),
            "kinds": {k: {"groups": len(v), "total_s": round(sum(v), 3),
@@ -235,7 +240,7 @@ def split_groups(folder: str, kinds=None) -> Dict:
     groups, ctx = load(folder)
     replay(groups, ctx, kinds)                      # warm: imports, kernels
     compiled = compiled_functions()
-    tasks = len({key.split("\x1f")[0] for key in groups})
+    tasks = len({_task(key) for key in groups})
     out: Dict[str, Dict] = {}
     every = sorted({_kind(key) for key in groups if not kinds or _kind(key) in kinds})
     for kind in every:

@@ -69,6 +69,7 @@ def test_a_reading_of_this_process_counts_its_cpu_as_the_driver():
     end = time.process_time() + 0.05
     while time.process_time() < end:
         pass
+    assert ca.parents()[os.getpid()] == os.getppid()
     found = ca.read_tree(os.getpid())
     assert found[f"driver:{os.getpid()}"] >= 0.05 - 0.02     # clock ticks: 1/100 s
     sampler = ca.Sampler(os.getpid(), interval=0.01).start()
